@@ -1,0 +1,367 @@
+//! `#[kbr_runtime::schema]`: field and type markers (`#[kbr(minimum = 1)]`) rewritten into
+//! `#[schemars(extend(...))]` records that schemars' own derive copies into the schema, for
+//! the runtime to apply when it builds the CRD (`kbr_runtime::crd`).
+//!
+//! Every marker is checked here, at the span it was written: its name (with a "did you
+//! mean"), its value's type, where it is written (field or type) and, when the Rust type makes
+//! it visible, whether it can apply (`min_length` on an `i32` is an error). Resource-level
+//! attributes (`#[kbr(group = ...)]`) on a `#[derive(CustomResource)]` struct are left for
+//! that derive.
+
+mod check;
+mod json;
+mod markers;
+mod record;
+mod rule;
+mod rust_type;
+mod serde_attrs;
+mod table;
+#[cfg(test)]
+mod tests;
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::{ToTokens, quote};
+use syn::spanned::Spanned;
+use syn::{Attribute, Data, DeriveInput, Fields, Meta};
+
+use check::Target;
+use json::Json;
+use record::Record;
+use rust_type::Kind;
+use serde_attrs::{ContainerSerde, FieldSerde};
+
+use crate::parse::Errors;
+
+/// Whether `name` is a schema marker (for the CustomResource derive's errors).
+pub(crate) fn is_marker(name: &str) -> bool {
+    markers::find(name).is_some()
+}
+
+/// Expands `#[schema]` on `item`. On misuse the item is still emitted (without its markers),
+/// after the errors, so one mistake does not cascade into "type not found" errors.
+pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
+    let mut input: DeriveInput = match syn::parse2(item) {
+        Ok(input) => input,
+        Err(_) => {
+            return syn::Error::new(
+                Span::call_site(),
+                "#[kbr_runtime::schema] goes on a struct or an enum that derives JsonSchema",
+            )
+            .into_compile_error();
+        }
+    };
+    let mut errors = Errors::default();
+    if !args.is_empty() {
+        errors.push(syn::Error::new(
+            args.span(),
+            "#[kbr_runtime::schema] takes no arguments; write markers as #[kbr(...)] on the \
+             type and its fields",
+        ));
+    }
+    rewrite(&mut input, &mut errors);
+    match errors.finish() {
+        Ok(()) => input.into_token_stream(),
+        Err(error) => {
+            let error = error.into_compile_error();
+            quote!(#error #input)
+        }
+    }
+}
+
+fn derives(input: &DeriveInput, name: &str) -> bool {
+    input
+        .attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("derive"))
+        .filter_map(|attr| {
+            attr.parse_args_with(
+                syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated,
+            )
+            .ok()
+        })
+        .flatten()
+        .any(|path| path.segments.last().is_some_and(|s| s.ident == name))
+}
+
+fn rewrite(input: &mut DeriveInput, errors: &mut Errors) {
+    if let Data::Union(data) = &input.data {
+        errors.push(syn::Error::new(
+            data.union_token.span,
+            "#[kbr_runtime::schema] goes on structs and enums; unions have no JSON form",
+        ));
+        return;
+    }
+    if !derives(input, "JsonSchema") {
+        errors.push(syn::Error::new(
+            input.ident.span(),
+            "#[kbr_runtime::schema] must sit above `#[derive(..., JsonSchema)]` on this item: \
+             it turns #[kbr(...)] markers into schemars attributes, and an attribute only sees \
+             the attributes below it",
+        ));
+    }
+    let is_custom_resource = derives(input, "CustomResource");
+    let container = ContainerSerde::read(&input.attrs);
+    let (kind, fields) = container_shape(input, &container);
+    let what = match &input.data {
+        Data::Enum(_) => format!("enum `{}`", input.ident),
+        _ => format!("struct `{}`", input.ident),
+    };
+
+    let mut record = Record::default();
+    let mut kept = Vec::new();
+    for attr in std::mem::take(&mut input.attrs) {
+        if !attr.path().is_ident("kbr") {
+            kept.push(attr);
+            continue;
+        }
+        if let Some(resource) = split(&attr, is_custom_resource, &mut record, errors) {
+            kept.push(resource);
+        }
+    }
+    let target = Target {
+        is_field: false,
+        kind: &kind,
+        optional: false,
+        what: &what,
+        fields: &fields,
+    };
+    check::check(&record, &target, errors);
+    let mut json = check::to_json(&record, &target, errors);
+    if let Json::Object(pairs) = &mut json {
+        pairs.insert(
+            0,
+            ("name".to_owned(), Json::String(input.ident.to_string())),
+        );
+    }
+    kept.push(syn::parse_quote!(#[schemars(extend("x-kbr-type" = #json))]));
+    input.attrs = kept;
+
+    match &mut input.data {
+        Data::Struct(data) => rewrite_fields(&mut data.fields, errors),
+        Data::Enum(data) => {
+            for variant in &mut data.variants {
+                for attr in variant.attrs.iter().filter(|a| a.path().is_ident("kbr")) {
+                    errors.push(syn::Error::new(
+                        attr.span(),
+                        "markers go on the enum or on the fields of a variant, not on a \
+                         variant itself",
+                    ));
+                }
+                variant.attrs.retain(|attr| !attr.path().is_ident("kbr"));
+                rewrite_fields(&mut variant.fields, errors);
+            }
+        }
+        Data::Union(_) => {}
+    }
+}
+
+/// The kind of the marked type and its schema fields as `(Rust name, JSON name)`.
+fn container_shape(input: &DeriveInput, serde: &ContainerSerde) -> (Kind, Vec<(String, String)>) {
+    match &input.data {
+        Data::Struct(data) => match &data.fields {
+            Fields::Named(named) => {
+                let fields = named
+                    .named
+                    .iter()
+                    .filter_map(|field| {
+                        let field_serde = FieldSerde::read(&field.attrs);
+                        let ident = field.ident.as_ref()?;
+                        if field_serde.skip || field_serde.flatten {
+                            return None;
+                        }
+                        let rust = serde_attrs::unraw(ident);
+                        let json = serde.json_name(&rust, &field_serde);
+                        Some((rust, json))
+                    })
+                    .collect();
+                (Kind::Struct, fields)
+            }
+            Fields::Unnamed(unnamed) if unnamed.unnamed.len() == 1 => {
+                let kind = unnamed
+                    .unnamed
+                    .first()
+                    .map(|field| rust_type::classify(&field.ty).kind)
+                    .unwrap_or(Kind::Unknown);
+                (kind, Vec::new())
+            }
+            Fields::Unnamed(_) => (Kind::Array(Box::new(Kind::Unknown)), Vec::new()),
+            Fields::Unit => (Kind::Unknown, Vec::new()),
+        },
+        Data::Enum(data) => {
+            let tagged = input.attrs.iter().any(|attr| {
+                attr.path().is_ident("serde") && {
+                    let text = attr.meta.to_token_stream().to_string();
+                    text.contains("tag") || text.contains("untagged")
+                }
+            });
+            let all_unit = data
+                .variants
+                .iter()
+                .all(|v| matches!(v.fields, Fields::Unit));
+            let kind = if all_unit && !tagged {
+                Kind::String
+            } else {
+                Kind::Unknown
+            };
+            (kind, Vec::new())
+        }
+        Data::Union(_) => (Kind::Unknown, Vec::new()),
+    }
+}
+
+/// The items of `#[kbr(a = 1, b, c(..))]`, split at top-level commas.
+fn items(attr: &Attribute) -> syn::Result<Vec<TokenStream>> {
+    let Meta::List(list) = &attr.meta else {
+        return Err(syn::Error::new(
+            attr.span(),
+            "write markers as `#[kbr(minimum = 1, ...)]`",
+        ));
+    };
+    let mut items = Vec::new();
+    let mut current = TokenStream::new();
+    for token in list.tokens.clone() {
+        match &token {
+            TokenTree::Punct(punct) if punct.as_char() == ',' => {
+                items.push(std::mem::take(&mut current));
+            }
+            _ => current.extend([token]),
+        }
+    }
+    if !current.is_empty() {
+        items.push(current);
+    }
+    Ok(items)
+}
+
+fn item_key(item: &TokenStream) -> String {
+    match item.clone().into_iter().next() {
+        Some(TokenTree::Ident(ident)) => ident.to_string(),
+        _ => String::new(),
+    }
+}
+
+/// Reads the schema markers of a type-level `#[kbr(...)]` into `record`; returns the
+/// attribute with only its resource-level items (for `#[derive(CustomResource)]`), if any.
+fn split(
+    attr: &Attribute,
+    is_custom_resource: bool,
+    record: &mut Record,
+    errors: &mut Errors,
+) -> Option<Attribute> {
+    let items = match items(attr) {
+        Ok(items) => items,
+        Err(error) => {
+            errors.push(error);
+            return None;
+        }
+    };
+    let mut resource: Vec<TokenStream> = Vec::new();
+    for item in items {
+        let key = item_key(&item);
+        if crate::custom_resource::RESOURCE_KEYS.contains(&key.as_str()) {
+            if is_custom_resource {
+                resource.push(item);
+            } else {
+                errors.push(syn::Error::new(
+                    item.span(),
+                    format!(
+                        "`{key}` is a resource attribute: it goes on a Spec struct with \
+                         #[derive(CustomResource)]"
+                    ),
+                ));
+            }
+            continue;
+        }
+        read_item(item, record, errors);
+    }
+    if resource.is_empty() {
+        return None;
+    }
+    let mut kept = attr.clone();
+    if let Meta::List(list) = &mut kept.meta {
+        list.tokens = quote!(#(#resource),*);
+    }
+    Some(kept)
+}
+
+fn read_item(item: TokenStream, record: &mut Record, errors: &mut Errors) {
+    let parser = syn::meta::parser(|meta| record.read(&meta, false));
+    if let Err(error) = syn::parse::Parser::parse2(parser, item) {
+        errors.push(error);
+    }
+}
+
+/// Rewrites the `#[kbr(...)]` markers of each field into `#[schemars(extend(...))]`.
+fn rewrite_fields(fields: &mut Fields, errors: &mut Errors) {
+    for (index, field) in fields.iter_mut().enumerate() {
+        let (markers, rest): (Vec<Attribute>, Vec<Attribute>) = std::mem::take(&mut field.attrs)
+            .into_iter()
+            .partition(|attr| attr.path().is_ident("kbr"));
+        field.attrs = rest;
+        let Some(first) = markers.first() else {
+            continue;
+        };
+        let mut record = Record::default();
+        for attr in &markers {
+            match items(attr) {
+                Ok(items) => items
+                    .into_iter()
+                    .for_each(|item| read_item(item, &mut record, errors)),
+                Err(error) => errors.push(error),
+            }
+        }
+        let serde = FieldSerde::read(&field.attrs);
+        let name = field
+            .ident
+            .as_ref()
+            .map(serde_attrs::unraw)
+            .unwrap_or_else(|| index.to_string());
+        if serde.flatten {
+            errors.push(syn::Error::new(
+                first.span(),
+                format!(
+                    "field `{name}` is #[serde(flatten)]: its fields are merged into this \
+                     object and it has no schema of its own; mark the flattened type instead"
+                ),
+            ));
+            continue;
+        }
+        if serde.skip {
+            errors.push(syn::Error::new(
+                first.span(),
+                format!("field `{name}` is skipped by serde, so it is not in the schema"),
+            ));
+            continue;
+        }
+        let ty = rust_type::classify(&field.ty);
+        let nullable = record.get("nullable").is_some();
+        let what = format!("field `{name}` (`{}`)", type_text(&field.ty));
+        let target = Target {
+            is_field: true,
+            kind: &ty.kind,
+            optional: ty.optional || nullable,
+            what: &what,
+            fields: &[],
+        };
+        check::check(&record, &target, errors);
+        if record.is_empty() {
+            continue;
+        }
+        let json = check::to_json(&record, &target, errors);
+        field
+            .attrs
+            .push(syn::parse_quote!(#[schemars(extend("x-kbr-field" = #json))]));
+    }
+}
+
+/// `Option<i32>` rather than `Option < i32 >`.
+fn type_text(ty: &syn::Type) -> String {
+    ty.to_token_stream()
+        .to_string()
+        .replace(" < ", "<")
+        .replace("< ", "<")
+        .replace(" >", ">")
+        .replace(" :: ", "::")
+        .replace(":: ", "::")
+        .replace(" ,", ",")
+}

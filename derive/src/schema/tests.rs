@@ -1,0 +1,256 @@
+//! Expansion and error tests of `#[schema]`: every misuse is a `syn::Error` naming the fix,
+//! at the span of the offending tokens.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use crate::parse::Errors;
+
+/// `(message, source text of the span)` of every error `#[schema]` reports for `item`.
+fn errors(item: TokenStream) -> Vec<(String, String)> {
+    // Re-parse from text so spans have source locations (`quote!` spans have none).
+    let mut input: syn::DeriveInput = syn::parse_str(&item.to_string()).expect("test input parses");
+    let mut errors = Errors::default();
+    super::rewrite(&mut input, &mut errors);
+    match errors.finish() {
+        Ok(()) => Vec::new(),
+        Err(error) => error
+            .into_iter()
+            .map(|e| (e.to_string(), e.span().source_text().unwrap_or_default()))
+            .collect(),
+    }
+}
+
+#[track_caller]
+fn assert_error(found: &[(String, String)], message: &str, span: &str) {
+    assert!(
+        found.iter().any(|(m, s)| m.contains(message) && s == span),
+        "expected an error containing {message:?} at {span:?}, got {found:#?}"
+    );
+}
+
+/// A struct deriving JsonSchema with `fields`.
+fn with_fields(fields: TokenStream) -> Vec<(String, String)> {
+    errors(quote! {
+        #[derive(JsonSchema)]
+        struct S { #fields }
+    })
+}
+
+#[test]
+fn markers_become_schemars_records_and_resource_attributes_stay() {
+    let mut input: syn::DeriveInput = syn::parse2(quote! {
+        #[derive(CustomResource, JsonSchema)]
+        #[kbr(group = "example.com", version = "v1", kind = "Foo", exactly_one_of = [a, b])]
+        #[serde(rename_all = "camelCase")]
+        struct FooSpec {
+            #[kbr(minimum = -1, enum = [1, 2.5])]
+            a: Option<f64>,
+            #[kbr(default = {"x": [true, null]})]
+            c: Option<serde_json::Value>,
+            #[kbr(validation(rule = "self != ''", message = "empty"))]
+            long_name: Option<String>,
+            b: Option<String>,
+        }
+    })
+    .unwrap();
+    let mut errors = Errors::default();
+    super::rewrite(&mut input, &mut errors);
+    assert!(errors.finish().is_ok());
+    let output = quote!(#input).to_string();
+    for expected in [
+        "# [kbr (group = \"example.com\" , version = \"v1\" , kind = \"Foo\")]",
+        "# [schemars (extend (\"x-kbr-type\" = { \"name\" : \"FooSpec\" , \"exactlyOneOf\" : [[\"a\" , \"b\"]] }))]",
+        "\"minimum\" : - 1",
+        "\"enum\" : [1 , 2.5]",
+        "\"default\" : { \"x\" : [true , null] }",
+        "\"validations\" : [{ \"rule\" : \"self != ''\" , \"message\" : \"empty\" }]",
+    ] {
+        assert!(
+            output.contains(expected),
+            "missing {expected:?} in {output}"
+        );
+    }
+    assert!(!output.contains("# [kbr (minimum"), "{output}");
+}
+
+#[test]
+fn unknown_markers_suggest_the_right_one() {
+    let found = with_fields(quote!(#[kbr(minLength = 1)] a: String,));
+    assert_error(
+        &found,
+        "unknown schema marker `minLength`. Did you mean `min_length`?",
+        "minLength",
+    );
+    let found = with_fields(quote!(#[kbr(rule = "self > 0")] a: i32,));
+    assert_error(&found, "written `validation(rule = ", "rule");
+    let found = with_fields(quote!(#[kbr(group = "x")] a: i32,));
+    assert_error(&found, "`group` is a resource attribute", "group");
+}
+
+#[test]
+fn wrong_value_types_point_at_the_value() {
+    let found = with_fields(quote!(#[kbr(max_length = "5")] a: String,));
+    assert_error(&found, "`max_length` takes a non-negative integer", "\"5\"");
+    let found = with_fields(quote!(#[kbr(minimum = "1")] a: i32,));
+    assert_error(&found, "`minimum` takes a number", "\"1\"");
+    let found = with_fields(quote!(#[kbr(list_type = "bag")] a: Vec<String>,));
+    assert_error(
+        &found,
+        "`list_type` takes one of \"atomic\", \"set\", \"map\"",
+        "\"bag\"",
+    );
+    let found = with_fields(quote!(#[kbr(format = "datetme")] a: String,));
+    assert_error(&found, "unknown format \"datetme\"", "\"datetme\"");
+    let found = with_fields(quote!(#[kbr(enum = [])] a: String,));
+    assert_error(&found, "`enum` takes a non-empty list", "[]");
+    let found = with_fields(quote!(#[kbr(nullable = "yes")] a: String,));
+    assert_error(&found, "`nullable` takes `true` or `false`", "\"yes\"");
+    let found = with_fields(quote!(#[kbr(default = {x: 1})] a: String,));
+    assert_error(&found, "object keys are string literals", "x");
+}
+
+#[test]
+fn markers_that_cannot_apply_to_the_field_type() {
+    let found = with_fields(quote!(#[kbr(min_length = 1)] replicas: Option<i32>,));
+    assert_error(
+        &found,
+        "`min_length` (controller-gen `validation:MinLength`) applies to strings, but field \
+         `replicas` (`Option<i32>`) is an integer",
+        "min_length",
+    );
+    let found = with_fields(quote!(#[kbr(max_items = 1)] a: String,));
+    assert_error(&found, "applies to lists", "max_items");
+    let found = with_fields(quote!(#[kbr(int_or_string)] a: String,));
+    assert_error(
+        &found,
+        "applies to types that serialize as an integer or a string",
+        "int_or_string",
+    );
+    let found = with_fields(quote!(#[kbr(default = "x")] a: i32,));
+    assert_error(
+        &found,
+        "this default is a string, but field `a` (`i32`) is an integer",
+        "\"x\"",
+    );
+    let found = with_fields(quote!(#[kbr(enum = ["a", 1])] a: String,));
+    assert_error(&found, "this enum value is an integer", "[\"a\" , 1]");
+    let found = with_fields(quote!(#[kbr(items(minimum = 1))] a: Vec<String>,));
+    assert_error(
+        &found,
+        "applies to integers and numbers, but the items of field `a`",
+        "minimum",
+    );
+    let found = with_fields(quote!(#[kbr(items(max_length = 1))] a: String,));
+    assert_error(&found, "`items(...)` marks the items of a list", "items");
+}
+
+#[test]
+fn contradicting_markers() {
+    let found = with_fields(quote!(#[kbr(list_map_keys = ["name"])] a: Vec<String>,));
+    assert_error(
+        &found,
+        "`list_map_keys` needs `list_type = \"map\"`",
+        "list_map_keys",
+    );
+    let found = with_fields(quote!(#[kbr(list_type = "map")] a: Vec<String>,));
+    assert_error(&found, "needs `list_map_keys", "list_type");
+    let found = with_fields(quote!(#[kbr(minimum = 5, maximum = 1)] a: i32,));
+    assert_error(&found, "`maximum` (1) is below `minimum` (5)", "1");
+    let found = with_fields(quote!(#[kbr(exclusive_minimum)] a: i32,));
+    assert_error(&found, "there is no `minimum`", "exclusive_minimum");
+    let found = with_fields(quote!(#[kbr(required, optional)] a: i32,));
+    assert_error(&found, "contradict each other", "optional");
+    let found = with_fields(quote!(#[kbr(minimum = 1, minimum = 2)] a: i32,));
+    assert_error(&found, "`minimum` is given twice", "minimum");
+}
+
+#[test]
+fn markers_in_the_wrong_place() {
+    let found = with_fields(quote!(#[kbr(exactly_one_of = [a])] a: Option<i32>,));
+    assert_error(
+        &found,
+        "`exactly_one_of` goes on the struct",
+        "exactly_one_of",
+    );
+    let found = errors(quote! {
+        #[derive(JsonSchema)]
+        #[kbr(default = 1)]
+        struct S { a: i32 }
+    });
+    assert_error(
+        &found,
+        "`default` goes on fields, not on struct `S`",
+        "default",
+    );
+    let found = errors(quote! {
+        #[derive(JsonSchema)]
+        #[kbr(exactly_one_of = [a, nope])]
+        #[serde(rename_all = "camelCase")]
+        struct S { a_b: Option<i32>, a: Option<i32> }
+    });
+    assert_error(
+        &found,
+        "struct `S` has no field `nope`; its fields are `a_b` (\"aB\"), `a`",
+        "nope",
+    );
+    let found = with_fields(quote!(#[kbr(minimum = 1)] #[serde(flatten)] a: Inner,));
+    assert_error(&found, "is #[serde(flatten)]", "# [kbr (minimum = 1)]");
+    let found = errors(quote! {
+        #[derive(JsonSchema)]
+        enum E { #[kbr(minimum = 1)] A(i32) }
+    });
+    assert_error(&found, "not on a variant itself", "# [kbr (minimum = 1)]");
+}
+
+#[test]
+fn cel_rules_are_validated() {
+    let found = with_fields(quote!(#[kbr(validation(message = "x"))] a: i32,));
+    assert_error(&found, "`validation(...)` needs a `rule`", "validation");
+    let found = with_fields(quote!(#[kbr(validation(rule = "self > 0", reason = "Bad"))] a: i32,));
+    assert_error(
+        &found,
+        "`reason` must be one of FieldValueInvalid",
+        "\"Bad\"",
+    );
+    let found =
+        with_fields(quote!(#[kbr(validation(rule = "self > 0", field_path = "a"))] a: i32,));
+    assert_error(&found, "`field_path` is a JSON path", "\"a\"");
+    let found = with_fields(quote!(#[kbr(validation(rule = "self > 0", mesage = "x"))] a: i32,));
+    assert_error(&found, "did you mean `message`?", "mesage");
+}
+
+#[test]
+fn the_attribute_needs_the_json_schema_derive_below_it() {
+    let found = errors(quote! {
+        #[derive(Serialize)]
+        struct S { #[kbr(minimum = 1)] a: i32 }
+    });
+    assert_error(&found, "must sit above `#[derive(..., JsonSchema)]`", "S");
+}
+
+#[test]
+fn custom_resource_without_the_attribute_explains_it() {
+    let input: syn::DeriveInput = syn::parse_str(
+        "#[kbr(group = \"a.b\", version = \"v1\", kind = \"Foo\")] struct FooSpec { #[kbr(minimum = 1)] a: i32 }",
+    )
+    .unwrap();
+    let error = crate::custom_resource::expand(&input).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("field markers need `#[kbr_runtime::schema]`"),
+        "{error}"
+    );
+    let input: syn::DeriveInput = syn::parse_str(
+        "#[kbr(group = \"a.b\", version = \"v1\", kind = \"Foo\", exactly_one_of = [a])] struct FooSpec { a: i32 }",
+    )
+    .unwrap();
+    let error = crate::custom_resource::expand(&input).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("`exactly_one_of` is a schema marker"),
+        "{error}"
+    );
+}

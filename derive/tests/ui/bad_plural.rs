@@ -1,0 +1,14 @@
+use kbr_derive::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(CustomResource, Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[kbr(
+    group = "eventing.knative.dev",
+    version = "v1alpha1",
+    kind = "Broker",
+    plural = "Brokers"
+)]
+pub struct BrokerSpec {}
+
+fn main() {}

@@ -1,0 +1,12 @@
+use kbr_derive::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[kbr(group = "eventing.knative.dev", version = "v1alpha1", kind = "Broker")]
+pub enum BrokerSpec {
+    Small,
+    Large,
+}
+
+fn main() {}

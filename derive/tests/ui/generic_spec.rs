@@ -1,0 +1,11 @@
+use kbr_derive::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(CustomResource, Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[kbr(group = "eventing.knative.dev", version = "v1alpha1", kind = "Broker")]
+pub struct BrokerSpec<T> {
+    pub value: T,
+}
+
+fn main() {}

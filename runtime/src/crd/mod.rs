@@ -1,0 +1,60 @@
+//! CustomResourceDefinitions (apiextensions.k8s.io/v1) built from API types.
+//!
+//! This is controller-gen's `crd` generator, at run time: [`build`] turns one kind's
+//! [`ResourceInfo`](crate::resource::ResourceInfo) and its Rust Spec/Status types into a
+//! single-version CRD with a *structural* OpenAPI v3 schema, and [`merge`] combines the
+//! versions of one kind (one CRD per `<plural>.<group>`, exactly one storage version, versions
+//! in Kubernetes priority order). [`Scheme::crds`](crate::Scheme::crds) does both for every
+//! registered kind; `make manifests` writes the result with [`crate::manifests`].
+//!
+//! The schema of a version is
+//!
+//! ```yaml
+//! description: Broker is the Schema for the brokers API.
+//! type: object
+//! properties:
+//!   apiVersion: {type: string, description: …}
+//!   kind: {type: string, description: …}
+//!   metadata: {type: object}
+//!   spec: <schema of the Spec type>
+//!   status: <schema of the Status type, when the kind has one>
+//! required: [spec]        # only when the Spec type itself has required fields
+//! ```
+//!
+//! `spec` is required only when the Spec type has required fields, so an object with an
+//! all-optional spec may be created without one (`kubectl apply` of just `metadata`, as in
+//! Kubebuilder projects whose `spec` field is `omitempty`); the generated root type then
+//! deserializes a missing `spec` as `{}`.
+//!
+//! Each schema goes through three steps ([`build_from`]):
+//!
+//! 1. serde shapes become structural: `Option<T>` → `nullable`, enums (unit, externally /
+//!    internally / adjacently tagged, untagged) → one node accepting exactly what serde accepts,
+//!    `serde_json::Value` → `x-kubernetes-preserve-unknown-fields`, flattened `Value` maps →
+//!    preserve-unknown-fields, sets lose `uniqueItems`; a shape with no exact structural form
+//!    (variants disagreeing on a property's type, a flattened map of typed values, tuples of
+//!    mixed types) is a [`SchemaError::Unsupported`] naming the type and the way out;
+//! 2. the `#[kbr(...)]` markers recorded by [`crate::schema`] are applied, each checked against
+//!    the node it lands on ([`SchemaError::InvalidMarker`]); descriptions are shortened to
+//!    `#[kbr(max_description_len = n)]`;
+//! 3. [`check_schema`] checks the API server's structural-schema rules
+//!    ([`SchemaError::NotStructural`], every [`Violation`] with its JSON path).
+//!
+//! [`structural_schema_for`] runs the same steps for one type on its own.
+
+mod build;
+mod description;
+mod error;
+mod markers;
+mod merge;
+mod schema;
+mod shape;
+mod structural;
+mod version;
+
+pub use build::{build, build_from, structural_schema_for};
+pub use error::{CrdError, SchemaError, Violation};
+pub use merge::merge;
+pub use schema::{preserve_unknown_fields, root_schema, schema_settings};
+pub use structural::{check_crd, check_schema};
+pub use version::compare_versions;

@@ -1,0 +1,375 @@
+//! From schemars' output to a structural schema: serde shapes rewritten, markers applied.
+//!
+//! schemars describes what serde accepts in full JSON Schema; a CRD needs the *structural*
+//! subset (every node typed, no `properties` beside `additionalProperties`, logical junctors
+//! only as value validations). This pass walks the schema bottom-up and, at each node:
+//!
+//! 1. lays out its children (properties, items, map values, junctor branches);
+//! 2. rewrites serde shapes: `Option<T>` (`anyOf [T, null]`) → `nullable`; enums (`oneOf`,
+//!    `anyOf`) → one structural node ([`union`]); `serde_json::Value` (`{}`) →
+//!    `x-kubernetes-preserve-unknown-fields`; a flattened `Value` map beside named fields →
+//!    `x-kubernetes-preserve-unknown-fields`; `uniqueItems` (sets) dropped; tuples of one type →
+//!    `items` with a fixed length;
+//! 3. applies the `#[kbr(...)]` marker records (`x-kbr-type`, then `x-kbr-field`) with
+//!    [`super::markers`].
+//!
+//! A shape that has no exact structural form is a [`SchemaError::Unsupported`] naming the
+//! type (when known) and the way out; nothing panics.
+
+mod cel;
+mod objects;
+mod union;
+
+use serde_json::{Map, Value, json};
+
+use super::error::SchemaError;
+use super::markers::{self, Record};
+
+/// Keys schemars emits that apiextensions' `JSONSchemaProps` has no place for.
+const FOREIGN_KEYS: &[&str] = &[
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$comment",
+    "examples",
+];
+
+/// Rewrites `schema` (of the value at JSON path `path`, e.g. `.spec`) in place.
+///
+/// # Errors
+/// [`SchemaError`] naming the path of the first node that cannot be rewritten.
+pub(crate) fn rewrite(schema: &mut Value, path: &str) -> Result<(), SchemaError> {
+    node(schema, path, None)?;
+    drop_closed_objects(schema);
+    Ok(())
+}
+
+/// Removes `additionalProperties: false` (serde's `deny_unknown_fields`, externally tagged
+/// variants) everywhere: the API server prunes unknown fields instead, and forbids `false`
+/// beside `properties`. Kept until now so unions can read it.
+fn drop_closed_objects(schema: &mut Value) {
+    let Value::Object(object) = schema else {
+        return;
+    };
+    if object.get("additionalProperties") == Some(&Value::Bool(false)) {
+        object.remove("additionalProperties");
+    }
+    for (key, child) in object.iter_mut() {
+        match key.as_str() {
+            "properties" => child
+                .as_object_mut()
+                .into_iter()
+                .flat_map(|properties| properties.values_mut())
+                .for_each(drop_closed_objects),
+            "items" | "additionalProperties" | "not" => drop_closed_objects(child),
+            "anyOf" | "oneOf" | "allOf" => child
+                .as_array_mut()
+                .into_iter()
+                .flatten()
+                .for_each(drop_closed_objects),
+            _ => {}
+        }
+    }
+}
+
+/// What a field's node tells its parent object.
+#[derive(Default)]
+pub(super) struct Outcome {
+    /// `#[kbr(required)]` / `#[kbr(optional)]`.
+    required: Option<bool>,
+}
+
+/// The name of the Rust type behind `record`, for errors ("enum `Setting`").
+fn what(record: Option<&Record>) -> String {
+    record
+        .and_then(Record::type_name)
+        .map_or_else(|| "this value".to_owned(), |name| format!("type `{name}`"))
+}
+
+/// Rewrites one node. `parent` names the enclosing type for errors.
+fn node(schema: &mut Value, path: &str, parent: Option<&str>) -> Result<Outcome, SchemaError> {
+    if let Value::Bool(accepts) = schema {
+        // `true` accepts anything; `false` nothing (schemars emits it for `!`-like types).
+        *schema = if *accepts {
+            json!({"x-kubernetes-preserve-unknown-fields": true, "nullable": true})
+        } else {
+            return Err(SchemaError::Unsupported {
+                path: path.to_owned(),
+                what: "this value".to_owned(),
+                reason: "accepts no JSON at all (an uninhabited type)".to_owned(),
+                fix: "remove the field or give it an inhabited type".to_owned(),
+            });
+        };
+    }
+    let Value::Object(object) = schema else {
+        return Ok(Outcome::default());
+    };
+    let type_record = Record::take(object, "x-kbr-type", path)?;
+    let field_record = Record::take(object, "x-kbr-field", path)?;
+    let type_name = type_record.as_ref().and_then(Record::type_name);
+    let context = type_name.or(parent);
+
+    let schemaless_field = field_record.as_ref().is_some_and(Record::schemaless);
+    if schemaless_field {
+        // The type's own schema, and so its markers, are dropped.
+        schemaless(object);
+    } else {
+        children(object, path, context)?;
+        shape(object, path, type_record.as_ref())?;
+    }
+    for key in FOREIGN_KEYS {
+        object.remove(*key);
+    }
+    if let Some(record) = type_record.as_ref().filter(|_| !schemaless_field) {
+        markers::apply(object, record, path)?;
+    }
+    let mut outcome = Outcome::default();
+    if let Some(record) = &field_record {
+        markers::apply(object, record, path)?;
+        outcome.required = record.required();
+    }
+    Ok(outcome)
+}
+
+/// `#[kbr(schemaless)]`: only the description survives, the value is kept as sent.
+fn schemaless(object: &mut Map<String, Value>) {
+    let description = object.remove("description");
+    object.clear();
+    if let Some(description) = description {
+        object.insert("description".into(), description);
+    }
+    object.insert("x-kubernetes-preserve-unknown-fields".into(), true.into());
+}
+
+/// Rewrites every child schema, then applies the required overrides of the properties.
+fn children(
+    object: &mut Map<String, Value>,
+    path: &str,
+    context: Option<&str>,
+) -> Result<(), SchemaError> {
+    let mut overrides = Vec::new();
+    if let Some(Value::Object(properties)) = object.get_mut("properties") {
+        for (name, child) in properties.iter_mut() {
+            let outcome = node(child, &format!("{path}.{name}"), context)?;
+            if let Some(required) = outcome.required {
+                overrides.push((name.clone(), required));
+            }
+        }
+    }
+    if let Some(items @ Value::Object(_)) = object.get_mut("items") {
+        node(items, &format!("{path}[*]"), context)?;
+    }
+    if let Some(Value::Array(items)) = object.get_mut("items") {
+        for item in items {
+            node(item, &format!("{path}[*]"), context)?;
+        }
+    }
+    if let Some(values @ (Value::Object(_) | Value::Bool(true))) =
+        object.get_mut("additionalProperties")
+    {
+        node(values, &format!("{path}[*]"), context)?;
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(Value::Array(branches)) = object.get_mut(key) {
+            for branch in branches {
+                node(branch, path, context)?;
+            }
+        }
+    }
+    for (name, required) in overrides {
+        set_required(object, &name, required);
+    }
+    Ok(())
+}
+
+/// Adds `name` to (or removes it from) `object`'s `required`.
+pub(super) fn set_required(object: &mut Map<String, Value>, name: &str, required: bool) {
+    let list = object
+        .entry("required")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if let Value::Array(list) = list {
+        list.retain(|item| item != name);
+        if required {
+            list.push(name.into());
+        }
+    }
+    if object
+        .get("required")
+        .is_some_and(|list| list.as_array().is_some_and(Vec::is_empty))
+    {
+        object.remove("required");
+    }
+}
+
+/// Whether `schema` only accepts `null` (schemars' `()` after `AddNullable`).
+pub(super) fn is_null(schema: &Value) -> bool {
+    schema.get("enum") == Some(&json!([null]))
+        || schema.get("const") == Some(&Value::Null)
+        || schema.get("type") == Some(&json!("null"))
+}
+
+/// Step 2: serde shapes to structural ones.
+fn shape(
+    object: &mut Map<String, Value>,
+    path: &str,
+    record: Option<&Record>,
+) -> Result<(), SchemaError> {
+    // Option<T> where T's schema had junctors: `anyOf [T, null]` → T + nullable.
+    if let Some(Value::Array(branches)) = object.get("anyOf")
+        && branches.len() == 2
+        && branches.iter().any(is_null)
+    {
+        let mut branches = match object.remove("anyOf") {
+            Some(Value::Array(branches)) => branches,
+            _ => Vec::new(),
+        };
+        branches.retain(|branch| !is_null(branch));
+        if let Some(Value::Object(inner)) = branches.pop() {
+            for (key, value) in inner {
+                object.entry(key).or_insert(value);
+            }
+        }
+        object.insert("nullable".into(), true.into());
+        // T was rewritten as a branch already: its junctors are structural now.
+        return Ok(());
+    }
+    if let Some(Value::Array(types)) = object.get("type").cloned() {
+        multi_type(object, &types, path, record)?;
+    }
+    for key in ["allOf", "oneOf", "anyOf"] {
+        if object.contains_key(key) {
+            union::merge(object, key, path, &what(record))?;
+        }
+    }
+    tuple(object, path, record)?;
+    if object.get("uniqueItems") == Some(&Value::Bool(true)) {
+        // Sets: serde de-duplicates silently, so repeated items are valid input.
+        object.remove("uniqueItems");
+    }
+    flattened_map(object, path, record)?;
+    if is_untyped(object) {
+        // serde_json::Value and friends: any JSON, kept as sent.
+        object.insert("x-kubernetes-preserve-unknown-fields".into(), true.into());
+        object.insert("nullable".into(), true.into());
+    }
+    Ok(())
+}
+
+/// A node with no type and nothing that constrains a value: free-form JSON.
+fn is_untyped(object: &Map<String, Value>) -> bool {
+    const ANNOTATIONS: &[&str] = &["description", "title", "default", "example", "nullable"];
+    !object.contains_key("type")
+        && object
+            .keys()
+            .all(|key| ANNOTATIONS.contains(&key.as_str()) || key.starts_with("x-kbr-"))
+}
+
+/// `type: [a, b]`: only `[integer, string]` has a structural form.
+fn multi_type(
+    object: &mut Map<String, Value>,
+    types: &[Value],
+    path: &str,
+    record: Option<&Record>,
+) -> Result<(), SchemaError> {
+    let mut names: Vec<&str> = types.iter().filter_map(Value::as_str).collect();
+    if names.contains(&"null") {
+        object.insert("nullable".into(), true.into());
+        names.retain(|name| *name != "null");
+    }
+    match names.as_slice() {
+        [single] => {
+            object.insert("type".into(), (*single).into());
+        }
+        ["integer", "string"] | ["string", "integer"] => {
+            object.remove("type");
+            object.insert("x-kubernetes-int-or-string".into(), true.into());
+            object.insert(
+                "anyOf".into(),
+                json!([{"type": "integer"}, {"type": "string"}]),
+            );
+        }
+        _ => {
+            return Err(SchemaError::Unsupported {
+                path: path.to_owned(),
+                what: what(record),
+                reason: format!("may be any of the JSON types {names:?}"),
+                fix: "give it one JSON type, or integer-or-string".to_owned(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Tuples (`items: [A, B]`): structural when every element has the same schema.
+fn tuple(
+    object: &mut Map<String, Value>,
+    path: &str,
+    record: Option<&Record>,
+) -> Result<(), SchemaError> {
+    let Some(Value::Array(items)) = object.get("items") else {
+        return Ok(());
+    };
+    let Some(first) = items.first().cloned() else {
+        object.insert(
+            "items".into(),
+            json!({"x-kubernetes-preserve-unknown-fields": true}),
+        );
+        object.insert("maxItems".into(), 0.into());
+        return Ok(());
+    };
+    if items.iter().any(|item| *item != first) {
+        return Err(SchemaError::Unsupported {
+            path: path.to_owned(),
+            what: what(record),
+            reason: "is a tuple of different types, and a CRD list has one item schema".to_owned(),
+            fix: "use a struct with named fields instead of the tuple".to_owned(),
+        });
+    }
+    let len = items.len();
+    object.insert("items".into(), first);
+    object.insert("minItems".into(), len.into());
+    object.insert("maxItems".into(), len.into());
+    Ok(())
+}
+
+/// `properties` beside `additionalProperties` (a `#[serde(flatten)]` map).
+fn flattened_map(
+    object: &mut Map<String, Value>,
+    path: &str,
+    record: Option<&Record>,
+) -> Result<(), SchemaError> {
+    let has_properties = object
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|properties| !properties.is_empty());
+    let Some(values) = object.get("additionalProperties") else {
+        return Ok(());
+    };
+    if !has_properties {
+        return Ok(());
+    }
+    let free_form = values == &Value::Bool(true)
+        || values.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true))
+            && values.get("type").is_none();
+    let accepted = record.is_some_and(Record::preserves_unknown_fields);
+    if values == &Value::Bool(false) {
+        // deny_unknown_fields: dropped at the end (see `drop_closed_objects`).
+        return Ok(());
+    }
+    if free_form || accepted {
+        object.remove("additionalProperties");
+        object.insert("x-kubernetes-preserve-unknown-fields".into(), true.into());
+        return Ok(());
+    }
+    Err(SchemaError::Unsupported {
+        path: path.to_owned(),
+        what: what(record),
+        reason: "has named fields beside a #[serde(flatten)] map of typed values, and a CRD \
+                 object cannot type its extra keys"
+            .to_owned(),
+        fix: "flatten a BTreeMap<String, serde_json::Value> (kept as sent), move the map into \
+              a field of its own, or mark the type #[kbr(preserve_unknown_fields)] to keep the \
+              extra keys unvalidated"
+            .to_owned(),
+    })
+}

@@ -1,0 +1,247 @@
+//! Union variants that are all objects (tagged enums, untagged enums of structs, flattened
+//! enums) merged into one object: the union of the properties, the properties every variant
+//! requires, and per variant the value validations that tell it apart.
+
+use serde_json::{Map, Value};
+
+use super::union::{json_type, unsupported};
+use crate::crd::error::SchemaError;
+
+/// Variants that are all objects.
+pub(super) fn objects(
+    object: &mut Map<String, Value>,
+    mut branches: Vec<Map<String, Value>>,
+    key: &str,
+    path: &str,
+    what: &str,
+) -> Result<(), SchemaError> {
+    object.insert("type".into(), "object".into());
+    for branch in &mut branches {
+        describe_only_property(branch);
+    }
+    let mut properties = match object.remove("properties") {
+        Some(Value::Object(properties)) => properties,
+        _ => Map::new(),
+    };
+    for branch in &branches {
+        for (name, schema) in branch
+            .get("properties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            let merged = match properties.get(name) {
+                None => schema.clone(),
+                Some(existing) => combine(existing, schema).ok_or_else(|| {
+                    unsupported(
+                        path,
+                        what,
+                        format!(
+                            "has variants that disagree on the schema of property `{name}` ({} vs {})",
+                            type_name(existing),
+                            type_name(schema)
+                        ),
+                        "give the property the same type in every variant, or rename it in one",
+                    )
+                })?,
+            };
+            properties.insert(name.clone(), merged);
+        }
+    }
+    let required_of =
+        |branch: &Map<String, Value>| -> Vec<String> { names(branch.get("required")) };
+    let mut common: Vec<String> = required_of(&branches[0]);
+    for branch in &branches[1..] {
+        let theirs = required_of(branch);
+        common.retain(|name| theirs.contains(name));
+    }
+    let mut required = names(object.get("required"));
+    for name in &common {
+        if !required.contains(name) {
+            required.push(name.clone());
+        }
+    }
+    let constraints: Vec<Map<String, Value>> = branches
+        .iter()
+        .map(|branch| constraint(branch, &properties, &common))
+        .collect();
+    if !properties.is_empty() {
+        object.insert("properties".into(), properties.into());
+    }
+    if !required.is_empty() {
+        object.insert("required".into(), required.into());
+    }
+    if branches.len() > 1 && constraints.iter().any(|c| !c.is_empty()) {
+        object.insert(
+            key.to_owned(),
+            Value::Array(constraints.into_iter().map(Value::Object).collect()),
+        );
+    }
+    Ok(())
+}
+
+/// An externally tagged variant's doc comment moves to its one property.
+fn describe_only_property(branch: &mut Map<String, Value>) {
+    let Some(Value::String(description)) = branch.get("description").cloned() else {
+        return;
+    };
+    if let Some(Value::Object(properties)) = branch.get_mut("properties")
+        && properties.len() == 1
+        && let Some(Value::Object(only)) = properties.values_mut().next()
+    {
+        only.entry("description").or_insert(description.into());
+    }
+}
+
+fn names(list: Option<&Value>) -> Vec<String> {
+    list.and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
+}
+
+fn type_name(schema: &Value) -> String {
+    schema.as_object().map_or("?", json_type).to_owned()
+}
+
+fn without(schema: &Map<String, Value>, keys: &[&str]) -> Map<String, Value> {
+    schema
+        .iter()
+        .filter(|(k, _)| !keys.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// One schema for a property two variants both have, or `None` when they conflict.
+fn combine(a: &Value, b: &Value) -> Option<Value> {
+    let (Value::Object(a), Value::Object(b)) = (a, b) else {
+        return (a == b).then(|| a.clone());
+    };
+    if without(a, &["description"]) == without(b, &["description"]) {
+        return Some(Value::Object(a.clone()));
+    }
+    if json_type(a) != json_type(b) {
+        return None;
+    }
+    if json_type(a) == "object" {
+        let ignore = [
+            "description",
+            "properties",
+            "required",
+            "additionalProperties",
+        ];
+        if without(a, &ignore) != without(b, &ignore) {
+            return None;
+        }
+        let mut merged = a.clone();
+        let mut properties = a
+            .get("properties")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        for (name, schema) in b
+            .get("properties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            let combined = match properties.get(name) {
+                None => schema.clone(),
+                Some(existing) => combine(existing, schema)?,
+            };
+            properties.insert(name.clone(), combined);
+        }
+        let theirs = names(b.get("required"));
+        let required: Vec<String> = names(a.get("required"))
+            .into_iter()
+            .filter(|n| theirs.contains(n))
+            .collect();
+        merged.remove("additionalProperties");
+        merged.insert("properties".into(), properties.into());
+        if required.is_empty() {
+            merged.remove("required");
+        } else {
+            merged.insert("required".into(), required.into());
+        }
+        return Some(Value::Object(merged));
+    }
+    // Scalars that differ only in `enum` (a tag): one property with every value.
+    let ignore = ["description", "enum"];
+    if without(a, &ignore) != without(b, &ignore) {
+        return None;
+    }
+    let mut merged = a.clone();
+    match (
+        a.get("enum").and_then(Value::as_array),
+        b.get("enum").and_then(Value::as_array),
+    ) {
+        (Some(left), Some(right)) => {
+            let mut values = left.clone();
+            values.extend(right.iter().filter(|v| !left.contains(v)).cloned());
+            merged.insert("enum".into(), values.into());
+        }
+        _ => {
+            merged.remove("enum");
+        }
+    }
+    Some(Value::Object(merged))
+}
+
+/// What tells `branch` apart from the merged object: value validations only.
+fn constraint(
+    branch: &Map<String, Value>,
+    merged: &Map<String, Value>,
+    common: &[String],
+) -> Map<String, Value> {
+    let mut result = Map::new();
+    let required: Vec<String> = names(branch.get("required"))
+        .into_iter()
+        .filter(|name| !common.contains(name))
+        .collect();
+    if !required.is_empty() {
+        result.insert("required".into(), required.into());
+    }
+    let mut properties = Map::new();
+    for (name, schema) in branch
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        let (Some(schema), Some(Value::Object(merged))) = (schema.as_object(), merged.get(name))
+        else {
+            continue;
+        };
+        let difference = narrowing(schema, merged);
+        if !difference.is_empty() {
+            properties.insert(name.clone(), difference.into());
+        }
+    }
+    if !properties.is_empty() {
+        result.insert("properties".into(), properties.into());
+    }
+    result
+}
+
+/// The `enum`/`required` of `variant` that the merged property no longer has.
+fn narrowing(variant: &Map<String, Value>, merged: &Map<String, Value>) -> Map<String, Value> {
+    let mut result = Map::new();
+    if let Some(values) = variant.get("enum")
+        && merged.get("enum") != Some(values)
+    {
+        result.insert("enum".into(), values.clone());
+    }
+    if json_type(variant) == "object" {
+        let common = names(merged.get("required"));
+        let merged_properties = merged
+            .get("properties")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let nested = constraint(variant, &merged_properties, &common);
+        result.extend(nested);
+    }
+    result
+}

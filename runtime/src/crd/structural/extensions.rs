@@ -1,0 +1,332 @@
+//! Placement rules of the `x-kubernetes-*` extensions and of CEL rules.
+
+use serde_json::{Map, Value};
+
+use super::{Checker, Context, flag};
+
+const REASONS: &[&str] = &[
+    "FieldValueInvalid",
+    "FieldValueForbidden",
+    "FieldValueRequired",
+    "FieldValueDuplicate",
+];
+
+fn is_scalar_type(schema: &Value) -> bool {
+    matches!(
+        schema.get("type").and_then(Value::as_str),
+        Some("string" | "integer" | "number" | "boolean")
+    ) || schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true))
+}
+
+impl Checker {
+    pub(super) fn extensions(
+        &mut self,
+        object: &Map<String, Value>,
+        path: &str,
+        context: &Context,
+    ) {
+        let type_ = object
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if object.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(false)) {
+            self.push(
+                path,
+                "x-kubernetes-preserve-unknown-fields",
+                "must be true or undefined",
+            );
+        }
+        if flag(object, "x-kubernetes-int-or-string") {
+            if flag(object, "x-kubernetes-preserve-unknown-fields") {
+                self.push(
+                    path,
+                    "x-kubernetes-preserve-unknown-fields",
+                    "must be false if x-kubernetes-int-or-string is true",
+                );
+            }
+            if flag(object, "x-kubernetes-embedded-resource") {
+                self.push(
+                    path,
+                    "x-kubernetes-embedded-resource",
+                    "must be false if x-kubernetes-int-or-string is true",
+                );
+            }
+            if !type_.is_empty() {
+                self.push(
+                    path,
+                    "type",
+                    "must be empty if x-kubernetes-int-or-string is true",
+                );
+            }
+        }
+        if flag(object, "x-kubernetes-embedded-resource") {
+            if type_ != "object" {
+                self.push(
+                    path,
+                    "type",
+                    "must be object if x-kubernetes-embedded-resource is true",
+                );
+            }
+            if object.contains_key("additionalProperties") {
+                self.push(
+                    path,
+                    "additionalProperties",
+                    "must not be used if x-kubernetes-embedded-resource is set",
+                );
+            }
+            let has_properties = object
+                .get("properties")
+                .and_then(Value::as_object)
+                .is_some_and(|p| !p.is_empty());
+            if !has_properties && !flag(object, "x-kubernetes-preserve-unknown-fields") {
+                self.push(
+                    path,
+                    "properties",
+                    "must not be empty if x-kubernetes-embedded-resource is true without \
+                     x-kubernetes-preserve-unknown-fields",
+                );
+            }
+            if context.in_root_metadata {
+                self.push(
+                    path,
+                    "x-kubernetes-embedded-resource",
+                    "must not be used inside of resource meta",
+                );
+            }
+        }
+        if let Some(map_type) = object.get("x-kubernetes-map-type") {
+            if type_ != "object" {
+                self.push(
+                    path,
+                    "type",
+                    "must be object if x-kubernetes-map-type is specified",
+                );
+            }
+            if !matches!(map_type.as_str(), Some("atomic" | "granular")) {
+                self.push(path, "x-kubernetes-map-type", "must be atomic or granular");
+            }
+        }
+        self.list_type(object, path, type_);
+        self.validations(object, path, context);
+    }
+
+    fn list_type(&mut self, object: &Map<String, Value>, path: &str, type_: &str) {
+        let list_type = object.get("x-kubernetes-list-type");
+        let keys = object
+            .get("x-kubernetes-list-map-keys")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        if !keys.is_empty() && list_type.and_then(Value::as_str) != Some("map") {
+            self.push(
+                path,
+                "x-kubernetes-list-type",
+                "must be map if x-kubernetes-list-map-keys is non-empty",
+            );
+        }
+        let Some(list_type) = list_type else {
+            return;
+        };
+        if type_ != "array" {
+            self.push(
+                path,
+                "type",
+                "must be array if x-kubernetes-list-type is specified",
+            );
+        }
+        let items = object.get("items").and_then(Value::as_object);
+        let item_path = format!("{path}[*]");
+        match list_type.as_str() {
+            Some("atomic") => {}
+            Some("set") => {
+                if let Some(items) = items {
+                    let atomic = match items.get("type").and_then(Value::as_str) {
+                        Some("array") => items
+                            .get("x-kubernetes-list-type")
+                            .is_none_or(|t| t == "atomic"),
+                        Some("object") => {
+                            items.get("x-kubernetes-map-type").and_then(Value::as_str)
+                                == Some("atomic")
+                        }
+                        _ => true,
+                    };
+                    if !atomic {
+                        self.push(
+                            &item_path,
+                            "x-kubernetes-map-type",
+                            "must be atomic as item of a list with x-kubernetes-list-type=set",
+                        );
+                    }
+                    if flag(items, "nullable") {
+                        self.push(
+                            &item_path,
+                            "nullable",
+                            "cannot be nullable when x-kubernetes-list-type is set",
+                        );
+                    }
+                }
+            }
+            Some("map") => self.list_map(items, &keys, path),
+            _ => self.push(path, "x-kubernetes-list-type", "must be atomic, set or map"),
+        }
+    }
+
+    fn list_map(&mut self, items: Option<&Map<String, Value>>, keys: &[Value], path: &str) {
+        let item_path = format!("{path}[*]");
+        if keys.is_empty() {
+            self.push(
+                path,
+                "x-kubernetes-list-map-keys",
+                "must not be empty if x-kubernetes-list-type is map",
+            );
+        }
+        let Some(items) = items else {
+            self.push(
+                path,
+                "items",
+                "must have a schema if x-kubernetes-list-type is map",
+            );
+            return;
+        };
+        if items.get("type").and_then(Value::as_str) != Some("object") {
+            self.push(
+                &item_path,
+                "type",
+                "must be object if parent array's x-kubernetes-list-type is map",
+            );
+            return;
+        }
+        if flag(items, "nullable") {
+            self.push(
+                &item_path,
+                "nullable",
+                "cannot be nullable when x-kubernetes-list-type is map",
+            );
+        }
+        let properties = items.get("properties").and_then(Value::as_object);
+        let required: Vec<&str> = items
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        let mut seen: Vec<&str> = Vec::new();
+        for key in keys.iter().filter_map(Value::as_str) {
+            if seen.contains(&key) {
+                self.push(
+                    path,
+                    "x-kubernetes-list-map-keys",
+                    "must not contain duplicate entries",
+                );
+            }
+            seen.push(key);
+            let Some(property) = properties.and_then(|p| p.get(key)) else {
+                self.push(
+                    path,
+                    "x-kubernetes-list-map-keys",
+                    format!("entries must all be names of item properties (`{key}` is not)"),
+                );
+                continue;
+            };
+            let key_path = format!("{item_path}.{key}");
+            if !is_scalar_type(property) {
+                self.push(
+                    &key_path,
+                    "type",
+                    "must be a scalar type if parent array's x-kubernetes-list-type is map",
+                );
+            }
+            if !required.contains(&key) && property.get("default").is_none() {
+                self.push(
+                    &key_path,
+                    "default",
+                    "this property is in x-kubernetes-list-map-keys, so it must have a default \
+                     or be a required property",
+                );
+            }
+            if property.get("nullable") == Some(&Value::Bool(true)) {
+                self.push(
+                    &key_path,
+                    "nullable",
+                    "this property is in x-kubernetes-list-map-keys, so it cannot be nullable",
+                );
+            }
+        }
+    }
+
+    fn validations(&mut self, object: &Map<String, Value>, path: &str, context: &Context) {
+        let Some(rules) = object.get("x-kubernetes-validations") else {
+            return;
+        };
+        let Some(rules) = rules.as_array() else {
+            self.push(path, "x-kubernetes-validations", "must be a list of rules");
+            return;
+        };
+        for (index, rule) in rules.iter().enumerate() {
+            let keyword = format!("x-kubernetes-validations[{index}]");
+            let text = rule
+                .get("rule")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .trim();
+            let message = rule.get("message").and_then(Value::as_str);
+            if text.is_empty() {
+                self.push(path, &keyword, "rule is not specified");
+                continue;
+            }
+            if let Some(message) = message {
+                if message.trim().is_empty() {
+                    self.push(path, &keyword, "message must be non-empty if specified");
+                } else if message.trim().contains(['\n', '\r']) {
+                    self.push(path, &keyword, "message must not contain line breaks");
+                }
+            } else if text.contains(['\n', '\r']) {
+                self.push(
+                    path,
+                    &keyword,
+                    "message must be specified if rule contains line breaks",
+                );
+            }
+            if let Some(reason) = rule.get("reason")
+                && !reason.as_str().is_some_and(|r| REASONS.contains(&r))
+            {
+                self.push(
+                    path,
+                    &keyword,
+                    format!("reason must be one of {}", REASONS.join(", ")),
+                );
+            }
+            if let Some(field_path) = rule.get("fieldPath")
+                && !field_path
+                    .as_str()
+                    .is_some_and(|p| p.starts_with('.') && p.len() > 1)
+            {
+                self.push(
+                    path,
+                    &keyword,
+                    "fieldPath must be a valid path (e.g. `.name`)",
+                );
+            }
+            let transition = text.contains("oldSelf");
+            if transition && let Some(list) = &context.uncorrelated {
+                self.push(
+                    path,
+                    &keyword,
+                    format!(
+                        "oldSelf cannot be used on the uncorrelatable portion of the schema \
+                         within {list} (items of a list that is not x-kubernetes-list-type: \
+                         map, or fields of an atomic object)"
+                    ),
+                );
+            }
+            if rule.get("optionalOldSelf") == Some(&Value::Bool(true)) && !transition {
+                self.push(
+                    path,
+                    &keyword,
+                    "optionalOldSelf is only valid in rules using oldSelf",
+                );
+            }
+        }
+    }
+}

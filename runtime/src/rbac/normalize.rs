@@ -1,0 +1,154 @@
+//! controller-gen's `NormalizeRules`: merging and sorting rules into a role's `rules`.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::rbac::v1::PolicyRule;
+
+use super::Rule;
+
+/// A rule in canonical form: every list sorted and deduplicated, `core` spelled `""`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Canonical {
+    groups: Vec<String>,
+    resources: Vec<String>,
+    resource_names: Vec<String>,
+    urls: Vec<String>,
+    verbs: Vec<String>,
+}
+
+fn sorted(mut values: Vec<String>) -> Vec<String> {
+    values.sort();
+    values.dedup();
+    values
+}
+
+impl Canonical {
+    fn of(rule: &Rule) -> Self {
+        let groups = rule
+            .groups
+            .iter()
+            .map(|group| {
+                if group == "core" {
+                    String::new()
+                } else {
+                    group.clone()
+                }
+            })
+            .collect();
+        Canonical {
+            groups: sorted(groups),
+            resources: sorted(rule.resources.clone()),
+            resource_names: sorted(rule.resource_names.clone()),
+            urls: sorted(rule.urls.clone()),
+            verbs: sorted(rule.verbs.clone()),
+        }
+    }
+
+    fn normalized(self) -> Self {
+        Canonical {
+            groups: sorted(self.groups),
+            resources: sorted(self.resources),
+            resource_names: sorted(self.resource_names),
+            urls: sorted(self.urls),
+            verbs: sorted(self.verbs),
+        }
+    }
+
+    /// controller-gen's `ruleKey.String()`: what rules are sorted by.
+    fn key(&self) -> String {
+        format!(
+            "{} + {} + {} + {}",
+            self.groups.join("&"),
+            self.resources.join("&"),
+            self.resource_names.join("&"),
+            self.urls.join("&")
+        )
+    }
+
+    fn into_policy_rule(self) -> PolicyRule {
+        let verbs = if self.verbs.iter().any(|verb| verb == "*") {
+            vec!["*".to_owned()]
+        } else {
+            self.verbs
+        };
+        let some = |values: Vec<String>| (!values.is_empty()).then_some(values);
+        PolicyRule {
+            api_groups: some(self.groups),
+            resources: some(self.resources),
+            resource_names: some(self.resource_names),
+            non_resource_urls: some(self.urls),
+            verbs,
+        }
+    }
+}
+
+/// Merges rules whose `key` is equal with `merge`; returns them re-normalized, keyed.
+fn merge_by(
+    rules: Vec<Canonical>,
+    key: impl Fn(&Canonical) -> String,
+    merge: impl Fn(&mut Canonical, Canonical),
+) -> Vec<Canonical> {
+    let mut merged: BTreeMap<String, Canonical> = BTreeMap::new();
+    for rule in rules {
+        match merged.get_mut(&key(&rule)) {
+            Some(existing) => merge(existing, rule),
+            None => {
+                merged.insert(key(&rule), rule);
+            }
+        }
+    }
+    merged.into_values().map(Canonical::normalized).collect()
+}
+
+/// Rules as they appear in a role, merged and sorted like controller-gen's `NormalizeRules`
+/// (namespaces are ignored; [`cluster_role`](super::cluster_role) and [`roles`](super::roles)
+/// split by namespace first).
+///
+/// 1. rules with the same groups, resources, resource names and urls merge their verbs;
+/// 2. then rules with the same groups, resource names, urls and verbs merge their resources;
+/// 3. then rules with the same resources, resource names, urls and verbs merge their groups;
+/// 4. every list is sorted and deduplicated, a rule with verb `*` keeps only `*`, and rules
+///    are sorted by `groups + resources + resourceNames + urls` (each `&`-joined).
+///
+/// The result does not depend on the order of `rules`.
+pub fn normalize(rules: &[Rule]) -> Vec<PolicyRule> {
+    let canonical: Vec<Canonical> = rules.iter().map(Canonical::of).collect();
+    let by_target = merge_by(canonical, Canonical::key, |into, rule| {
+        into.verbs.extend(rule.verbs)
+    });
+    let by_verbs = merge_by(
+        by_target,
+        |rule| {
+            format!(
+                "{} + {} + {} + {}",
+                rule.groups.join("&"),
+                rule.resource_names.join("&"),
+                rule.urls.join("&"),
+                rule.verbs.join("&")
+            )
+        },
+        |into, rule| into.resources.extend(rule.resources),
+    );
+    let by_groups = merge_by(
+        by_verbs,
+        |rule| {
+            format!(
+                "{} + {} + {} + {}",
+                rule.resources.join("&"),
+                rule.resource_names.join("&"),
+                rule.urls.join("&"),
+                rule.verbs.join("&")
+            )
+        },
+        |into, rule| into.groups.extend(rule.groups),
+    );
+    // Two rules can still share a key here (same target, different verbs after step 2/3):
+    // merge their verbs once more so each target appears once.
+    let merged = merge_by(by_groups, Canonical::key, |into, rule| {
+        into.verbs.extend(rule.verbs)
+    });
+    merged
+        .into_iter()
+        .map(Canonical::into_policy_rule)
+        .collect()
+}

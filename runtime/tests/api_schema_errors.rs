@@ -1,0 +1,116 @@
+//! Rust types without a structural schema give typed errors naming the type, the JSON path and
+//! the way out, not panics (except from `crd()`, which documents its panic).
+
+use kbr_runtime::CustomResource;
+use kbr_runtime::crd::{CrdError, SchemaError};
+use kbr_runtime::scheme::SchemeError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A tree: recursive, so its schema needs `$ref`, which CRDs cannot hold.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Node {
+    /// Children of this node.
+    #[serde(default)]
+    pub children: Vec<Node>,
+}
+
+/// TreeSpec defines the desired state of Tree.
+#[derive(CustomResource, Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[kbr(group = "errors.example.com", version = "v1", kind = "Tree")]
+pub struct TreeSpec {
+    /// The root node.
+    pub root: Node,
+}
+
+/// An internally tagged enum whose variants disagree on `value`: kube-core's structural
+/// rewriter panics on it; kbr names the property.
+#[kbr_runtime::schema]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind")]
+pub enum Setting {
+    /// A number.
+    Number {
+        /// The number.
+        value: i64,
+    },
+    /// A text.
+    Text {
+        /// The text.
+        value: String,
+    },
+}
+
+/// KnobSpec defines the desired state of Knob.
+#[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[kbr(group = "errors.example.com", version = "v1", kind = "Knob")]
+pub struct KnobSpec {
+    /// The setting.
+    pub setting: Setting,
+}
+
+/// LooseSpec defines the desired state of Loose.
+#[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[kbr(group = "errors.example.com", version = "v1", kind = "Loose")]
+pub struct LooseSpec {
+    /// Free-form arguments, without `preserve_unknown_fields`.
+    #[serde(default)]
+    pub arguments: Vec<serde_json::Value>,
+}
+
+#[test]
+fn free_form_values_need_no_annotation() {
+    let crd = serde_json::to_value(Loose::try_crd().unwrap()).unwrap();
+    let arguments = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+        ["properties"]["arguments"];
+    assert_eq!(
+        arguments["items"],
+        serde_json::json!({"nullable": true, "x-kubernetes-preserve-unknown-fields": true})
+    );
+}
+
+#[test]
+fn recursive_types_are_reported() {
+    let error = Tree::try_crd().unwrap_err();
+    assert!(
+        matches!(&error, CrdError::RecursiveSchema { kind, .. } if kind == "Tree"),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("recursive"), "{error}");
+}
+
+#[test]
+fn conflicting_variant_properties_are_errors_naming_type_and_property() {
+    let error = Knob::try_crd().unwrap_err();
+    let CrdError::Schema { kind, source, .. } = &error else {
+        panic!("{error:?}");
+    };
+    assert_eq!(kind, "Knob");
+    assert!(
+        matches!(
+            &**source,
+            SchemaError::Unsupported { path, what, .. }
+                if path == ".spec.setting" && what == "type `Setting`"
+        ),
+        "{source:?}"
+    );
+    let message = error.to_string();
+    assert!(
+        message.contains("property `value` (integer vs string)"),
+        "{message}"
+    );
+    assert!(message.contains("same type in every variant"), "{message}");
+    let mut scheme = kbr_runtime::Scheme::new();
+    scheme.add::<Knob>();
+    let error = scheme.crds().unwrap_err();
+    assert!(
+        matches!(&error, SchemeError::Crd { crd, .. } if crd == "knobs.errors.example.com"),
+        "{error:?}"
+    );
+}
+
+#[test]
+#[should_panic(expected = "recursive")]
+fn crd_panics_with_the_error_message() {
+    let _ = Tree::crd();
+}

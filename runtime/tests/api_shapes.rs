@@ -1,0 +1,235 @@
+//! Enums: each serde representation gets a structural schema that accepts exactly the JSON
+//! serde accepts. For every sample (values serde produced, and hand-written invalid ones) the
+//! API server's verdict — prune, validate the schema, evaluate the CEL rules — must equal
+//! serde's. Structs, `Value`, flattening and k8s-openapi types are in `api_shapes_structs.rs`.
+
+mod api_support;
+
+use api_support::{agree, round_trip};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+/// A restart policy: a unit enum with documented variants.
+#[derive(Serialize, Deserialize, JsonSchema)]
+pub enum Policy {
+    /// Always restart.
+    Always,
+    /// Never restart.
+    Never,
+}
+
+#[test]
+fn unit_enums_are_string_enums() {
+    round_trip(&[Policy::Always, Policy::Never]);
+    let schema = agree::<Policy>(&[
+        (json!("Sometimes"), false),
+        (json!(1), false),
+        (json!(null), false),
+    ]);
+    assert_eq!(schema["type"], "string");
+    assert_eq!(schema["enum"], json!(["Always", "Never"]));
+}
+
+/// Where the code comes from: externally tagged data variants.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum Source {
+    /// A git repository.
+    Git {
+        /// Clone URL.
+        url: String,
+    },
+    /// A container image.
+    Image(String),
+}
+
+#[test]
+fn externally_tagged_enums_are_one_object_with_one_key() {
+    round_trip(&[
+        Source::Git {
+            url: "https://x".into(),
+        },
+        Source::Image("nginx".into()),
+    ]);
+    let schema = agree::<Source>(&[
+        (json!({}), false),
+        (json!({"git": {"url": "u"}, "image": "i"}), false),
+        (json!({"git": {}}), false),
+        (json!({"image": 3}), false),
+        (json!("git"), false),
+    ]);
+    assert_eq!(schema["type"], "object");
+    assert_eq!(
+        schema["oneOf"],
+        json!([{"required": ["git"]}, {"required": ["image"]}])
+    );
+    assert_eq!(
+        schema["properties"]["image"]["description"],
+        "A container image."
+    );
+}
+
+/// A limit: a unit variant beside a data variant (a string or an object in JSON).
+#[derive(Serialize, Deserialize, JsonSchema)]
+pub enum Limit {
+    /// No limit.
+    Off,
+    /// At most this many.
+    Max(u32),
+}
+
+#[test]
+fn externally_tagged_enums_mixing_unit_and_data_variants_use_cel() {
+    round_trip(&[Limit::Off, Limit::Max(3)]);
+    let schema = agree::<Limit>(&[
+        (json!("On"), false),
+        (json!({"Max": "x"}), false),
+        (json!({"Max": 1, "Off": null}), false),
+        (json!(5), false),
+    ]);
+    assert_eq!(schema["x-kubernetes-preserve-unknown-fields"], true);
+    assert_eq!(
+        schema["x-kubernetes-validations"][0]["message"],
+        "must be one of 'Off' or an object with Max"
+    );
+}
+
+/// A storage backend: internally tagged (kube-derive panics on these).
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind")]
+pub enum Backend {
+    /// Amazon S3.
+    S3 {
+        /// Bucket name.
+        bucket: String,
+    },
+    /// A local directory.
+    Local {
+        /// Directory.
+        path: String,
+        /// Whether it must exist.
+        #[serde(default)]
+        must_exist: bool,
+    },
+    /// No storage.
+    None,
+}
+
+#[test]
+fn internally_tagged_enums_have_a_tag_enum_and_per_variant_requirements() {
+    round_trip(&[
+        Backend::S3 { bucket: "b".into() },
+        Backend::Local {
+            path: "/d".into(),
+            must_exist: true,
+        },
+        Backend::None,
+    ]);
+    let schema = agree::<Backend>(&[
+        (json!({"kind": "Gcs"}), false),
+        (json!({"kind": "S3"}), false),
+        (json!({"bucket": "b"}), false),
+        (json!({"kind": "Local", "path": "/d"}), true),
+        (json!({"kind": "None", "bucket": "ignored"}), true),
+        (json!({"kind": "S3", "bucket": 1}), false),
+    ]);
+    assert_eq!(
+        schema["properties"]["kind"],
+        json!({"enum": ["S3", "Local", "None"], "type": "string"})
+    );
+    assert_eq!(schema["required"], json!(["kind"]));
+}
+
+/// When to run: adjacently tagged (kube-derive panics on these too).
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", content = "spec")]
+pub enum Trigger {
+    /// On a schedule.
+    Cron {
+        /// Cron expression.
+        schedule: String,
+    },
+    /// On a webhook call.
+    Hook {
+        /// Path of the hook.
+        path: String,
+    },
+    /// By hand.
+    Manual,
+}
+
+#[test]
+fn adjacently_tagged_enums_merge_their_contents() {
+    round_trip(&[
+        Trigger::Cron {
+            schedule: "* * * * *".into(),
+        },
+        Trigger::Hook { path: "/x".into() },
+        Trigger::Manual,
+    ]);
+    agree::<Trigger>(&[
+        (json!({"type": "Cron"}), false),
+        (json!({"type": "Cron", "spec": {}}), false),
+        (json!({"type": "Cron", "spec": {"path": "/x"}}), false),
+        (json!({"type": "Hook", "spec": {"path": "/x"}}), true),
+        (json!({"type": "Other"}), false),
+    ]);
+}
+
+/// A reference by name or in full: untagged with a string variant.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Target {
+    /// Just a name.
+    Name(String),
+    /// A full reference.
+    Ref {
+        /// Name.
+        name: String,
+        /// Namespace.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        namespace: Option<String>,
+    },
+}
+
+#[test]
+fn untagged_enums_with_a_string_variant_use_preserve_unknown_fields_and_cel() {
+    round_trip(&[
+        Target::Name("a".into()),
+        Target::Ref {
+            name: "a".into(),
+            namespace: Some("b".into()),
+        },
+    ]);
+    let schema = agree::<Target>(&[
+        (json!(3), false),
+        (json!(true), false),
+        (json!({"namespace": "x"}), false),
+        (json!({"name": "a", "namespace": 1}), false),
+        (json!({"name": "a", "extra": 1}), true),
+    ]);
+    assert!(schema.get("type").is_none(), "{schema}");
+    assert_eq!(schema["x-kubernetes-preserve-unknown-fields"], true);
+}
+
+/// A port number or name: untagged integer or string.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum PortRef {
+    /// A number.
+    Number(i64),
+    /// A name.
+    Name(String),
+}
+
+#[test]
+fn untagged_integer_or_string_is_int_or_string() {
+    round_trip(&[PortRef::Number(80), PortRef::Name("http".into())]);
+    let schema = agree::<PortRef>(&[
+        (json!(true), false),
+        (json!({}), false),
+        (json!(1.5), false),
+    ]);
+    assert_eq!(schema["x-kubernetes-int-or-string"], true);
+}
