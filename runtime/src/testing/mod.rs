@@ -1,0 +1,232 @@
+//! Testing: the [`TestEnv`] generated projects' tests start — an in-process fake Kubernetes
+//! API server, or [`envtest`] (a real etcd + kube-apiserver) when its binaries are available
+//! (feature `testing`).
+//!
+//! controller-runtime tests controllers against `pkg/client/fake` (no watches) or `envtest` (a
+//! real kube-apiserver and etcd, downloaded binaries). kbr's [`FakeApiServer`] sits between the
+//! two: an unmodified `kube::Client` talks to it over a tower `Service`, so `kube::Api`,
+//! kube-runtime's watcher, reflector and `Controller`, and kbr's [`crate::Client`] all run
+//! against it exactly as against a cluster, including streaming watches — with no binaries and
+//! no network. [`envtest`] is kbr's port of controller-runtime's `pkg/envtest`.
+//!
+//! # Which server: how envtest is selected
+//! [`TestEnv::start`] looks at `KUBEBUILDER_ASSETS` (Kubebuilder's variable, the folder
+//! `setup-envtest use -p path` prints, holding `etcd`, `kube-apiserver` and `kubectl`):
+//! - **unset or empty** → the fake API server. `cargo test` passes on a fresh machine.
+//! - **set** → envtest: etcd and kube-apiserver start on free loopback ports with a temporary
+//!   data directory, the scheme's CRDs are installed and established, and the clients are the
+//!   admin user's. If the folder lacks a binary or a process fails, `start` returns
+//!   [`Error::Envtest`] naming the variable, the expected files or the end of the process's
+//!   output — it does not silently fall back to the fake.
+//!
+//! [`TestEnv::envtest_available`] tells a test which one it will get; [`TestEnv::start_fake`]
+//! and [`TestEnv::start_envtest`] pick one explicitly (tests that use [`TestEnv::fake`] for
+//! fault injection or request counts should call `start_fake`). Every envtest `TestEnv` runs its
+//! own processes (seconds to start): share one across the cases of a file when that matters.
+//! The fake is checked against the real server by a conformance suite
+//! (`runtime/tests/conformance/`), run on both.
+//!
+//! # Writing a reconciler test
+//! Start a `TestEnv` with your project's scheme, create the object the way a user would, call
+//! the reconciler directly with it, and assert on what it wrote. The same test runs on the fake
+//! server and, with `KUBEBUILDER_ASSETS` set, on a real kube-apiserver.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use kbr_runtime::testing::TestEnv;
+//! use kbr_runtime::{Action, Client, CustomResource, Error, Reconciler, Scheme};
+//! use schemars::JsonSchema;
+//! use serde::{Deserialize, Serialize};
+//!
+//! /// WidgetSpec defines the desired state of Widget.
+//! #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+//! #[kbr(group = "example.com", version = "v1", kind = "Widget", plural = "widgets")]
+//! #[kbr(namespaced, status = "WidgetStatus")]
+//! pub struct WidgetSpec {
+//!     /// How big.
+//!     #[serde(default)]
+//!     pub size: i32,
+//! }
+//!
+//! /// WidgetStatus defines the observed state of Widget.
+//! #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+//! #[serde(rename_all = "camelCase")]
+//! pub struct WidgetStatus {
+//!     /// The generation this status describes.
+//!     #[serde(default, skip_serializing_if = "Option::is_none")]
+//!     pub observed_generation: Option<i64>,
+//! }
+//!
+//! /// Records which generation it has seen.
+//! pub struct WidgetReconciler {
+//!     pub client: Client,
+//! }
+//!
+//! impl Reconciler for WidgetReconciler {
+//!     type Object = Widget;
+//!     type Error = Error;
+//!
+//!     async fn reconcile(&self, widget: Arc<Widget>) -> Result<Action, Error> {
+//!         let mut widget = (*widget).clone();
+//!         widget.status = Some(WidgetStatus { observed_generation: widget.metadata.generation });
+//!         self.client.update_status(&widget).await?;
+//!         Ok(Action::await_change())
+//!     }
+//! }
+//!
+//! #[tokio::main(flavor = "current_thread")]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let mut scheme = Scheme::new();
+//!     scheme.add::<Widget>();
+//!     let env = TestEnv::start(scheme).await?; // fake, or envtest with KUBEBUILDER_ASSETS
+//!     let client = env.client();
+//!
+//!     let mut widget = Widget::new("test-widget", WidgetSpec { size: 1 });
+//!     widget.metadata.namespace = Some("default".into()); // exists on both servers
+//!     let widget = client.create(&widget).await?;
+//!
+//!     let reconciler = WidgetReconciler { client: client.clone() };
+//!     let action = reconciler.reconcile(Arc::new(widget)).await?;
+//!     assert_eq!(action, Action::await_change());
+//!
+//!     let stored: Widget = client.get(Some("default"), "test-widget").await?;
+//!     assert_eq!(stored.status.and_then(|s| s.observed_generation), Some(1));
+//!     Ok(())
+//! }
+//! ```
+//!
+//! To test the controller wiring too (watches, owned objects, the work queue), run a
+//! [`crate::Manager`] made with [`crate::Manager::with_client`]`(env.kube_client(), ..)` on a
+//! task and wait for the effect with a bounded wait (a channel, `tokio::sync::Notify`, or on
+//! the fake [`FakeApiServer::wait_for_watches`]) — never a fixed sleep.
+//!
+//! # The fake API server
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use futures::{StreamExt, TryStreamExt};
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kube::api::{Api, PostParams, WatchEvent, WatchParams};
+//! use kbr_runtime::testing::FakeApiServer;
+//!
+//! let server = FakeApiServer::new();
+//! let api: Api<ConfigMap> = Api::namespaced(server.kube_client(), "default");
+//! let mut events = api.watch(&WatchParams::default(), "0").await?.boxed();
+//! let mut cm = ConfigMap::default();
+//! cm.metadata.generate_name = Some("settings-".into());
+//! let created = api.create(&PostParams::default(), &cm).await?;
+//! match events.try_next().await? {
+//!     Some(WatchEvent::Added(seen)) => assert_eq!(seen.metadata.name, created.metadata.name),
+//!     other => panic!("expected ADDED, got {other:?}"),
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! # What is modelled (as kube-apiserver does it)
+//! - **Discovery** (`/version`, `/api`, `/api/v1`, `/apis`, `/apis/<group>[/<version>]`) for the
+//!   built-in kinds (core/v1 Namespace, ConfigMap, Secret, Service, Pod, ServiceAccount, Event;
+//!   apps/v1 Deployment, ReplicaSet; coordination.k8s.io/v1 Lease; events.k8s.io/v1 Event;
+//!   apiextensions.k8s.io/v1 CustomResourceDefinition) and every kind of a [`crate::Scheme`],
+//!   every installed or created CRD, and every [`ResourceType`] registered by hand; namespaced
+//!   and cluster-scoped URLs.
+//! - **Verbs**: get, list, watch, create, update, patch (JSON merge patch, strategic merge
+//!   patch treated as merge, JSON patch, server-side apply), delete, deletecollection;
+//!   `?dryRun=All`.
+//! - **Metadata**: `generateName` (5 random characters from the apiserver's alphabet), `uid`,
+//!   `creationTimestamp`, one global monotonically increasing `resourceVersion`, `generation`
+//!   for the kinds that have one — custom resources, CRDs, apps/v1 kinds, Pods; not ConfigMaps,
+//!   Secrets, Namespaces, Services, ServiceAccounts, Events, Leases — (1 on create, +1 on a
+//!   change outside `metadata` — and outside `status` for kinds with a status subresource — and
+//!   when `deletionTimestamp` is set). An update that changes nothing keeps the resourceVersion
+//!   and sends no event.
+//! - **Errors** as `metav1.Status`: 404 NotFound, 409 AlreadyExists, 409 Conflict (stale
+//!   `resourceVersion`, failed preconditions, server-side apply conflicts), 422 Invalid with field
+//!   causes (missing or malformed name or namespace, finalizers added while deleting), 410
+//!   Gone/Expired, 405 MethodNotAllowed, 400 BadRequest, 415 UnsupportedMediaType.
+//! - **Status subresource**: `/status` writes change only `.status`; main-resource writes ignore
+//!   `.status`; create drops `.status`.
+//! - **Lists**: label selectors (`=`, `==`, `!=`, `in`, `notin`, `key`, `!key`), field selectors
+//!   (`metadata.name`, `metadata.namespace`), `limit`/`continue` (a continue token older than the
+//!   watch history gets 410), the list's `resourceVersion`, metadata-only lists
+//!   (`as=PartialObjectMetadataList`).
+//! - **Watches** (chunked JSON lines, one event per line): `ADDED`/`MODIFIED`/`DELETED` in
+//!   commit order; from `resourceVersion` `0`/unset (synthetic `ADDED` for current objects first)
+//!   or from a version (replayed from a bounded history of changes, see
+//!   [`FakeApiServerBuilder::watch_history`]; an older version gets an `ERROR` event carrying a
+//!   410 `Expired` Status, as the real server sends); `BOOKMARK`s with `allowWatchBookmarks`;
+//!   `sendInitialEvents`; `timeoutSeconds`; selectors (an object leaving or entering a selector
+//!   is sent as `DELETED`/`ADDED`); metadata-only watches (`as=PartialObjectMetadata`).
+//! - **Deletion**: an object deleted at once is answered with a `Success` Status (the deleted
+//!   object for Pods and ServiceAccounts), one held by finalizers with its new state;
+//!   finalizers and `deletionTimestamp`; removing the last finalizer deletes;
+//!   garbage collection of dependents by ownerReference uid with `Background` (default),
+//!   `Foreground` (+ `blockOwnerDeletion`, the `foregroundDeletion` finalizer) and `Orphan`
+//!   propagation; deleting a Namespace deletes its contents; deleting a CRD deletes its objects.
+//! - **Test knobs**: [`Faults`] (fail the next N requests matching verb and resource, latency,
+//!   close all watches, force 410 on the next watch, compact the history) and
+//!   [`RequestCounters`] (requests by verb and resource).
+//! - **Reviews**: `TokenReview` and `SubjectAccessReview` creates answered by test functions
+//!   ([`FakeApiServer::answer_token_reviews`], [`FakeApiServer::answer_subject_access_reviews`]),
+//!   for code that delegates authentication and authorization to the API server.
+//!
+//! # What the fake does not model
+//! - **Namespaces need not exist**: objects can be created in any namespace without a Namespace
+//!   object (the real apiserver's `NamespaceLifecycle` admission plugin would refuse; create the
+//!   Namespace first, or use `default`, so tests pass on envtest too).
+//! - No scheduler, kubelet or controllers (Deployments make no ReplicaSets, Pods never run), no
+//!   admission plugins or webhooks, no authentication or RBAC (every request is allowed;
+//!   reviews are answered by the test's functions only), no OpenAPI schema validation,
+//!   defaulting, pruning or CEL rules for custom resources, no version conversion (all
+//!   versions of a kind share storage; `apiVersion` is rewritten).
+//! - Garbage collection is synchronous (inside the deleting request), and a dependent whose
+//!   owner never existed is kept.
+//! - Strategic merge patches are JSON merge patches (no merge keys); server-side apply treats
+//!   lists atomically and tracks only `Apply` ownership.
+//! - List pages after the first are read from the current state (not a snapshot at the list's
+//!   resourceVersion); `resourceVersionMatch` is ignored.
+//! - JSON only (no protobuf, no Table output, no aggregated discovery).
+//! - Updates of custom resources without a `resourceVersion` are accepted (the real server
+//!   requires one for custom resources; ConfigMaps and most built-ins allow unconditional
+//!   updates) — send the version you read, as kbr's `Client::update` does.
+//!
+//! And envtest does not model what kube-controller-manager, the scheduler and kubelets do:
+//! no garbage collection, no namespace finalization (a deleted Namespace stays `Terminating`),
+//! no `default` ServiceAccounts or `kube-root-ca.crt` ConfigMaps, no Pods running.
+
+mod api_error;
+mod apply;
+mod builtin;
+mod discovery;
+mod endpoints;
+mod env;
+pub mod envtest;
+mod error;
+mod faults;
+mod gc;
+mod meta;
+mod names;
+mod patch;
+mod registry;
+mod request;
+mod reviews;
+mod selector;
+mod server;
+mod store;
+mod validation;
+mod watch;
+mod write;
+
+pub use env::TestEnv;
+pub use error::Error;
+pub use faults::{Faults, RequestCounters};
+pub use registry::ResourceType;
+pub use request::Verb;
+pub use server::{FakeApiServer, FakeApiServerBuilder, FakeService};
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+
+/// The CRDs of a scheme, its error wrapped into [`Error::Scheme`].
+fn scheme_crds(scheme: &crate::Scheme) -> Result<Vec<CustomResourceDefinition>, Error> {
+    Ok(scheme.crds()?)
+}

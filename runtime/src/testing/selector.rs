@@ -1,0 +1,281 @@
+//! Label and field selectors, as in `?labelSelector=` and `?fieldSelector=`.
+//!
+//! Mirrors `k8s.io/apimachinery/pkg/labels` (`=`, `==`, `!=`, `in`, `notin`, `key`, `!key`) and
+//! the field selectors every resource supports (`metadata.name`, `metadata.namespace`, with `=`,
+//! `==`, `!=`) plus a CRD's `selectableFields`. Other fields (`spec.nodeName` of Pods,
+//! `status.phase`, …) are rejected with 400 BadRequest, as the apiserver does for fields a kind
+//! does not index.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::api_error::ApiError;
+
+#[derive(Clone, Debug, PartialEq)]
+enum LabelRequirement {
+    Equals(String, String),
+    NotEquals(String, String),
+    In(String, Vec<String>),
+    NotIn(String, Vec<String>),
+    Exists(String),
+    DoesNotExist(String),
+}
+
+/// A parsed label selector; the empty selector matches everything.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct LabelSelector(Vec<LabelRequirement>);
+
+/// Splits at commas outside parentheses.
+fn split_terms(s: &str) -> Vec<&str> {
+    let mut terms = Vec::new();
+    let (mut depth, mut start) = (0i32, 0usize);
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                terms.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    terms.push(&s[start..]);
+    terms
+}
+
+fn parse_set(term: &str, rest: &str) -> Result<Vec<String>, ApiError> {
+    let rest = rest.trim();
+    let inner = rest
+        .strip_prefix('(')
+        .and_then(|r| r.strip_suffix(')'))
+        .ok_or_else(|| bad_selector(term, "expected a parenthesised set of values"))?;
+    Ok(inner
+        .split(',')
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
+        .collect())
+}
+
+fn bad_selector(term: &str, why: &str) -> ApiError {
+    ApiError::bad_request(format!("unable to parse requirement: {term:?}: {why}"))
+}
+
+fn valid_key(key: &str) -> bool {
+    !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
+}
+
+impl LabelSelector {
+    /// Parses `a=b,c!=d,e in (x,y),f notin (z),g,!h`.
+    pub(crate) fn parse(s: &str) -> Result<Self, ApiError> {
+        let mut reqs = Vec::new();
+        if s.trim().is_empty() {
+            return Ok(Self(reqs));
+        }
+        for raw in split_terms(s) {
+            let term = raw.trim();
+            let req = if let Some(key) = term.strip_prefix('!') {
+                LabelRequirement::DoesNotExist(key.trim().to_owned())
+            } else if let Some((k, v)) = term.split_once("!=") {
+                LabelRequirement::NotEquals(k.trim().to_owned(), v.trim().to_owned())
+            } else if let Some((k, v)) = term.split_once("==") {
+                LabelRequirement::Equals(k.trim().to_owned(), v.trim().to_owned())
+            } else if let Some((k, v)) = term.split_once('=') {
+                LabelRequirement::Equals(k.trim().to_owned(), v.trim().to_owned())
+            } else if let Some((k, rest)) = term.split_once(" notin ") {
+                LabelRequirement::NotIn(k.trim().to_owned(), parse_set(term, rest)?)
+            } else if let Some((k, rest)) = term.split_once(" in ") {
+                LabelRequirement::In(k.trim().to_owned(), parse_set(term, rest)?)
+            } else {
+                LabelRequirement::Exists(term.to_owned())
+            };
+            let key = match &req {
+                LabelRequirement::Equals(k, _)
+                | LabelRequirement::NotEquals(k, _)
+                | LabelRequirement::In(k, _)
+                | LabelRequirement::NotIn(k, _)
+                | LabelRequirement::Exists(k)
+                | LabelRequirement::DoesNotExist(k) => k,
+            };
+            if !valid_key(key) {
+                return Err(bad_selector(term, "invalid label key"));
+            }
+            reqs.push(req);
+        }
+        Ok(Self(reqs))
+    }
+
+    /// Whether `labels` satisfies every requirement.
+    pub(crate) fn matches(&self, labels: &BTreeMap<&str, &str>) -> bool {
+        self.0.iter().all(|req| match req {
+            LabelRequirement::Equals(k, v) => labels.get(k.as_str()) == Some(&v.as_str()),
+            LabelRequirement::NotEquals(k, v) => labels.get(k.as_str()) != Some(&v.as_str()),
+            LabelRequirement::In(k, vs) => labels
+                .get(k.as_str())
+                .is_some_and(|l| vs.iter().any(|v| v == l)),
+            LabelRequirement::NotIn(k, vs) => labels
+                .get(k.as_str())
+                .is_none_or(|l| vs.iter().all(|v| v != l)),
+            LabelRequirement::Exists(k) => labels.contains_key(k.as_str()),
+            LabelRequirement::DoesNotExist(k) => !labels.contains_key(k.as_str()),
+        })
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct FieldRequirement {
+    field: String,
+    value: String,
+    equal: bool,
+}
+
+/// A parsed field selector over `metadata.name`, `metadata.namespace` and selectable fields.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct FieldSelector(Vec<FieldRequirement>);
+
+impl FieldSelector {
+    /// Parses `metadata.name=x,metadata.namespace!=y`; `selectable` are the other fields allowed.
+    pub(crate) fn parse(s: &str, selectable: &[String]) -> Result<Self, ApiError> {
+        let mut reqs = Vec::new();
+        if s.trim().is_empty() {
+            return Ok(Self(reqs));
+        }
+        for raw in s.split(',') {
+            let term = raw.trim();
+            let (field, value, equal) = if let Some((f, v)) = term.split_once("!=") {
+                (f, v, false)
+            } else if let Some((f, v)) = term.split_once("==") {
+                (f, v, true)
+            } else if let Some((f, v)) = term.split_once('=') {
+                (f, v, true)
+            } else {
+                return Err(ApiError::bad_request(format!(
+                    "invalid selector: {term:?}; can't understand it"
+                )));
+            };
+            let field = field.trim();
+            if field != "metadata.name"
+                && field != "metadata.namespace"
+                && !selectable.iter().any(|f| f == field)
+            {
+                return Err(ApiError::bad_request(format!(
+                    "field label not supported: {field}"
+                )));
+            }
+            reqs.push(FieldRequirement {
+                field: field.to_owned(),
+                value: value.trim().to_owned(),
+                equal,
+            });
+        }
+        Ok(Self(reqs))
+    }
+
+    /// Whether `obj` matches; a missing field reads as `""`, numbers and booleans as text.
+    pub(crate) fn matches(&self, obj: &Value) -> bool {
+        self.0.iter().all(|r| {
+            let value = r.field.split('.').try_fold(obj, |v, seg| v.get(seg));
+            let actual = match value {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Null) | None => String::new(),
+                Some(other) => other.to_string(),
+            };
+            (actual == r.value) == r.equal
+        })
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Label plus field selector of one list, watch or deletecollection request.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Selectors {
+    pub(crate) labels: LabelSelector,
+    pub(crate) fields: FieldSelector,
+}
+
+impl Selectors {
+    /// Parses the two query parameters (either may be absent); `selectable` are the fields
+    /// beyond `metadata.name`/`metadata.namespace` the resource allows.
+    pub(crate) fn parse(
+        labels: Option<&str>,
+        fields: Option<&str>,
+        selectable: &[String],
+    ) -> Result<Self, ApiError> {
+        Ok(Self {
+            labels: LabelSelector::parse(labels.unwrap_or(""))?,
+            fields: FieldSelector::parse(fields.unwrap_or(""), selectable)?,
+        })
+    }
+
+    /// Whether an object (JSON) matches both selectors.
+    pub(crate) fn matches(&self, obj: &Value) -> bool {
+        if self.labels.is_empty() && self.fields.is_empty() {
+            return true;
+        }
+        if !self.fields.matches(obj) {
+            return false;
+        }
+        let meta = obj.get("metadata");
+        let labels: BTreeMap<&str, &str> = meta
+            .and_then(|m| m.get("labels"))
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| v.as_str().map(|v| (k.as_str(), v)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.labels.matches(&labels)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(labels: Value) -> Value {
+        json!({"metadata": {"name": "a", "namespace": "ns", "labels": labels}})
+    }
+
+    #[test]
+    fn label_operators() {
+        let o = obj(json!({"app": "web", "tier": "front"}));
+        let m = |s: &str| Selectors::parse(Some(s), None, &[]).map(|sel| sel.matches(&o));
+        assert_eq!(m("app=web"), Ok(true));
+        assert_eq!(m("app==web,tier=front"), Ok(true));
+        assert_eq!(m("app!=web"), Ok(false));
+        assert_eq!(m("app in (db, web)"), Ok(true));
+        assert_eq!(m("app notin (web)"), Ok(false));
+        assert_eq!(m("missing notin (web)"), Ok(true));
+        assert_eq!(m("tier"), Ok(true));
+        assert_eq!(m("!tier"), Ok(false));
+        assert_eq!(m("!missing,app in (web),tier!=back"), Ok(true));
+        assert!(m("a b c").is_err());
+    }
+
+    #[test]
+    fn field_selectors() {
+        let mut o = obj(json!({}));
+        o["spec"] = json!({"color": "red", "size": 3});
+        let selectable = ["spec.color".to_owned(), "spec.size".to_owned()];
+        let m = |s: &str| Selectors::parse(None, Some(s), &selectable).map(|sel| sel.matches(&o));
+        assert_eq!(m("metadata.name=a"), Ok(true));
+        assert_eq!(m("metadata.name!=a"), Ok(false));
+        assert_eq!(m("metadata.namespace==ns,metadata.name=a"), Ok(true));
+        assert_eq!(m("spec.color=red,spec.size=3"), Ok(true));
+        assert_eq!(m("spec.color!=red"), Ok(false));
+        assert!(m("spec.nodeName=x").is_err());
+    }
+}

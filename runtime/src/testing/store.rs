@@ -1,0 +1,301 @@
+//! The fake's etcd: objects, the global resourceVersion, the event history and open watches.
+//!
+//! Every write goes through [`Store::commit_put`] or [`Store::commit_remove`], which assign the
+//! next resourceVersion (one global counter, like etcd's revision), record the change in a
+//! bounded history (what watches from an old resourceVersion replay) and hand it to every open
+//! watch whose filter it passes — all under the one lock that guards the store, so a watch
+//! never misses or reorders a change.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::meta;
+use super::names::NameGenerator;
+use super::registry::{Registry, StorageKey};
+use super::watch::{WatchFilter, WatchItem};
+
+/// Where one object lives: resource, namespace (`""` when cluster-scoped), name.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct ObjRef {
+    pub(crate) storage: StorageKey,
+    pub(crate) namespace: String,
+    pub(crate) name: String,
+}
+
+/// The type of a watch event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum EventType {
+    Added,
+    Modified,
+    Deleted,
+}
+
+impl EventType {
+    /// The `type` field of a watch event.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Self::Added => "ADDED",
+            Self::Modified => "MODIFIED",
+            Self::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One committed change, as kept in the history.
+#[derive(Debug)]
+pub(crate) struct Change {
+    pub(crate) rv: u64,
+    pub(crate) kind: EventType,
+    pub(crate) storage: StorageKey,
+    pub(crate) namespace: String,
+    /// The object after the change (for a deletion: its last state).
+    pub(crate) object: Arc<Value>,
+    /// The object before the change (`None` for a creation).
+    pub(crate) prev: Option<Arc<Value>>,
+}
+
+struct Watcher {
+    filter: WatchFilter,
+    tx: mpsc::UnboundedSender<WatchItem>,
+}
+
+/// Objects by resource, then by (namespace, name) — sorted, like etcd keys.
+type Objects = BTreeMap<StorageKey, BTreeMap<(String, String), Arc<Value>>>;
+
+/// The state of the fake API server.
+pub(crate) struct Store {
+    pub(crate) registry: Registry,
+    pub(crate) names: NameGenerator,
+    objects: Objects,
+    rv: u64,
+    history: VecDeque<Arc<Change>>,
+    history_limit: usize,
+    /// The highest resourceVersion whose change is no longer in `history`.
+    evicted_upto: u64,
+    watchers: Vec<Watcher>,
+    by_uid: HashMap<String, ObjRef>,
+    /// owner uid -> objects with an ownerReference to it.
+    dependents: HashMap<String, BTreeSet<ObjRef>>,
+}
+
+impl Store {
+    pub(crate) fn new(registry: Registry, names: NameGenerator, history_limit: usize) -> Self {
+        Self {
+            registry,
+            names,
+            objects: Objects::new(),
+            rv: 1,
+            history: VecDeque::new(),
+            history_limit: history_limit.max(1),
+            evicted_upto: 0,
+            watchers: Vec::new(),
+            by_uid: HashMap::new(),
+            dependents: HashMap::new(),
+        }
+    }
+
+    /// The current (latest committed) resourceVersion.
+    pub(crate) fn current_rv(&self) -> u64 {
+        self.rv
+    }
+
+    /// Changes older than this resourceVersion are gone: a watch or continue token from an
+    /// earlier version gets 410.
+    pub(crate) fn evicted_upto(&self) -> u64 {
+        self.evicted_upto
+    }
+
+    pub(crate) fn get(&self, key: &ObjRef) -> Option<&Arc<Value>> {
+        self.objects
+            .get(&key.storage)?
+            .get(&(key.namespace.clone(), key.name.clone()))
+    }
+
+    pub(crate) fn by_uid(&self, uid: &str) -> Option<&ObjRef> {
+        self.by_uid.get(uid)
+    }
+
+    /// Objects whose ownerReferences name `owner_uid`.
+    pub(crate) fn dependents_of(&self, owner_uid: &str) -> Vec<ObjRef> {
+        self.dependents
+            .get(owner_uid)
+            .map(|d| d.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// The objects of one resource, optionally in one namespace, strictly after `after`
+    /// (a continue position), in key order.
+    pub(crate) fn range<'a>(
+        &'a self,
+        storage: &StorageKey,
+        namespace: Option<&'a str>,
+        after: Option<(String, String)>,
+    ) -> impl Iterator<Item = &'a Arc<Value>> + 'a {
+        use std::ops::Bound;
+        let lower = match after {
+            Some(k) => Bound::Excluded(k),
+            None => match namespace {
+                Some(ns) => Bound::Included((ns.to_owned(), String::new())),
+                None => Bound::Unbounded,
+            },
+        };
+        self.objects
+            .get(storage)
+            .into_iter()
+            .flat_map(move |m| m.range((lower.clone(), Bound::Unbounded)))
+            .take_while(move |((ns, _), _)| namespace.is_none_or(|want| want == ns))
+            .map(|(_, v)| v)
+    }
+
+    /// Every namespaced object in `namespace`, of any resource.
+    pub(crate) fn all_in_namespace(&self, namespace: &str) -> Vec<ObjRef> {
+        self.objects
+            .iter()
+            .flat_map(|(storage, m)| {
+                m.keys()
+                    .filter(|(ns, _)| ns == namespace)
+                    .map(|(ns, name)| ObjRef {
+                        storage: storage.clone(),
+                        namespace: ns.clone(),
+                        name: name.clone(),
+                    })
+            })
+            .collect()
+    }
+
+    /// Stores `obj` (a creation when `key` is new, else an update) with the next
+    /// resourceVersion; returns the stored object.
+    pub(crate) fn commit_put(&mut self, key: ObjRef, mut obj: Value) -> Arc<Value> {
+        self.rv += 1;
+        meta::set(
+            &mut obj,
+            "resourceVersion",
+            Some(Value::String(self.rv.to_string())),
+        );
+        let obj = Arc::new(obj);
+        let prev = self
+            .objects
+            .entry(key.storage.clone())
+            .or_default()
+            .insert((key.namespace.clone(), key.name.clone()), obj.clone());
+        if let Some(prev) = &prev {
+            self.unindex(&key, prev);
+        }
+        self.index(&key, &obj);
+        let kind = if prev.is_some() {
+            EventType::Modified
+        } else {
+            EventType::Added
+        };
+        self.record(key, kind, obj.clone(), prev);
+        obj
+    }
+
+    /// Removes the object at `key`, whose last state is `last`, with the next
+    /// resourceVersion; returns that last state.
+    pub(crate) fn commit_remove(&mut self, key: ObjRef, mut last: Value) -> Arc<Value> {
+        self.rv += 1;
+        meta::set(
+            &mut last,
+            "resourceVersion",
+            Some(Value::String(self.rv.to_string())),
+        );
+        let last = Arc::new(last);
+        let prev = self
+            .objects
+            .get_mut(&key.storage)
+            .and_then(|m| m.remove(&(key.namespace.clone(), key.name.clone())));
+        if let Some(prev) = &prev {
+            self.unindex(&key, prev);
+        }
+        self.record(key, EventType::Deleted, last.clone(), prev);
+        last
+    }
+
+    fn index(&mut self, key: &ObjRef, obj: &Value) {
+        let uid = meta::uid(obj);
+        if !uid.is_empty() {
+            self.by_uid.insert(uid.to_owned(), key.clone());
+        }
+        for owner in meta::owner_refs(obj) {
+            self.dependents
+                .entry(owner.uid)
+                .or_default()
+                .insert(key.clone());
+        }
+    }
+
+    fn unindex(&mut self, key: &ObjRef, obj: &Value) {
+        self.by_uid.remove(meta::uid(obj));
+        for owner in meta::owner_refs(obj) {
+            if let Some(set) = self.dependents.get_mut(&owner.uid) {
+                set.remove(key);
+                if set.is_empty() {
+                    self.dependents.remove(&owner.uid);
+                }
+            }
+        }
+    }
+
+    fn record(
+        &mut self,
+        key: ObjRef,
+        kind: EventType,
+        object: Arc<Value>,
+        prev: Option<Arc<Value>>,
+    ) {
+        let change = Arc::new(Change {
+            rv: self.rv,
+            kind,
+            storage: key.storage,
+            namespace: key.namespace,
+            object,
+            prev,
+        });
+        self.watchers.retain(|w| match w.filter.translate(&change) {
+            Some(item) => w.tx.send(item).is_ok(),
+            None => !w.tx.is_closed(),
+        });
+        self.history.push_back(change);
+        while self.history.len() > self.history_limit {
+            if let Some(old) = self.history.pop_front() {
+                self.evicted_upto = old.rv;
+            }
+        }
+    }
+
+    /// The retained changes with a resourceVersion above `rv`, oldest first.
+    pub(crate) fn history_after(&self, rv: u64) -> impl Iterator<Item = &Arc<Change>> {
+        let start = self.history.partition_point(|c| c.rv <= rv);
+        self.history.range(start..)
+    }
+
+    /// Registers an open watch; it receives every later change its filter passes.
+    pub(crate) fn add_watcher(
+        &mut self,
+        filter: WatchFilter,
+        tx: mpsc::UnboundedSender<WatchItem>,
+    ) {
+        self.watchers.push(Watcher { filter, tx });
+    }
+
+    /// Ends every open watch (their streams finish, as when the apiserver restarts).
+    pub(crate) fn close_watchers(&mut self) {
+        self.watchers.clear();
+    }
+
+    /// Drops the whole history: every watch or continue token from an older resourceVersion
+    /// now gets 410 Gone.
+    pub(crate) fn compact(&mut self) {
+        self.history.clear();
+        self.evicted_upto = self.rv;
+    }
+
+    /// The number of open watches.
+    pub(crate) fn watcher_count(&self) -> usize {
+        self.watchers.iter().filter(|w| !w.tx.is_closed()).count()
+    }
+}

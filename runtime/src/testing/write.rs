@@ -1,0 +1,321 @@
+//! The write path: create and update with the generic registry's rules.
+//!
+//! Mirrors `k8s.io/apiserver/pkg/registry/generic/registry.Store` plus the CRD strategy:
+//! server-set metadata (uid, creationTimestamp, resourceVersion, generation), `generateName`,
+//! optimistic concurrency on `metadata.resourceVersion`, `generation` bumps on spec changes,
+//! the status subresource split, no-op updates that keep the resourceVersion, finalizers that
+//! cannot be added while deleting, and deletion when the last finalizer goes.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::api_error::{ApiError, Cause, Subject};
+use super::meta;
+use super::registry::ResourceType;
+use super::store::{ObjRef, Store};
+use super::validation::{NameRule, validate_meta};
+
+/// Which part of an object a write may change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Part {
+    /// The main resource: everything but `status` when the type has a status subresource.
+    Main,
+    /// The `/status` subresource: only `status`.
+    Status,
+}
+
+/// The [`Subject`] of errors about `rt`.
+pub(crate) fn subject(rt: &ResourceType) -> Subject<'_> {
+    Subject {
+        group: &rt.group,
+        plural: &rt.plural,
+        kind: &rt.kind,
+    }
+}
+
+/// The key of `name` of `rt` in `namespace`.
+pub(crate) fn key(rt: &ResourceType, namespace: Option<&str>, name: &str) -> ObjRef {
+    ObjRef {
+        storage: rt.storage(),
+        namespace: if rt.namespaced {
+            namespace.unwrap_or("").to_owned()
+        } else {
+            String::new()
+        },
+        name: name.to_owned(),
+    }
+}
+
+/// 400 unless `body` is an object whose `apiVersion`/`kind` (when present) are `rt`'s.
+fn check_types(rt: &ResourceType, body: &Value) -> Result<(), ApiError> {
+    if !body.is_object() {
+        return Err(ApiError::bad_request(
+            "the body of the request is not a JSON object",
+        ));
+    }
+    let want = rt.api_version();
+    if let Some(got) = body.get("apiVersion").and_then(Value::as_str)
+        && got != want
+        && !(rt.group.is_empty() && got == format!("/{want}"))
+    {
+        return Err(ApiError::bad_request(format!(
+            "the API version in the data ({got}) does not match the expected API version ({want})"
+        )));
+    }
+    if let Some(got) = body.get("kind").and_then(Value::as_str)
+        && got != rt.kind
+    {
+        return Err(ApiError::bad_request(format!(
+            "the kind in the data ({got}) does not match the expected kind ({})",
+            rt.kind
+        )));
+    }
+    Ok(())
+}
+
+/// 400 when the body names another namespace than the URL.
+fn check_namespace(
+    rt: &ResourceType,
+    body: &Value,
+    namespace: Option<&str>,
+) -> Result<(), ApiError> {
+    if !rt.namespaced {
+        return Ok(());
+    }
+    match meta::text(body, "namespace") {
+        Some(ns) if !ns.is_empty() && Some(ns) != namespace => Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        )),
+        _ => Ok(()),
+    }
+}
+
+impl Store {
+    /// `POST`: stores a new object. `dry_run` validates and returns it without storing.
+    pub(crate) fn create(
+        &mut self,
+        rt: &ResourceType,
+        namespace: Option<&str>,
+        mut obj: Value,
+        dry_run: bool,
+    ) -> Result<Arc<Value>, ApiError> {
+        check_types(rt, &obj)?;
+        check_namespace(rt, &obj, namespace)?;
+        if rt.namespaced && namespace.is_none() {
+            return Err(ApiError::bad_request(
+                "the namespace of the object is required for a namespaced resource",
+            ));
+        }
+        let mut name = meta::name(&obj).to_owned();
+        let generate = meta::text(&obj, "generateName").unwrap_or("").to_owned();
+        if name.is_empty() && !generate.is_empty() {
+            // Like the apiserver (RetryGenerateName), try a few names before AlreadyExists.
+            for _ in 0..8 {
+                name = self.names.generate_name(&generate);
+                if self.get(&key(rt, namespace, &name)).is_none() {
+                    break;
+                }
+            }
+        }
+        let causes = validate_meta(
+            NameRule::for_kind(&rt.group, &rt.kind),
+            &name,
+            namespace.filter(|_| rt.namespaced),
+        );
+        if !causes.is_empty() {
+            return Err(ApiError::invalid(&subject(rt), &name, causes));
+        }
+        let key = key(rt, namespace, &name);
+        if self.get(&key).is_some() {
+            return Err(ApiError::already_exists(&subject(rt), &name));
+        }
+        if let Value::Object(map) = &mut obj {
+            map.insert("apiVersion".into(), Value::String(rt.api_version()));
+            map.insert("kind".into(), Value::String(rt.kind.clone()));
+            if rt.status_subresource {
+                map.remove("status");
+            }
+        }
+        let uid = self.names.uid();
+        let m = meta::meta_mut(&mut obj);
+        m.insert("name".into(), Value::String(name));
+        if rt.namespaced {
+            m.insert("namespace".into(), Value::String(key.namespace.clone()));
+        } else {
+            m.remove("namespace");
+        }
+        m.insert("uid".into(), Value::String(uid));
+        m.insert("creationTimestamp".into(), Value::String(meta::now()));
+        if super::builtin::tracks_generation(rt) {
+            m.insert("generation".into(), Value::from(1));
+        } else {
+            m.remove("generation");
+        }
+        for server_only in [
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "resourceVersion",
+            "selfLink",
+        ] {
+            m.remove(server_only);
+        }
+        self.on_create(rt, &mut obj);
+        if dry_run {
+            return Ok(Arc::new(obj));
+        }
+        Ok(self.commit_put(key, obj))
+    }
+
+    /// `PUT`: replaces an object (or only its status for [`Part::Status`]).
+    pub(crate) fn update(
+        &mut self,
+        rt: &ResourceType,
+        namespace: Option<&str>,
+        name: &str,
+        body: Value,
+        part: Part,
+        dry_run: bool,
+    ) -> Result<Arc<Value>, ApiError> {
+        let key = key(rt, namespace, name);
+        let old = self
+            .get(&key)
+            .cloned()
+            .ok_or_else(|| ApiError::not_found(&subject(rt), name))?;
+        self.write_over(rt, key, &old, body, part, dry_run)
+    }
+
+    /// The common tail of update and patch: `body` is the whole new object.
+    pub(crate) fn write_over(
+        &mut self,
+        rt: &ResourceType,
+        key: ObjRef,
+        old: &Arc<Value>,
+        body: Value,
+        part: Part,
+        dry_run: bool,
+    ) -> Result<Arc<Value>, ApiError> {
+        check_types(rt, &body)?;
+        check_namespace(
+            rt,
+            &body,
+            Some(key.namespace.as_str()).filter(|ns| !ns.is_empty()),
+        )?;
+        let body_name = meta::name(&body);
+        if !body_name.is_empty() && body_name != key.name {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({})",
+                key.name
+            )));
+        }
+        if let Some(rv) = meta::text(&body, "resourceVersion")
+            && !rv.is_empty()
+            && Some(rv) != meta::text(old, "resourceVersion")
+        {
+            return Err(ApiError::conflict(&subject(rt), &key.name));
+        }
+        if let Some(uid) = meta::text(&body, "uid")
+            && !uid.is_empty()
+            && uid != meta::uid(old)
+        {
+            return Err(ApiError::conflict_because(
+                &subject(rt),
+                &key.name,
+                &format!(
+                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                    meta::uid(old)
+                ),
+            ));
+        }
+        let new = merge_for_update(rt, old, body, part);
+        let added: Vec<String> = meta::finalizers(&new)
+            .into_iter()
+            .filter(|f| !meta::finalizers(old).contains(f))
+            .collect();
+        if meta::is_deleting(old) && !added.is_empty() {
+            return Err(ApiError::invalid(
+                &subject(rt),
+                &key.name,
+                vec![Cause::forbidden(
+                    "metadata.finalizers",
+                    "no new finalizers can be added if the object is being deleted",
+                )],
+            ));
+        }
+        if **old == new {
+            return Ok(old.clone());
+        }
+        if dry_run {
+            return Ok(Arc::new(new));
+        }
+        if meta::is_deleting(&new) && meta::finalizers(&new).is_empty() {
+            return Ok(self.remove_with_cascade(key, new));
+        }
+        let mut new = new;
+        self.on_update(rt, &mut new);
+        let stored = self.commit_put(key, new);
+        self.after_owner_change(old);
+        Ok(stored)
+    }
+}
+
+/// The object an update stores: the body with server-owned metadata kept from `old`, `status`
+/// kept (main) or only `status` taken (status), and `generation` bumped on spec changes.
+fn merge_for_update(rt: &ResourceType, old: &Value, body: Value, part: Part) -> Value {
+    let mut new = match part {
+        Part::Status => {
+            let mut new = old.clone();
+            if let Value::Object(map) = &mut new {
+                match body.get("status") {
+                    Some(status) => map.insert("status".into(), status.clone()),
+                    None => map.remove("status"),
+                };
+            }
+            return new;
+        }
+        Part::Main => body,
+    };
+    if let Value::Object(map) = &mut new {
+        map.insert(
+            "apiVersion".into(),
+            old.get("apiVersion").cloned().unwrap_or(Value::Null),
+        );
+        map.insert("kind".into(), Value::String(rt.kind.clone()));
+        if rt.status_subresource {
+            match old.get("status") {
+                Some(status) => map.insert("status".into(), status.clone()),
+                None => map.remove("status"),
+            };
+        }
+    }
+    let old_meta = old.get("metadata").and_then(Value::as_object);
+    let m = meta::meta_mut(&mut new);
+    for field in [
+        "name",
+        "namespace",
+        "uid",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "generation",
+        "resourceVersion",
+    ] {
+        match old_meta.and_then(|o| o.get(field)) {
+            Some(v) => m.insert(field.to_owned(), v.clone()),
+            None => m.remove(field),
+        };
+    }
+    if !m.contains_key("managedFields")
+        && let Some(mf) = old_meta.and_then(|o| o.get("managedFields"))
+    {
+        m.insert("managedFields".into(), mf.clone());
+    }
+    if meta::generation(old) > 0
+        && meta::spec_view(&new, rt.status_subresource)
+            != meta::spec_view(old, rt.status_subresource)
+    {
+        let generation = meta::generation(old) + 1;
+        meta::set(&mut new, "generation", Some(Value::from(generation)));
+    }
+    new
+}

@@ -1,0 +1,137 @@
+//! Deletion: finalizers, deletionTimestamp, preconditions, missing objects.
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, Preconditions, WatchParams};
+use serde_json::json;
+
+use super::{
+    Ctx, TestResult, Widget, WidgetSpec, api_error, code_and_reason, config_map, describe,
+    next_change, pairs,
+};
+
+pub async fn finalizers_hold_deletion_until_removed(ctx: &Ctx) -> TestResult {
+    let api: Api<Widget> = ctx.api();
+    let mut w = Widget::new("guarded", WidgetSpec { size: 1 });
+    w.metadata.finalizers = Some(vec!["example.com/a".into(), "example.com/b".into()]);
+    let created = api.create(&PostParams::default(), &w).await?;
+    assert_eq!(created.metadata.generation, Some(1));
+    let rv = created
+        .metadata
+        .resource_version
+        .clone()
+        .unwrap_or_default();
+    let mut events = api
+        .watch(&WatchParams::default().disable_bookmarks(), &rv)
+        .await?
+        .boxed();
+
+    // Held by finalizers: the answer is the object, now with a deletionTimestamp.
+    let marked = api
+        .delete("guarded", &DeleteParams::default())
+        .await?
+        .left()
+        .ok_or("a delete held by finalizers answers with the object")?;
+    assert!(marked.metadata.deletion_timestamp.is_some());
+    assert_eq!(marked.metadata.deletion_grace_period_seconds, Some(0));
+    assert_eq!(
+        marked.metadata.generation,
+        Some(2),
+        "setting deletionTimestamp bumps the generation"
+    );
+    assert!(api.get_opt("guarded").await?.is_some());
+
+    // Deleting again changes nothing.
+    let again = api.delete("guarded", &DeleteParams::default()).await?;
+    let again = again.left().ok_or("still held: the object")?;
+    assert_eq!(
+        again.metadata.deletion_timestamp,
+        marked.metadata.deletion_timestamp
+    );
+
+    // No new finalizers while deleting.
+    let add = Patch::Merge(
+        json!({"metadata": {"finalizers": ["example.com/a", "example.com/b", "example.com/c"]}}),
+    );
+    let status = api_error(api.patch("guarded", &PatchParams::default(), &add).await)?;
+    assert_eq!(code_and_reason(&status), (422, "Invalid"));
+    let causes: Vec<(String, String)> = status
+        .details
+        .map(|d| d.causes)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| (c.reason, c.field))
+        .collect();
+    assert_eq!(
+        causes,
+        [(
+            "FieldValueForbidden".to_owned(),
+            "metadata.finalizers".to_owned()
+        )]
+    );
+
+    let one_left = Patch::Merge(json!({"metadata": {"finalizers": ["example.com/b"]}}));
+    api.patch("guarded", &PatchParams::default(), &one_left)
+        .await?;
+    assert!(api.get_opt("guarded").await?.is_some());
+    let none_left = Patch::Merge(json!({"metadata": {"finalizers": null}}));
+    api.patch("guarded", &PatchParams::default(), &none_left)
+        .await?;
+    assert!(
+        api.get_opt("guarded").await?.is_none(),
+        "gone once the last finalizer is removed"
+    );
+
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        seen.push(describe(&next_change(&mut events).await?));
+    }
+    assert_eq!(
+        seen,
+        pairs(&[
+            ("MODIFIED", "guarded"), // deletionTimestamp set
+            ("MODIFIED", "guarded"), // one finalizer removed
+            ("DELETED", "guarded"),  // the last one removed: deleted, no MODIFIED first
+        ])
+    );
+    Ok(())
+}
+
+pub async fn delete_preconditions_and_missing_objects(ctx: &Ctx) -> TestResult {
+    let api: Api<ConfigMap> = ctx.api();
+    let status = api_error(api.delete("missing", &DeleteParams::default()).await)?;
+    assert_eq!(code_and_reason(&status), (404, "NotFound"));
+    assert_eq!(status.message, r#"configmaps "missing" not found"#);
+
+    let created = api
+        .create(&PostParams::default(), &config_map("kept", &[], &[]))
+        .await?;
+    let wrong_uid = DeleteParams {
+        preconditions: Some(Preconditions {
+            uid: Some("00000000-0000-0000-0000-000000000000".into()),
+            resource_version: None,
+        }),
+        ..DeleteParams::default()
+    };
+    let status = api_error(api.delete("kept", &wrong_uid).await)?;
+    assert_eq!(code_and_reason(&status), (409, "Conflict"));
+    assert!(
+        status
+            .message
+            .starts_with(r#"Operation cannot be fulfilled on configmaps "kept": Precondition failed: UID in precondition: 00000000-0000-0000-0000-000000000000"#),
+        "{}",
+        status.message
+    );
+    assert!(api.get_opt("kept").await?.is_some());
+
+    let right_uid = DeleteParams {
+        preconditions: Some(Preconditions {
+            uid: created.metadata.uid.clone(),
+            resource_version: created.metadata.resource_version.clone(),
+        }),
+        ..DeleteParams::default()
+    };
+    api.delete("kept", &right_uid).await?;
+    assert!(api.get_opt("kept").await?.is_none());
+    Ok(())
+}

@@ -1,0 +1,177 @@
+//! Lists: label and field selectors, limit/continue, deletecollection, metadata-only lists.
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, DeleteParams, ListParams, PostParams};
+
+use super::{Ctx, Paint, PaintSpec, TestResult, api_error, code_and_reason, config_map, names};
+
+/// Four labelled ConfigMaps in the case's namespace.
+async fn seeded(ctx: &Ctx, prefix: &str) -> Result<Api<ConfigMap>, kube::Error> {
+    let api: Api<ConfigMap> = ctx.api();
+    for (name, labels) in [
+        ("web-1", &[("app", "web"), ("tier", "front")][..]),
+        ("web-2", &[("app", "web")][..]),
+        ("db-1", &[("app", "db"), ("tier", "back")][..]),
+        ("plain", &[][..]),
+    ] {
+        let name = format!("{prefix}{name}");
+        api.create(&PostParams::default(), &config_map(&name, labels, &[]))
+            .await?;
+    }
+    Ok(api)
+}
+
+async fn listed(api: &Api<ConfigMap>, lp: &ListParams) -> Result<Vec<String>, kube::Error> {
+    Ok(names(&api.list(lp).await?.items))
+}
+
+pub async fn label_selectors(ctx: &Ctx) -> TestResult {
+    let api = seeded(ctx, "").await?;
+    let with = |s: &str| ListParams::default().labels(s);
+    assert_eq!(listed(&api, &with("app=web")).await?, ["web-1", "web-2"]);
+    assert_eq!(listed(&api, &with("app==db")).await?, ["db-1"]);
+    assert_eq!(listed(&api, &with("app!=web")).await?, ["db-1", "plain"]);
+    assert_eq!(
+        listed(&api, &with("app in (db,web),tier")).await?,
+        ["db-1", "web-1"]
+    );
+    assert_eq!(
+        listed(&api, &with("app notin (web)")).await?,
+        ["db-1", "plain"]
+    );
+    assert_eq!(listed(&api, &with("!tier")).await?, ["plain", "web-2"]);
+    assert_eq!(listed(&api, &with("tier,app=web")).await?, ["web-1"]);
+    let status = api_error(api.list(&with("a b")).await)?;
+    assert_eq!(code_and_reason(&status), (400, "BadRequest"));
+    Ok(())
+}
+
+pub async fn field_selectors(ctx: &Ctx) -> TestResult {
+    let api = seeded(ctx, "field-").await?;
+    let other_ns = ctx.other_namespace("other").await?;
+    let other: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), &other_ns);
+    other
+        .create(&PostParams::default(), &config_map("field-web-1", &[], &[]))
+        .await?;
+    let all: Api<ConfigMap> = Api::all(ctx.client.clone());
+    let by = |s: &str| ListParams::default().fields(s);
+    let everywhere = all.list(&by("metadata.name=field-web-1")).await?.items;
+    let namespaces: Vec<_> = everywhere
+        .iter()
+        .map(|cm| cm.metadata.namespace.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(namespaces, [ctx.ns.clone(), other_ns.clone()]);
+    let one = format!("metadata.name=field-web-1,metadata.namespace={other_ns}");
+    assert_eq!(listed(&all, &by(&one)).await?, ["field-web-1"]);
+    assert_eq!(
+        listed(&api, &by("metadata.name!=field-web-1")).await?,
+        ["field-db-1", "field-plain", "field-web-2"]
+    );
+    let status = api_error(api.list(&by("spec.nodeName=x")).await)?;
+    assert_eq!(code_and_reason(&status), (400, "BadRequest"));
+    Ok(())
+}
+
+pub async fn custom_resource_selectable_fields(ctx: &Ctx) -> TestResult {
+    let api: Api<Paint> = ctx.api();
+    for (name, color) in [("a", "red"), ("b", "blue"), ("c", "red")] {
+        let paint = Paint::new(
+            name,
+            PaintSpec {
+                color: color.into(),
+            },
+        );
+        api.create(&PostParams::default(), &paint).await?;
+    }
+    let red = api
+        .list(&ListParams::default().fields("spec.color=red"))
+        .await?;
+    assert_eq!(names(&red.items), ["a", "c"]);
+    let status = api_error(
+        api.list(&ListParams::default().fields("spec.other=x"))
+            .await,
+    )?;
+    assert_eq!(code_and_reason(&status), (400, "BadRequest"));
+    Ok(())
+}
+
+pub async fn limit_and_continue_page_through_everything_once(ctx: &Ctx) -> TestResult {
+    let api: Api<ConfigMap> = ctx.api();
+    for i in 0..7 {
+        api.create(
+            &PostParams::default(),
+            &config_map(&format!("cm-{i}"), &[], &[]),
+        )
+        .await?;
+    }
+    let mut seen = Vec::new();
+    let mut lp = ListParams::default().limit(3);
+    let mut sizes = Vec::new();
+    let mut first_rv = None;
+    loop {
+        let page = api.list(&lp).await?;
+        sizes.push(page.items.len());
+        let rv = page.metadata.resource_version.clone();
+        assert_eq!(
+            first_rv.get_or_insert(rv.clone()),
+            &rv,
+            "pages share the list's version"
+        );
+        seen.extend(names(&page.items));
+        match page.metadata.continue_.filter(|c| !c.is_empty()) {
+            Some(token) => lp = lp.continue_token(&token),
+            None => break,
+        }
+    }
+    assert_eq!(sizes, [3, 3, 1]);
+    let expected: Vec<String> = (0..7).map(|i| format!("cm-{i}")).collect();
+    assert_eq!(seen, expected);
+    Ok(())
+}
+
+pub async fn delete_collection_honours_selectors(ctx: &Ctx) -> TestResult {
+    let api = seeded(ctx, "").await?;
+    let deleted = api
+        .delete_collection(
+            &DeleteParams::default(),
+            &ListParams::default().labels("app=web"),
+        )
+        .await?;
+    let deleted = deleted
+        .left()
+        .ok_or("deletecollection answers with the deleted objects")?;
+    let mut deleted = names(&deleted.items);
+    deleted.sort();
+    assert_eq!(deleted, ["web-1", "web-2"]);
+    assert_eq!(
+        listed(&api, &ListParams::default()).await?,
+        ["db-1", "plain"]
+    );
+    Ok(())
+}
+
+pub async fn metadata_only_lists(ctx: &Ctx) -> TestResult {
+    let api = seeded(ctx, "").await?;
+    let partial = api
+        .list_metadata(&ListParams::default().labels("app=web"))
+        .await?;
+    let got: Vec<(String, Option<String>)> = partial
+        .items
+        .iter()
+        .map(|p| {
+            let labels = p.metadata.labels.clone().unwrap_or_default();
+            (
+                p.metadata.name.clone().unwrap_or_default(),
+                labels.get("app").cloned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("web-1".to_owned(), Some("web".to_owned())),
+            ("web-2".to_owned(), Some("web".to_owned()))
+        ]
+    );
+    Ok(())
+}

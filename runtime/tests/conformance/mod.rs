@@ -1,0 +1,218 @@
+//! The conformance suite: the API-server semantics kbr's fake server claims, asserted the same
+//! way against every server — the in-process fake (`conformance_fake.rs`, always) and a real
+//! kube-apiserver from envtest (`conformance_envtest.rs`, when `KUBEBUILDER_ASSETS` is set).
+//!
+//! Each case is an `async fn(&Ctx) -> TestResult` that gets a `kube::Client` for "the server"
+//! and a namespace of its own (created first: the real server needs a Namespace before objects
+//! can be created in it). [`for_each_case!`] lists every case once; each runner expands it.
+//!
+//! # Fake-only (not in this suite) and why
+//! - Garbage collection (ownerReferences, background/foreground/orphan propagation) and a
+//!   Namespace's deletion removing its contents: done by kube-controller-manager, which envtest
+//!   does not run (`fake_gc.rs`).
+//! - Watch `410 Gone` for a version older than the history window, periodic BOOKMARKs,
+//!   `sendInitialEvents`: the real server's window (watch cache, etcd compaction every 5 min),
+//!   bookmark timing and the WatchList feature gate cannot be driven from a test
+//!   (`fake_watch.rs`, with the fake's `watch_history` and `bookmark_interval` knobs).
+//! - Fault injection and request counters: test knobs of the fake (`fake_faults.rs`).
+//!
+//! # Real-server behaviour the suite pins down (the fake follows it)
+//! - `generation` is 1 on create and bumps on spec changes for custom resources; ConfigMaps have
+//!   none. Setting `deletionTimestamp` bumps it.
+//! - An immediate DELETE answers a `Success` Status (name, uid); a DELETE held by finalizers
+//!   answers the object with `deletionTimestamp` set.
+//! - A status-subresource kind drops `.status` on create and main-resource writes, and `/status`
+//!   writes change nothing but `.status`.
+//! - resourceVersions are compared for equality only (they are opaque to clients).
+#![allow(dead_code)] // each runner uses the whole suite, but not every helper of this module
+
+pub mod crud;
+pub mod deletion;
+pub mod lists;
+mod objects;
+pub mod status;
+pub mod watch;
+
+pub use objects::{TestResult, api_error, code_and_reason, config_map, names};
+
+use std::time::Duration;
+
+use futures::{Stream, TryStreamExt};
+use k8s_openapi::api::core::v1::Namespace;
+use kbr_runtime::{CustomResource, Scheme};
+use kube::api::{Api, PostParams, WatchEvent};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Upper bound for one expected event (a watch event, a stream ending).
+pub const DEADLINE: Duration = Duration::from_secs(20);
+
+/// Calls `$runner!` with every case of the suite, as `module::function` paths.
+macro_rules! for_each_case {
+    ($runner:ident) => {
+        $runner! {
+            crud::create_get_update_patch_list_delete,
+            crud::no_op_update_keeps_the_resource_version,
+            crud::generate_name_appends_five_characters,
+            crud::create_twice_is_already_exists,
+            crud::stale_writes_are_conflicts,
+            crud::invalid_names_are_422_with_causes,
+            crud::dry_run_stores_nothing,
+            crud::server_side_apply_tracks_managers_and_conflicts,
+            crud::namespaces_are_cluster_scoped_and_active,
+            status::generation_and_the_status_subresource,
+            status::status_writes_are_conditional_and_status_only,
+            lists::label_selectors,
+            lists::field_selectors,
+            lists::custom_resource_selectable_fields,
+            lists::limit_and_continue_page_through_everything_once,
+            lists::delete_collection_honours_selectors,
+            lists::metadata_only_lists,
+            watch::watch_from_a_list_version_sees_changes_in_order,
+            watch::watch_from_an_older_version_replays_later_changes,
+            watch::watch_from_zero_starts_with_current_objects,
+            watch::objects_entering_and_leaving_a_selector,
+            watch::timeout_seconds_ends_the_stream,
+            deletion::finalizers_hold_deletion_until_removed,
+            deletion::delete_preconditions_and_missing_objects,
+        }
+    };
+}
+pub(crate) use for_each_case;
+
+/// Which server a case runs against (for the rare place where the suite must know).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Server {
+    /// kbr's in-process fake API server.
+    Fake,
+    /// kube-apiserver + etcd from envtest.
+    Envtest,
+}
+
+/// What a case gets: a client for the server and a namespace of its own.
+pub struct Ctx {
+    pub client: kube::Client,
+    pub ns: String,
+    pub server: Server,
+}
+
+impl Ctx {
+    /// Creates the namespace `case` (as a DNS label) and returns the context.
+    pub async fn new(
+        client: kube::Client,
+        case: &str,
+        server: Server,
+    ) -> Result<Self, kube::Error> {
+        let ns: String = case.replace('_', "-").chars().take(50).collect();
+        let ns = ns.trim_end_matches('-').to_owned();
+        create_namespace(&client, &ns).await?;
+        Ok(Self { client, ns, server })
+    }
+
+    /// `Api<K>` in the case's namespace.
+    pub fn api<K>(&self) -> Api<K>
+    where
+        K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+        <K as kube::Resource>::DynamicType: Default,
+    {
+        Api::namespaced(self.client.clone(), &self.ns)
+    }
+
+    /// Another namespace for this case, `<ns>-<suffix>`, created.
+    pub async fn other_namespace(&self, suffix: &str) -> Result<String, kube::Error> {
+        let ns = format!("{}-{suffix}", self.ns);
+        create_namespace(&self.client, &ns).await?;
+        Ok(ns)
+    }
+}
+
+async fn create_namespace(client: &kube::Client, name: &str) -> Result<(), kube::Error> {
+    let api: Api<Namespace> = Api::all(client.clone());
+    let mut ns = Namespace::default();
+    ns.metadata.name = Some(name.to_owned());
+    api.create(&PostParams::default(), &ns).await.map(|_| ())
+}
+
+/// WidgetSpec is the suite's namespaced custom kind, with a status subresource.
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kbr(
+    group = "conformance.kbr.dev",
+    version = "v1",
+    kind = "Widget",
+    plural = "widgets"
+)]
+#[kbr(namespaced, status = "WidgetStatus")]
+pub struct WidgetSpec {
+    /// Size of the widget.
+    #[serde(default)]
+    pub size: i32,
+}
+
+/// WidgetStatus is the observed state of a Widget.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WidgetStatus {
+    /// Whether the widget is ready.
+    #[serde(default)]
+    pub ready: bool,
+}
+
+/// PaintSpec is a namespaced custom kind whose `.spec.color` is a selectable field.
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kbr(
+    group = "conformance.kbr.dev",
+    version = "v1",
+    kind = "Paint",
+    plural = "paints"
+)]
+#[kbr(namespaced, selectable_field = ".spec.color")]
+pub struct PaintSpec {
+    /// The colour.
+    #[serde(default)]
+    pub color: String,
+}
+
+/// The suite's kinds.
+pub fn scheme() -> Scheme {
+    let mut scheme = Scheme::new();
+    scheme.add::<Widget>();
+    scheme.add::<Paint>();
+    scheme
+}
+
+/// `(TYPE, name)` of a watch event; bookmarks as `("BOOKMARK", "")`.
+pub fn describe<K: kube::Resource>(event: &WatchEvent<K>) -> (String, String) {
+    let name = |o: &K| o.meta().name.clone().unwrap_or_default();
+    match event {
+        WatchEvent::Added(o) => ("ADDED".into(), name(o)),
+        WatchEvent::Modified(o) => ("MODIFIED".into(), name(o)),
+        WatchEvent::Deleted(o) => ("DELETED".into(), name(o)),
+        WatchEvent::Bookmark(_) => ("BOOKMARK".into(), String::new()),
+        WatchEvent::Error(e) => ("ERROR".into(), format!("{} {}", e.code, e.reason)),
+    }
+}
+
+/// The next non-BOOKMARK event of a watch, within [`DEADLINE`].
+pub async fn next_change<K, S>(
+    stream: &mut S,
+) -> Result<WatchEvent<K>, Box<dyn std::error::Error + Send + Sync>>
+where
+    S: Stream<Item = Result<WatchEvent<K>, kube::Error>> + Unpin,
+{
+    loop {
+        let event = tokio::time::timeout(DEADLINE, stream.try_next())
+            .await
+            .map_err(|_| format!("no watch event within {DEADLINE:?}"))??
+            .ok_or("the watch ended")?;
+        if !matches!(event, WatchEvent::Bookmark(_)) {
+            return Ok(event);
+        }
+    }
+}
+
+/// `(TYPE, name)` pairs, for comparing event sequences.
+pub fn pairs(expected: &[(&str, &str)]) -> Vec<(String, String)> {
+    expected
+        .iter()
+        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+        .collect()
+}
