@@ -1,0 +1,173 @@
+//! The manager's shared cache: one [`Informer`] per kind, started with the manager, shared by
+//! every controller and by cached client reads. Mirrors controller-runtime's `pkg/cache`
+//! (`informerCache`): informers are created on first use, and a read of a kind nobody watched
+//! yet starts its informer and waits for it to sync.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use super::informer::{CachedKind, Informer};
+
+/// Type-erased informer operations the cache needs for lifecycle and readiness.
+trait ErasedInformer: Send + Sync {
+    fn kind(&self) -> &str;
+    fn has_synced(&self) -> bool;
+    fn start(&self, cache: &CacheInner) -> Option<JoinHandle<()>>;
+}
+
+struct Entry {
+    any: Arc<dyn Any + Send + Sync>,
+    erased: Arc<dyn ErasedInformer>,
+}
+
+impl<K: CachedKind> ErasedInformer for Arc<Informer<K>> {
+    fn kind(&self) -> &str {
+        Informer::kind(self)
+    }
+    fn has_synced(&self) -> bool {
+        Informer::has_synced(self)
+    }
+    fn start(&self, cache: &CacheInner) -> Option<JoinHandle<()>> {
+        if !self.mark_started() {
+            return None;
+        }
+        let run = Arc::clone(self).run(
+            cache.client.clone(),
+            cache.strip_managed_fields,
+            cache.stop.subscribe(),
+        );
+        Some(tokio::spawn(run))
+    }
+}
+
+/// Configuration of a [`Cache`], from [`ManagerOptions`](crate::ManagerOptions).
+#[derive(Clone, Debug)]
+pub(crate) struct CacheConfig {
+    /// Watched namespaces; empty = all.
+    pub(crate) namespaces: Vec<String>,
+    /// Drop `metadata.managedFields` before storing objects.
+    pub(crate) strip_managed_fields: bool,
+}
+
+struct CacheInner {
+    client: kube::Client,
+    namespaces: Vec<Option<String>>,
+    strip_managed_fields: bool,
+    stop: watch::Sender<bool>,
+}
+
+#[derive(Default)]
+struct CacheState {
+    informers: HashMap<TypeId, Entry>,
+    started: bool,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+/// The shared informer cache.
+pub(crate) struct Cache {
+    inner: CacheInner,
+    state: Mutex<CacheState>,
+}
+
+impl Cache {
+    pub(crate) fn new(client: kube::Client, config: CacheConfig) -> Self {
+        let namespaces = if config.namespaces.is_empty() {
+            vec![None]
+        } else {
+            config.namespaces.into_iter().map(Some).collect()
+        };
+        Self {
+            inner: CacheInner {
+                client,
+                namespaces,
+                strip_managed_fields: config.strip_managed_fields,
+                stop: watch::channel(false).0,
+            },
+            state: Mutex::new(CacheState::default()),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, CacheState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether `namespace` is readable from the cache for a namespaced kind.
+    pub(crate) fn watches_namespace(&self, namespace: &str) -> bool {
+        self.inner
+            .namespaces
+            .iter()
+            .any(|ns| ns.as_deref().is_none_or(|ns| ns == namespace))
+    }
+
+    /// The informer for `K`, created (and started, if the cache runs) on first use.
+    pub(crate) fn informer<K: CachedKind>(&self) -> Arc<Informer<K>> {
+        let mut state = self.lock();
+        if let Some(entry) = state.informers.get(&TypeId::of::<K>())
+            && let Ok(informer) = Arc::clone(&entry.any).downcast::<Informer<K>>()
+        {
+            return informer;
+        }
+        let informer = Arc::new(Informer::<K>::new(&self.inner.namespaces));
+        let erased: Arc<dyn ErasedInformer> = Arc::new(Arc::clone(&informer));
+        if state.started {
+            state.tasks.extend(erased.start(&self.inner));
+        }
+        state.informers.insert(
+            TypeId::of::<K>(),
+            Entry {
+                any: informer.clone(),
+                erased,
+            },
+        );
+        informer
+    }
+
+    /// Whether [`Cache::start`] ran (cached reads fail with `CacheNotStarted` before).
+    pub(crate) fn is_started(&self) -> bool {
+        self.lock().started
+    }
+
+    /// Starts every informer registered so far, and any created later.
+    pub(crate) fn start(&self) {
+        let mut state = self.lock();
+        state.started = true;
+        let handles: Vec<_> = state
+            .informers
+            .values()
+            .filter_map(|e| e.erased.start(&self.inner))
+            .collect();
+        state.tasks.extend(handles);
+    }
+
+    /// Whether every informer has synced (the readiness check).
+    pub(crate) fn has_synced(&self) -> bool {
+        let state = self.lock();
+        state.started && state.informers.values().all(|e| e.erased.has_synced())
+    }
+
+    /// Kinds whose informer has not synced yet, for readiness messages.
+    pub(crate) fn unsynced_kinds(&self) -> Vec<String> {
+        let state = self.lock();
+        let mut kinds: Vec<String> = state
+            .informers
+            .values()
+            .filter(|e| !e.erased.has_synced())
+            .map(|e| e.erased.kind().to_string())
+            .collect();
+        kinds.sort();
+        kinds
+    }
+
+    /// Stops every informer and waits for their tasks to end.
+    pub(crate) async fn stop(&self) {
+        self.inner.stop.send_replace(true);
+        let tasks = std::mem::take(&mut self.lock().tasks);
+        for task in tasks {
+            let _ = task.await;
+        }
+    }
+}

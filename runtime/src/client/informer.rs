@@ -1,0 +1,381 @@
+//! One shared informer (controller-runtime's `cache.Informer`, client-go's `SharedIndexInformer`):
+//! a kube-runtime `watcher` per watched namespace feeding one reflector [`Store`], and a fan-out
+//! of add/update/delete [`Event`]s to every subscriber (controllers' event handlers).
+//!
+//! The store stays readable by everyone (cached client reads, the controllers' appliers). Events
+//! carry the old object on updates (read from the store before applying the change), which is
+//! what controller-runtime's predicates need. Subscribers added late get an `Added` for every
+//! object already in the store, like client-go's `AddEventHandler`.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Debug;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use futures::{StreamExt, stream};
+use kube::Resource;
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use serde::de::DeserializeOwned;
+use tokio::sync::{mpsc, watch};
+
+use super::index::{FieldRequirement, IndexError, IndexFn, Indexes};
+use super::scoped::{self, Scoped};
+
+/// An informer notification, mirroring controller-runtime's `event.{Create,Update,Delete}Event`.
+#[derive(Debug)]
+pub(crate) enum Event<K> {
+    /// The object appeared (initial list, creation, or replay to a late subscriber).
+    Added(Arc<K>),
+    /// The object changed from `old` to `new` (or was re-listed after a watch restart).
+    Updated { old: Arc<K>, new: Arc<K> },
+    /// The object was deleted (its last known state).
+    Deleted(Arc<K>),
+}
+
+impl<K> Clone for Event<K> {
+    fn clone(&self) -> Self {
+        match self {
+            Self::Added(o) => Self::Added(o.clone()),
+            Self::Updated { old, new } => Self::Updated {
+                old: old.clone(),
+                new: new.clone(),
+            },
+            Self::Deleted(o) => Self::Deleted(o.clone()),
+        }
+    }
+}
+
+/// The bounds every cached kind satisfies.
+pub(crate) trait CachedKind:
+    Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static
+{
+}
+impl<K> CachedKind for K where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static
+{
+}
+
+/// One list+watch source of an informer: all namespaces (`None`) or one namespace.
+struct Partition<K> {
+    namespace: Option<String>,
+    synced: bool,
+    relist: Option<Vec<K>>,
+}
+
+impl<K: Resource> Partition<K> {
+    fn contains(&self, obj: &K) -> bool {
+        self.namespace.is_none() || obj.meta().namespace == self.namespace
+    }
+}
+
+struct Shared<K: CachedKind> {
+    writer: reflector::store::Writer<K>,
+    subscribers: Vec<mpsc::UnboundedSender<Event<K>>>,
+    partitions: Vec<Partition<K>>,
+    /// Until every partition has listed once: the objects seen so far (the store stays empty
+    /// and unready, so nobody reads a partial view).
+    initial: Option<HashMap<ObjectRef<K>, K>>,
+    /// Indexes over the store, updated with it.
+    indexes: Indexes<K>,
+}
+
+/// A shared informer for kind `K`.
+pub(crate) struct Informer<K: CachedKind> {
+    kind: String,
+    reader: Store<K>,
+    shared: Mutex<Shared<K>>,
+    started: AtomicBool,
+}
+
+impl<K: CachedKind> Informer<K> {
+    /// An unstarted informer over `namespaces` (`[None]` = all namespaces; cluster-scoped kinds
+    /// always watch cluster-wide).
+    pub(crate) fn new(namespaces: &[Option<String>]) -> Self {
+        let writer = reflector::store::Writer::<K>::default();
+        let reader = writer.as_reader();
+        let namespaces: Vec<Option<String>> =
+            if scoped::is_namespaced::<K>() && !namespaces.is_empty() {
+                namespaces.to_vec()
+            } else {
+                vec![None]
+            };
+        let partitions = namespaces
+            .into_iter()
+            .map(|namespace| Partition {
+                namespace,
+                synced: false,
+                relist: None,
+            })
+            .collect();
+        Self {
+            kind: scoped::kind_of::<K>(),
+            reader,
+            shared: Mutex::new(Shared {
+                writer,
+                subscribers: Vec::new(),
+                partitions,
+                initial: Some(HashMap::new()),
+                indexes: Indexes::default(),
+            }),
+            started: AtomicBool::new(false),
+        }
+    }
+
+    pub(crate) fn kind(&self) -> &str {
+        &self.kind
+    }
+
+    /// The reflector store (readable before sync; empty until then).
+    pub(crate) fn store(&self) -> Store<K> {
+        self.reader.clone()
+    }
+
+    /// The namespaces this informer watches (`None` = all).
+    pub(crate) fn namespaces(&self) -> Vec<Option<String>> {
+        self.lock()
+            .partitions
+            .iter()
+            .map(|p| p.namespace.clone())
+            .collect()
+    }
+
+    pub(crate) fn has_synced(&self) -> bool {
+        self.lock().initial.is_none()
+    }
+
+    /// Marks the informer started; `false` if it already was.
+    pub(crate) fn mark_started(&self) -> bool {
+        !self.started.swap(true, Ordering::SeqCst)
+    }
+
+    /// Registers an event handler. Objects already in the synced store are replayed as `Added`.
+    pub(crate) fn subscribe(&self) -> mpsc::UnboundedReceiver<Event<K>> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut shared = self.lock();
+        if shared.initial.is_none() {
+            for obj in self.reader.state() {
+                let _ = tx.send(Event::Added(obj));
+            }
+        }
+        shared.subscribers.push(tx);
+        rx
+    }
+
+    /// Adds an index (built from the current store; kept up to date from then on).
+    pub(crate) fn add_index(&self, name: &str, func: IndexFn<K>) -> Result<(), IndexError> {
+        self.lock().indexes.add(name, func, &self.reader)
+    }
+
+    /// The stored objects matching every exact-match field requirement: `metadata.name`,
+    /// `metadata.namespace`, or an index name. Candidates come from the first index named.
+    pub(crate) fn select(
+        &self,
+        requirements: &[FieldRequirement],
+    ) -> Result<Vec<Arc<K>>, IndexError> {
+        let shared = self.lock();
+        let indexed = requirements
+            .iter()
+            .find(|r| !matches!(r.field.as_str(), "metadata.name" | "metadata.namespace"));
+        let candidates: Vec<Arc<K>> = match indexed {
+            Some(r) => shared
+                .indexes
+                .lookup(&r.field, &r.value)?
+                .iter()
+                .filter_map(|key| self.reader.get(key))
+                .collect(),
+            None => self.reader.state(),
+        };
+        let mut selected = Vec::with_capacity(candidates.len());
+        for obj in candidates {
+            let meta = obj.meta();
+            let mut keep = true;
+            for r in requirements {
+                keep &= match r.field.as_str() {
+                    "metadata.name" => meta.name.as_deref() == Some(r.value.as_str()),
+                    "metadata.namespace" => {
+                        meta.namespace.as_deref().unwrap_or("") == r.value.as_str()
+                    }
+                    field => shared.indexes.contains(
+                        field,
+                        &r.value,
+                        &ObjectRef::from_obj(obj.as_ref()),
+                    )?,
+                };
+            }
+            if keep {
+                selected.push(obj);
+            }
+        }
+        Ok(selected)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Shared<K>> {
+        self.shared.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs the list+watch loop until `stop` turns true. Watch errors are retried with
+    /// kube-runtime's default backoff (client-go's: 800 ms doubling to 30 s, with jitter).
+    pub(crate) async fn run(
+        self: Arc<Self>,
+        client: kube::Client,
+        strip_managed_fields: bool,
+        mut stop: watch::Receiver<bool>,
+    ) {
+        let namespaces = self.namespaces();
+        let streams = namespaces.into_iter().enumerate().map(|(index, ns)| {
+            let api = scoped::api::<K>(&client, ns.as_deref());
+            watcher(api, watcher::Config::default())
+                .default_backoff()
+                .map(move |event| (index, event))
+                .boxed()
+        });
+        let mut events = stream::select_all(streams);
+        tracing::debug!(kind = %self.kind, "informer started");
+        loop {
+            tokio::select! {
+                _ = stop.wait_for(|stopped| *stopped) => break,
+                next = events.next() => match next {
+                    None => break,
+                    Some((index, Ok(event))) => {
+                        let event = unscope(event, strip_managed_fields);
+                        self.apply(index, event);
+                    }
+                    Some((_, Err(error))) => {
+                        tracing::warn!(kind = %self.kind, %error, "watch failed; retrying with backoff");
+                    }
+                }
+            }
+        }
+        tracing::debug!(kind = %self.kind, "informer stopped");
+    }
+
+    fn apply(&self, index: usize, event: watcher::Event<K>) {
+        let mut guard = self.lock();
+        let shared = &mut *guard;
+        if shared.initial.is_some() {
+            shared.apply_initial(index, event);
+            if shared.partitions.iter().all(|p| p.synced) {
+                shared.complete_initial_sync(&self.reader);
+                tracing::debug!(kind = %self.kind, objects = self.reader.len(), "informer synced");
+            }
+            return;
+        }
+        match event {
+            watcher::Event::Apply(obj) => shared.upsert(obj, &self.reader),
+            watcher::Event::Delete(obj) => shared.remove(obj, &self.reader),
+            watcher::Event::Init => shared.partitions[index].relist = Some(Vec::new()),
+            watcher::Event::InitApply(obj) => {
+                if let Some(buffer) = shared.partitions[index].relist.as_mut() {
+                    buffer.push(obj);
+                }
+            }
+            watcher::Event::InitDone => {
+                let listed = shared.partitions[index].relist.take().unwrap_or_default();
+                let keys: HashSet<ObjectRef<K>> = listed.iter().map(ObjectRef::from_obj).collect();
+                for obj in listed {
+                    shared.upsert(obj, &self.reader);
+                }
+                let stale: Vec<Arc<K>> = self
+                    .reader
+                    .state()
+                    .into_iter()
+                    .filter(|o| shared.partitions[index].contains(o))
+                    .filter(|o| !keys.contains(&ObjectRef::from_obj(o.as_ref())))
+                    .collect();
+                for obj in stale {
+                    shared.remove(K::clone(&obj), &self.reader);
+                }
+            }
+        }
+    }
+}
+
+impl<K: CachedKind> Shared<K> {
+    fn apply_initial(&mut self, index: usize, event: watcher::Event<K>) {
+        let Some(initial) = self.initial.as_mut() else {
+            return;
+        };
+        let partition = &mut self.partitions[index];
+        match event {
+            watcher::Event::Apply(obj) => {
+                initial.insert(ObjectRef::from_obj(&obj), obj);
+            }
+            watcher::Event::Delete(obj) => {
+                initial.remove(&ObjectRef::from_obj(&obj));
+            }
+            watcher::Event::Init => partition.relist = Some(Vec::new()),
+            watcher::Event::InitApply(obj) => {
+                if let Some(buffer) = partition.relist.as_mut() {
+                    buffer.push(obj);
+                }
+            }
+            watcher::Event::InitDone => {
+                let listed = partition.relist.take().unwrap_or_default();
+                initial.retain(|_, o| !partition.contains(o));
+                for obj in listed {
+                    initial.insert(ObjectRef::from_obj(&obj), obj);
+                }
+                partition.synced = true;
+            }
+        }
+    }
+
+    fn complete_initial_sync(&mut self, reader: &Store<K>) {
+        let initial = self.initial.take().unwrap_or_default();
+        self.writer.apply_watcher_event(&watcher::Event::Init);
+        for (_, obj) in initial {
+            self.writer
+                .apply_watcher_event(&watcher::Event::InitApply(obj));
+        }
+        self.writer.apply_watcher_event(&watcher::Event::InitDone);
+        self.indexes.rebuild(reader);
+        for obj in reader.state() {
+            self.dispatch(&Event::Added(obj));
+        }
+    }
+
+    fn upsert(&mut self, obj: K, reader: &Store<K>) {
+        let key = ObjectRef::from_obj(&obj);
+        let old = reader.get(&key);
+        self.writer.apply_watcher_event(&watcher::Event::Apply(obj));
+        let Some(new) = reader.get(&key) else {
+            return;
+        };
+        self.indexes.upsert(&new);
+        match old {
+            Some(old) => self.dispatch(&Event::Updated { old, new }),
+            None => self.dispatch(&Event::Added(new)),
+        }
+    }
+
+    fn remove(&mut self, obj: K, reader: &Store<K>) {
+        let key = ObjectRef::from_obj(&obj);
+        let last = reader.get(&key).unwrap_or_else(|| Arc::new(obj.clone()));
+        self.writer
+            .apply_watcher_event(&watcher::Event::Delete(obj));
+        self.indexes.remove(&key);
+        self.dispatch(&Event::Deleted(last));
+    }
+
+    fn dispatch(&mut self, event: &Event<K>) {
+        self.subscribers.retain(|tx| tx.send(event.clone()).is_ok());
+    }
+}
+
+/// `Event<Scoped<K>>` -> `Event<K>`, optionally dropping `metadata.managedFields`.
+fn unscope<K: Resource>(event: watcher::Event<Scoped<K>>, strip: bool) -> watcher::Event<K> {
+    let fix = |Scoped(mut obj): Scoped<K>| {
+        if strip {
+            obj.meta_mut().managed_fields = None;
+        }
+        obj
+    };
+    match event {
+        watcher::Event::Apply(o) => watcher::Event::Apply(fix(o)),
+        watcher::Event::Delete(o) => watcher::Event::Delete(fix(o)),
+        watcher::Event::Init => watcher::Event::Init,
+        watcher::Event::InitApply(o) => watcher::Event::InitApply(fix(o)),
+        watcher::Event::InitDone => watcher::Event::InitDone,
+    }
+}

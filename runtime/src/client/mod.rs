@@ -1,0 +1,409 @@
+//! Reading and writing Kubernetes objects: controller-runtime's `pkg/client`.
+//!
+//! A [`Client`] is typed per call (`client.get::<Broker>(..)`) and works for namespaced and
+//! cluster-scoped kinds alike. Writes (create, update, patch, delete, status) always go to the
+//! API server. Reads (`get`, `list`) depend on where the client came from:
+//!
+//! - [`Manager::client`](crate::Manager::client) gives a *cached* client — controller-runtime's
+//!   default `mgr.GetClient()`: reads are served from the manager's shared informer cache (one
+//!   list+watch per kind, shared with the controllers), so they are cheap and never hit the API
+//!   server, but may lag a write you just made. A kind read for the first time starts its
+//!   informer and waits for it to sync.
+//! - [`Client::new`] and [`Client::uncached`] read from the API server — controller-runtime's
+//!   `mgr.GetAPIReader()`.
+//!
+//! A cached client also lists by [index](Client::index_field) ([`Client::list_by_index`], or an
+//! exact-match field selector): controller-runtime's `IndexField` + `client.MatchingFields`.
+//!
+//! Errors are [`crate::Error`], classified like apimachinery (`err.is_not_found()`, …).
+//!
+//! ```no_run
+//! use kbr_runtime::Client;
+//! use kbr_runtime::client::ListOptions;
+//! use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
+//!
+//! # async fn demo() -> Result<(), kbr_runtime::Error> {
+//! let client = Client::new(kbr_runtime::kube::Client::try_default().await?);
+//! let mut cm = ConfigMap::default();
+//! cm.metadata.name = Some("settings".into());
+//! cm.metadata.namespace = Some("default".into());
+//! client.create(&cm).await?;
+//! let cm: ConfigMap = client.get(Some("default"), "settings").await?;
+//! let all: Vec<ConfigMap> = client.list(Some("default"), &ListOptions::default()).await?;
+//! match client.get::<ConfigMap>(Some("default"), "missing").await {
+//!     Err(e) if e.is_not_found() => {}
+//!     other => { other?; }
+//! }
+//! # let _ = (cm, all); Ok(()) }
+//! ```
+
+pub(crate) mod cache;
+mod index;
+pub(crate) mod informer;
+mod options;
+pub(crate) mod scoped;
+
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use kube::api::ObjectMeta;
+pub use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use self::cache::Cache;
+pub use self::index::IndexError;
+use self::informer::Informer;
+pub use self::options::ListOptions;
+use self::scoped::{Scoped, is_namespaced, kind_of};
+use crate::Error;
+
+/// The bounds of every kind a [`Client`] reads or writes: a typed Kubernetes resource with a
+/// compile-time GVK that (de)serializes as JSON. Implemented for every such type (all
+/// k8s-openapi kinds and every `#[derive(CustomResource)]` kind).
+pub trait Object:
+    kube::Resource<DynamicType = ()>
+    + Clone
+    + Serialize
+    + DeserializeOwned
+    + Debug
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<K> Object for K where
+    K: kube::Resource<DynamicType = ()>
+        + Clone
+        + Serialize
+        + DeserializeOwned
+        + Debug
+        + Send
+        + Sync
+        + 'static
+{
+}
+
+/// Reads and writes objects of any kind: controller-runtime's `client.Client`.
+///
+/// Cheap to clone (an `Arc` inside). See the [module docs](self) for cached vs uncached reads.
+#[derive(Clone)]
+pub struct Client {
+    kube: kube::Client,
+    cache: Option<Arc<Cache>>,
+}
+
+impl Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("cached", &self.cache.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// An uncached client over `kube` (reads and writes both hit the API server).
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), kbr_runtime::Error> {
+    /// let client = kbr_runtime::Client::new(kbr_runtime::kube::Client::try_default().await?);
+    /// assert!(!client.is_cached());
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn new(kube: kube::Client) -> Self {
+        Self { kube, cache: None }
+    }
+
+    pub(crate) fn cached(kube: kube::Client, cache: Arc<Cache>) -> Self {
+        Self {
+            kube,
+            cache: Some(cache),
+        }
+    }
+
+    /// The underlying `kube::Client`: the escape hatch to everything kube offers (`Api<K>`,
+    /// subresources, discovery, events).
+    #[must_use]
+    pub fn kube_client(&self) -> kube::Client {
+        self.kube.clone()
+    }
+
+    /// This client with reads going to the API server: controller-runtime's
+    /// `mgr.GetAPIReader()`. Use it when a read must observe your own latest write.
+    #[must_use]
+    pub fn uncached(&self) -> Self {
+        Self::new(self.kube.clone())
+    }
+
+    /// Whether `get`/`list` are served from a manager's cache.
+    #[must_use]
+    pub fn is_cached(&self) -> bool {
+        self.cache.is_some()
+    }
+
+    /// Reads the object `name` (in `namespace` for namespaced kinds; `None` for cluster-scoped
+    /// ones). Errors: [`Error::NotFound`] if absent, [`Error::MissingNamespace`] for a namespaced
+    /// kind without a namespace; cached: [`Error::CacheNotStarted`] before the manager runs,
+    /// [`Error::NamespaceNotWatched`] outside the manager's namespaces.
+    pub async fn get<K: Object>(&self, namespace: Option<&str>, name: &str) -> Result<K, Error> {
+        let namespace = required_namespace::<K>(namespace, name)?;
+        let Some(cache) = &self.cache else {
+            let api = scoped::api::<K>(&self.kube, namespace);
+            return Ok(api.get(name).await?.0);
+        };
+        let informer = cached_informer::<K>(cache, namespace).await?;
+        let mut key = kube::runtime::reflector::ObjectRef::<K>::new(name);
+        if let Some(ns) = namespace {
+            key = key.within(ns);
+        }
+        informer
+            .store()
+            .get(&key)
+            .map(|obj| K::clone(&obj))
+            .ok_or_else(|| Error::not_found(&kind_of::<K>(), namespace, name))
+    }
+
+    /// Lists objects of kind `K` in `namespace` (`None` = all namespaces, or cluster-scoped),
+    /// filtered by `options`. Cached lists are sorted by namespace then name.
+    ///
+    /// A field selector on a cached client must be exact matches (`field=value`, comma-separated)
+    /// on fields [indexed](Client::index_field) for `K`, or on `metadata.name` /
+    /// `metadata.namespace` (controller-runtime's `MatchingFields` on a cached client); other
+    /// selectors fail with [`Error::CachedFieldSelector`], unindexed fields with
+    /// [`IndexError::NotFound`] (as [`Error::Other`]).
+    pub async fn list<K: Object>(
+        &self,
+        namespace: Option<&str>,
+        options: &ListOptions,
+    ) -> Result<Vec<K>, Error> {
+        let namespace = namespace.filter(|_| is_namespaced::<K>());
+        let Some(cache) = &self.cache else {
+            let api = scoped::api::<K>(&self.kube, namespace);
+            let list = api.list(&options.to_list_params()).await?;
+            return Ok(list.items.into_iter().map(|s| s.0).collect());
+        };
+        if let Some(selector) = &options.field_selector {
+            let requirements = index::parse_exact_selector(selector).ok_or_else(|| {
+                Error::CachedFieldSelector {
+                    selector: selector.clone(),
+                }
+            })?;
+            return self
+                .list_cached_by_fields(namespace, &requirements, options)
+                .await;
+        }
+        let informer = cached_informer::<K>(cache, namespace).await?;
+        let mut items: Vec<K> = informer
+            .store()
+            .state()
+            .into_iter()
+            .filter(|o| namespace.is_none() || o.meta().namespace.as_deref() == namespace)
+            .filter(|o| options.matches(o.meta().labels.as_ref().unwrap_or(&Default::default())))
+            .map(|o| K::clone(&o))
+            .collect();
+        sort_by_key(&mut items);
+        Ok(items)
+    }
+
+    /// Creates `obj` (namespace from `metadata.namespace`; `metadata.name` or `generateName`
+    /// required) and returns the stored object. Errors: [`Error::AlreadyExists`], [`Error::Invalid`].
+    pub async fn create<K: Object>(&self, obj: &K) -> Result<K, Error> {
+        let meta = obj.meta();
+        let name = meta
+            .name
+            .as_deref()
+            .or(meta.generate_name.as_deref())
+            .ok_or_else(|| Error::MissingName {
+                kind: kind_of::<K>(),
+            })?;
+        let api = self.api::<K>(meta.namespace.as_deref(), name)?;
+        Ok(api
+            .create(&PostParams::default(), &Scoped(obj.clone()))
+            .await?
+            .0)
+    }
+
+    /// Replaces `obj` (a full update guarded by its `metadata.resourceVersion`). Errors:
+    /// [`Error::Conflict`] when the object changed since it was read — re-read and retry.
+    pub async fn update<K: Object>(&self, obj: &K) -> Result<K, Error> {
+        let (api, name) = self.target::<K>(obj.meta())?;
+        Ok(api
+            .replace(name, &PostParams::default(), &Scoped(obj.clone()))
+            .await?
+            .0)
+    }
+
+    /// Patches the object `name`: `Patch::Merge` (JSON merge patch), `Patch::Json` (RFC 6902),
+    /// `Patch::Strategic` (built-in kinds only) or `Patch::Apply` (server-side apply; set
+    /// `params.field_manager`, and `params.force` to take over conflicting fields).
+    ///
+    /// ```no_run
+    /// use kbr_runtime::client::{Patch, PatchParams};
+    /// use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
+    /// # async fn demo(client: kbr_runtime::Client) -> Result<(), kbr_runtime::Error> {
+    /// let patch = serde_json::json!({ "data": { "key": "value" } });
+    /// let cm: ConfigMap = client
+    ///     .patch(Some("default"), "settings", &Patch::Merge(&patch), &PatchParams::default())
+    ///     .await?;
+    /// # let _ = cm; Ok(()) }
+    /// ```
+    pub async fn patch<K: Object, P: Serialize + Debug>(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        patch: &Patch<P>,
+        params: &PatchParams,
+    ) -> Result<K, Error> {
+        let api = self.api::<K>(namespace, name)?;
+        Ok(api.patch(name, params, patch).await?.0)
+    }
+
+    /// Server-side applies `obj` as `field_manager`, forcing ownership of conflicting fields
+    /// (controller-runtime's `client.Apply` with `client.ForceOwnership`).
+    pub async fn apply<K: Object>(&self, obj: &K, field_manager: &str) -> Result<K, Error> {
+        let (api, name) = self.target::<K>(obj.meta())?;
+        let params = PatchParams::apply(field_manager).force();
+        Ok(api.patch(name, &params, &Patch::Apply(obj)).await?.0)
+    }
+
+    /// Deletes `obj` (identified by its namespace and name) with background propagation.
+    /// Errors: [`Error::NotFound`] if it is already gone.
+    pub async fn delete<K: Object>(&self, obj: &K) -> Result<(), Error> {
+        self.delete_with(obj, &DeleteParams::background()).await
+    }
+
+    /// Deletes `obj` with explicit `params` (propagation policy, grace period, preconditions).
+    pub async fn delete_with<K: Object>(
+        &self,
+        obj: &K,
+        params: &DeleteParams,
+    ) -> Result<(), Error> {
+        let (api, name) = self.target::<K>(obj.meta())?;
+        api.delete(name, params).await?;
+        Ok(())
+    }
+
+    /// Deletes every object of kind `K` in `namespace` (required for namespaced kinds, `None`
+    /// for cluster-scoped ones) matching `options`: controller-runtime's `DeleteAllOf`.
+    pub async fn delete_all_of<K: Object>(
+        &self,
+        namespace: Option<&str>,
+        options: &ListOptions,
+    ) -> Result<(), Error> {
+        let api = self.api::<K>(namespace, "*")?;
+        api.delete_collection(&DeleteParams::background(), &options.to_list_params())
+            .await?;
+        Ok(())
+    }
+
+    /// Replaces the `status` subresource from `obj.status` (guarded by `resourceVersion`).
+    /// Errors: [`Error::Conflict`], [`Error::NotFound`] (also when the kind has no status
+    /// subresource).
+    pub async fn update_status<K: Object>(&self, obj: &K) -> Result<K, Error> {
+        let (api, name) = self.target::<K>(obj.meta())?;
+        Ok(api
+            .replace_status(name, &PostParams::default(), &Scoped(obj.clone()))
+            .await?
+            .0)
+    }
+
+    /// Patches the `status` subresource of `name` (see [`Client::patch`] for the patch types).
+    ///
+    /// ```no_run
+    /// use kbr_runtime::client::{Patch, PatchParams};
+    /// use kbr_runtime::k8s_openapi::api::apps::v1::Deployment;
+    /// # async fn demo(client: kbr_runtime::Client) -> Result<(), kbr_runtime::Error> {
+    /// let patch = serde_json::json!({ "status": { "observedGeneration": 2 } });
+    /// let _: Deployment = client
+    ///     .patch_status(Some("default"), "web", &Patch::Merge(&patch), &PatchParams::default())
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn patch_status<K: Object, P: Serialize + Debug>(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        patch: &Patch<P>,
+        params: &PatchParams,
+    ) -> Result<K, Error> {
+        let api = self.api::<K>(namespace, name)?;
+        Ok(api.patch_status(name, params, patch).await?.0)
+    }
+
+    fn target<'a, K: Object>(
+        &self,
+        meta: &'a ObjectMeta,
+    ) -> Result<(kube::Api<Scoped<K>>, &'a str), Error> {
+        let name = meta.name.as_deref().ok_or_else(|| Error::MissingName {
+            kind: kind_of::<K>(),
+        })?;
+        Ok((self.api::<K>(meta.namespace.as_deref(), name)?, name))
+    }
+
+    /// The uncached API of `K` in `namespace` (checked by [`required_namespace`]; `name` only
+    /// names the object in its error).
+    fn api<K: Object>(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<kube::Api<Scoped<K>>, Error> {
+        let namespace = required_namespace::<K>(namespace, name)?;
+        Ok(scoped::api::<K>(&self.kube, namespace))
+    }
+}
+
+/// Sorts cached objects by namespace, then name.
+fn sort_by_key<K: Object>(items: &mut [K]) {
+    items.sort_by(|a, b| {
+        (a.meta().namespace.as_deref(), a.meta().name.as_deref())
+            .cmp(&(b.meta().namespace.as_deref(), b.meta().name.as_deref()))
+    });
+}
+
+/// `namespace` for namespaced kinds (error if missing), `None` for cluster-scoped ones.
+fn required_namespace<'a, K: Object>(
+    namespace: Option<&'a str>,
+    name: &str,
+) -> Result<Option<&'a str>, Error> {
+    if !is_namespaced::<K>() {
+        return Ok(None);
+    }
+    match namespace.filter(|ns| !ns.is_empty()) {
+        Some(ns) => Ok(Some(ns)),
+        None => Err(Error::MissingNamespace {
+            kind: kind_of::<K>(),
+            name: name.to_string(),
+        }),
+    }
+}
+
+/// The synced informer for `K`, checking the cache runs and watches `namespace`.
+async fn cached_informer<K: Object>(
+    cache: &Cache,
+    namespace: Option<&str>,
+) -> Result<Arc<Informer<K>>, Error> {
+    if !cache.is_started() {
+        return Err(Error::CacheNotStarted);
+    }
+    if let Some(ns) = namespace
+        && !cache.watches_namespace(ns)
+    {
+        return Err(Error::NamespaceNotWatched {
+            kind: kind_of::<K>(),
+            namespace: ns.to_string(),
+        });
+    }
+    let informer = cache.informer::<K>();
+    if !informer.has_synced() {
+        informer
+            .store()
+            .wait_until_ready()
+            .await
+            .map_err(|_| Error::CacheNotSynced {
+                kind: kind_of::<K>(),
+            })?;
+    }
+    Ok(informer)
+}

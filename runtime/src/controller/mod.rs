@@ -1,0 +1,194 @@
+//! Controllers: controller-runtime's `pkg/builder` and `pkg/controller`, on kube-runtime.
+//!
+//! A [`Controller`] ties a [`Reconciler`] to the events that should run it:
+//!
+//! - the reconciled kind itself (`For`), filtered by [predicates](predicate);
+//! - kinds it [owns](Controller::owns): a change to an object whose *controller* owner
+//!   reference (`controller: true`) points at a reconciled object enqueues that owner;
+//! - any other kind it [watches](Controller::watches), through a mapping function.
+//!
+//! Events feed a work queue of object *keys* (kube-runtime's scheduler under its `applier`):
+//! several events for one key collapse into one reconcile, one key is never reconciled by two
+//! workers at once, at most [`max_concurrent_reconciles`](Controller::max_concurrent_reconciles)
+//! keys are reconciled in parallel, and failures are retried with per-key exponential
+//! backoff ([`ExponentialBackoff`], 5 ms doubling to 1000 s, reset on success). The objects
+//! come from the [`Manager`](crate::Manager)'s shared cache: one list+watch per kind however
+//! many controllers use it.
+//!
+//! Each reconcile runs in a tracing span `reconcile` with fields `controller`, `namespace`,
+//! `name` and `reconcile_id`; errors are logged inside it (message "Reconciler error").
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use kbr_runtime::controller::predicate::GenerationChanged;
+//! use kbr_runtime::k8s_openapi::api::apps::v1::Deployment;
+//! use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Service};
+//! use kbr_runtime::kube::runtime::reflector::ObjectRef;
+//! use kbr_runtime::{Action, Controller, Error, Manager, Reconciler};
+//!
+//! struct DeploymentReconciler;
+//! impl Reconciler for DeploymentReconciler {
+//!     type Object = Deployment;
+//!     type Error = Error;
+//!     async fn reconcile(&self, _d: Arc<Deployment>) -> Result<Action, Error> {
+//!         Ok(Action::await_change())
+//!     }
+//! }
+//!
+//! # fn setup(manager: &mut Manager) -> Result<(), Error> {
+//! manager.add_controller(
+//!     Controller::new(DeploymentReconciler)
+//!         .named("deployment")
+//!         .owns::<Service>()
+//!         // Every Deployment named in a ConfigMap's `deployment` label.
+//!         .watches(|cm: &ConfigMap| {
+//!             let ns = cm.metadata.namespace.clone().unwrap_or_default();
+//!             cm.metadata.labels.as_ref().and_then(|l| l.get("deployment")).map(|name| {
+//!                 ObjectRef::<Deployment>::new(name).within(&ns)
+//!             })
+//!         })
+//!         .with_predicate(GenerationChanged)
+//!         .max_concurrent_reconciles(4),
+//! )
+//! # }
+//! ```
+
+mod backoff;
+pub mod predicate;
+mod run;
+mod source;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kube::runtime::reflector::ObjectRef;
+
+pub use self::backoff::ExponentialBackoff;
+use self::predicate::Predicate;
+pub(crate) use self::run::{RunContext, Runnable};
+use self::source::{Owns, Source, Watches};
+use crate::Reconciler;
+use crate::client::Object;
+
+/// A controller under construction: controller-runtime's `builder.ControllerManagedBy(mgr)`.
+///
+/// Build it with [`Controller::new`] and the builder methods, then hand it to
+/// [`Manager::add_controller`](crate::Manager::add_controller), which runs it when the manager
+/// starts (only on the leader when leader election is on).
+pub struct Controller<R: Reconciler> {
+    reconciler: Arc<R>,
+    name: Option<String>,
+    sources: Vec<Box<dyn Source<R::Object>>>,
+    predicates: Vec<Box<dyn Predicate<R::Object>>>,
+    max_concurrent_reconciles: usize,
+    backoff: (Duration, Duration),
+}
+
+impl<R: Reconciler> std::fmt::Debug for Controller<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Controller")
+            .field("name", &self.name())
+            .field("sources", &self.sources.len())
+            .field("predicates", &self.predicates.len())
+            .field("max_concurrent_reconciles", &self.max_concurrent_reconciles)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R: Reconciler> Controller<R> {
+    /// A controller reconciling `R::Object` with `reconciler` (controller-runtime's
+    /// `For(&Kind{}).Complete(reconciler)`), named after the lower-cased kind, one worker.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use kbr_runtime::{Action, Controller, Error, Reconciler};
+    /// # use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
+    /// # struct R;
+    /// # impl Reconciler for R { type Object = ConfigMap; type Error = Error;
+    /// #   async fn reconcile(&self, _: Arc<ConfigMap>) -> Result<Action, Error> { Ok(Action::await_change()) } }
+    /// assert_eq!(Controller::new(R).name(), "configmap");
+    /// assert_eq!(Controller::new(R).named("settings").name(), "settings");
+    /// ```
+    #[must_use]
+    pub fn new(reconciler: R) -> Self {
+        Self {
+            reconciler: Arc::new(reconciler),
+            name: None,
+            sources: Vec::new(),
+            predicates: Vec::new(),
+            max_concurrent_reconciles: 1,
+            backoff: (Duration::from_millis(5), Duration::from_secs(1000)),
+        }
+    }
+
+    /// Names the controller (`builder.Named`): used in logs, metrics labels and for the
+    /// manager's uniqueness check. Default: the kind in lower case.
+    #[must_use]
+    pub fn named(mut self, name: &str) -> Self {
+        self.name = Some(name.to_string());
+        self
+    }
+
+    /// The controller's name.
+    #[must_use]
+    pub fn name(&self) -> String {
+        self.name
+            .clone()
+            .unwrap_or_else(|| client_kind::<R::Object>().to_lowercase())
+    }
+
+    /// Watches `C` and enqueues the reconciled object named by each `C`'s controller owner
+    /// reference (`builder.Owns` with `handler.OnlyControllerOwner`): creates, updates (old and
+    /// new owner) and deletes of owned objects all enqueue the owner.
+    #[must_use]
+    pub fn owns<C: Object>(mut self) -> Self {
+        self.sources.push(Box::new(Owns::<C>::new()));
+        self
+    }
+
+    /// Watches `O` and enqueues the objects `mapper` returns for each event
+    /// (`builder.Watches(&O{}, handler.EnqueueRequestsFromMapFunc(mapper))`); on updates the
+    /// mapper runs on both the old and the new object. `mapper` returns any iterable of
+    /// `ObjectRef<R::Object>` (a `Vec`, an `Option`, …); refs to namespaced kinds need
+    /// `.within(namespace)`.
+    #[must_use]
+    pub fn watches<O, I, F>(mut self, mapper: F) -> Self
+    where
+        O: Object,
+        I: IntoIterator<Item = ObjectRef<R::Object>>,
+        F: Fn(&O) -> I + Send + Sync + 'static,
+    {
+        self.sources.push(Box::new(Watches::new(mapper)));
+        self
+    }
+
+    /// Filters events of the reconciled kind (`builder.WithPredicates` on `For`); several calls
+    /// must all pass. Owned and watched kinds are not filtered.
+    #[must_use]
+    pub fn with_predicate(mut self, predicate: impl Predicate<R::Object>) -> Self {
+        self.predicates.push(Box::new(predicate));
+        self
+    }
+
+    /// How many distinct objects may be reconciled at once (controller-runtime's
+    /// `MaxConcurrentReconciles`, default 1; 0 is treated as 1). One object is never reconciled
+    /// twice at once regardless.
+    #[must_use]
+    pub fn max_concurrent_reconciles(mut self, workers: usize) -> Self {
+        self.max_concurrent_reconciles = workers.max(1);
+        self
+    }
+
+    /// Sets the per-object error backoff (controller-runtime's `RateLimiter` option with an
+    /// `ItemExponentialFailureRateLimiter(base, max)`): the `n`-th consecutive failure of an
+    /// object is retried after `base * 2^(n-1)`, at most `max`. Default 5 ms and 1000 s.
+    #[must_use]
+    pub fn backoff(mut self, base: Duration, max: Duration) -> Self {
+        self.backoff = (base, max);
+        self
+    }
+}
+
+fn client_kind<K: kube::Resource<DynamicType = ()>>() -> String {
+    K::kind(&()).into_owned()
+}

@@ -1,0 +1,248 @@
+//! Event filters: controller-runtime's `pkg/predicate`.
+//!
+//! A [`Predicate`] decides, per informer event of the reconciled kind, whether the event
+//! enqueues a reconcile. Add them with [`Controller::with_predicate`](crate::Controller::with_predicate);
+//! several predicates must all pass (like `builder.WithPredicates`). Combine with [`and`],
+//! [`or`] and [`not`], or write your own with [`from_fns`] / by implementing the trait.
+//!
+//! Beware (as in controller-runtime): [`GenerationChanged`] hides updates that touch only
+//! metadata — adding a finalizer or a label does not bump `metadata.generation`.
+//!
+//! ```
+//! use kbr_runtime::controller::predicate::{self, GenerationChanged, LabelsChanged, Predicate};
+//! use kbr_runtime::k8s_openapi::api::apps::v1::Deployment;
+//!
+//! let spec_or_labels = predicate::or(GenerationChanged, LabelsChanged);
+//! let mut old = Deployment::default();
+//! old.metadata.generation = Some(1);
+//! let mut new = old.clone();
+//! new.metadata.resource_version = Some("2".into()); // a status-only update
+//! assert!(!Predicate::<Deployment>::update(&spec_or_labels, &old, &new));
+//! new.metadata.generation = Some(2);
+//! assert!(Predicate::<Deployment>::update(&spec_or_labels, &old, &new));
+//! ```
+
+use std::sync::Arc;
+
+use kube::Resource;
+
+/// Filters informer events of kind `K`: controller-runtime's `predicate.Predicate`.
+///
+/// Each method returns `true` to let the event enqueue a reconcile; all default to `true`.
+/// (kbr does not reconcile deleted objects — they are gone from the cache — so `delete` only
+/// matters for owned/watched kinds' handlers that consult it.)
+pub trait Predicate<K>: Send + Sync + 'static {
+    /// An object appeared (created, or listed when the informer started).
+    fn create(&self, obj: &K) -> bool {
+        let _ = obj;
+        true
+    }
+
+    /// An object changed from `old` to `new` (also called on re-lists after a watch restart).
+    fn update(&self, old: &K, new: &K) -> bool {
+        let _ = (old, new);
+        true
+    }
+
+    /// An object was deleted (`obj` is its last known state).
+    fn delete(&self, obj: &K) -> bool {
+        let _ = obj;
+        true
+    }
+}
+
+impl<K, P: Predicate<K> + ?Sized> Predicate<K> for Arc<P> {
+    fn create(&self, obj: &K) -> bool {
+        (**self).create(obj)
+    }
+    fn update(&self, old: &K, new: &K) -> bool {
+        (**self).update(old, new)
+    }
+    fn delete(&self, obj: &K) -> bool {
+        (**self).delete(obj)
+    }
+}
+
+/// Passes updates that change `metadata.generation` (i.e. `spec` for kinds with a status
+/// subresource): controller-runtime's `predicate.GenerationChangedPredicate`. Filters
+/// status-only and metadata-only updates; passes creates and deletes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GenerationChanged;
+
+impl<K: Resource> Predicate<K> for GenerationChanged {
+    fn update(&self, old: &K, new: &K) -> bool {
+        old.meta().generation != new.meta().generation
+    }
+}
+
+/// Passes updates that change `metadata.labels`: `predicate.LabelChangedPredicate`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LabelsChanged;
+
+impl<K: Resource> Predicate<K> for LabelsChanged {
+    fn update(&self, old: &K, new: &K) -> bool {
+        old.meta().labels != new.meta().labels
+    }
+}
+
+/// Passes updates that change `metadata.annotations`: `predicate.AnnotationChangedPredicate`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AnnotationsChanged;
+
+impl<K: Resource> Predicate<K> for AnnotationsChanged {
+    fn update(&self, old: &K, new: &K) -> bool {
+        old.meta().annotations != new.meta().annotations
+    }
+}
+
+/// Passes updates that change `metadata.resourceVersion` (drops re-list no-ops):
+/// `predicate.ResourceVersionChangedPredicate`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ResourceVersionChanged;
+
+impl<K: Resource> Predicate<K> for ResourceVersionChanged {
+    fn update(&self, old: &K, new: &K) -> bool {
+        old.meta().resource_version != new.meta().resource_version
+    }
+}
+
+/// Passes updates that change `metadata.finalizers` (not in controller-runtime; pairs with
+/// [`GenerationChanged`] to see finalizers being added).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FinalizersChanged;
+
+impl<K: Resource> Predicate<K> for FinalizersChanged {
+    fn update(&self, old: &K, new: &K) -> bool {
+        old.meta().finalizers != new.meta().finalizers
+    }
+}
+
+/// Both predicates must pass: `predicate.And`.
+#[derive(Clone, Copy, Debug)]
+pub struct And<A, B>(pub A, pub B);
+
+/// Either predicate passes: `predicate.Or`.
+#[derive(Clone, Copy, Debug)]
+pub struct Or<A, B>(pub A, pub B);
+
+/// Inverts a predicate: `predicate.Not`.
+#[derive(Clone, Copy, Debug)]
+pub struct Not<P>(pub P);
+
+/// `a` and `b` must both pass.
+pub fn and<A, B>(a: A, b: B) -> And<A, B> {
+    And(a, b)
+}
+
+/// `a` or `b` must pass.
+pub fn or<A, B>(a: A, b: B) -> Or<A, B> {
+    Or(a, b)
+}
+
+/// `p` must not pass.
+pub fn not<P>(p: P) -> Not<P> {
+    Not(p)
+}
+
+impl<K, A: Predicate<K>, B: Predicate<K>> Predicate<K> for And<A, B> {
+    fn create(&self, obj: &K) -> bool {
+        self.0.create(obj) && self.1.create(obj)
+    }
+    fn update(&self, old: &K, new: &K) -> bool {
+        self.0.update(old, new) && self.1.update(old, new)
+    }
+    fn delete(&self, obj: &K) -> bool {
+        self.0.delete(obj) && self.1.delete(obj)
+    }
+}
+
+impl<K, A: Predicate<K>, B: Predicate<K>> Predicate<K> for Or<A, B> {
+    fn create(&self, obj: &K) -> bool {
+        self.0.create(obj) || self.1.create(obj)
+    }
+    fn update(&self, old: &K, new: &K) -> bool {
+        self.0.update(old, new) || self.1.update(old, new)
+    }
+    fn delete(&self, obj: &K) -> bool {
+        self.0.delete(obj) || self.1.delete(obj)
+    }
+}
+
+impl<K, P: Predicate<K>> Predicate<K> for Not<P> {
+    fn create(&self, obj: &K) -> bool {
+        !self.0.create(obj)
+    }
+    fn update(&self, old: &K, new: &K) -> bool {
+        !self.0.update(old, new)
+    }
+    fn delete(&self, obj: &K) -> bool {
+        !self.0.delete(obj)
+    }
+}
+
+/// A predicate from closures: `predicate.Funcs`. `create` and `delete` pass unconditionally;
+/// `update(old, new)` decides updates.
+///
+/// ```
+/// use kbr_runtime::controller::predicate::{self, Predicate};
+/// use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
+/// let data_changed = predicate::from_fns(|old: &ConfigMap, new: &ConfigMap| old.data != new.data);
+/// assert!(!data_changed.update(&ConfigMap::default(), &ConfigMap::default()));
+/// ```
+pub fn from_fns<K, F>(update: F) -> Funcs<F>
+where
+    F: Fn(&K, &K) -> bool + Send + Sync + 'static,
+{
+    Funcs { update }
+}
+
+/// See [`from_fns`].
+#[derive(Clone, Copy, Debug)]
+pub struct Funcs<F> {
+    update: F,
+}
+
+impl<K, F> Predicate<K> for Funcs<F>
+where
+    F: Fn(&K, &K) -> bool + Send + Sync + 'static,
+{
+    fn update(&self, old: &K, new: &K) -> bool {
+        (self.update)(old, new)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    fn cm(generation: i64, label: &str) -> ConfigMap {
+        let mut cm = ConfigMap::default();
+        cm.metadata.generation = Some(generation);
+        cm.metadata.labels = Some([("l".to_string(), label.to_string())].into());
+        cm
+    }
+
+    #[test]
+    fn builtins_and_combinators() {
+        let (a, b) = (cm(1, "x"), cm(1, "y"));
+        assert!(!Predicate::<ConfigMap>::update(&GenerationChanged, &a, &b));
+        assert!(Predicate::<ConfigMap>::update(&LabelsChanged, &a, &b));
+        assert!(Predicate::<ConfigMap>::update(
+            &or(GenerationChanged, LabelsChanged),
+            &a,
+            &b
+        ));
+        assert!(!Predicate::<ConfigMap>::update(
+            &and(GenerationChanged, LabelsChanged),
+            &a,
+            &b
+        ));
+        assert!(Predicate::<ConfigMap>::update(
+            &not(GenerationChanged),
+            &a,
+            &b
+        ));
+        assert!(Predicate::<ConfigMap>::create(&GenerationChanged, &a));
+    }
+}

@@ -1,0 +1,136 @@
+//! Event sources of a controller: controller-runtime's `source.Kind` + `handler.EventHandler`,
+//! mapping informer events of one kind to keys of the reconciled kind.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use futures::stream::{self, BoxStream, StreamExt};
+use kube::Resource;
+use kube::runtime::reflector::ObjectRef;
+
+use crate::client::cache::Cache;
+use crate::client::informer::{CachedKind, Event, Informer};
+use crate::client::scoped::is_namespaced;
+
+/// A source of reconcile keys for kind `K`.
+pub(crate) trait Source<K: Resource<DynamicType = ()>>: Send + 'static {
+    /// Creates the informer the source reads, so the cache starts (and syncs) it with the manager.
+    fn register(&self, cache: &Cache);
+    /// Subscribes to the informer and maps its events to keys.
+    fn start(self: Box<Self>, cache: &Cache) -> BoxStream<'static, ObjectRef<K>>;
+}
+
+/// The informer's events as a stream.
+pub(crate) fn events<C: CachedKind>(informer: &Informer<C>) -> BoxStream<'static, Event<C>> {
+    let rx = informer.subscribe();
+    stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|e| (e, rx)) }).boxed()
+}
+
+/// The objects an event is about (old and new for updates).
+fn objects<C>(event: &Event<C>) -> Vec<Arc<C>> {
+    match event {
+        Event::Added(o) | Event::Deleted(o) => vec![o.clone()],
+        Event::Updated { old, new } => vec![old.clone(), new.clone()],
+    }
+}
+
+/// Keys from both objects of an update, deduplicated.
+fn dedup<K: Resource<DynamicType = ()>>(mut keys: Vec<ObjectRef<K>>) -> Vec<ObjectRef<K>> {
+    let mut out: Vec<ObjectRef<K>> = Vec::with_capacity(keys.len());
+    for key in keys.drain(..) {
+        if !out.contains(&key) {
+            out.push(key);
+        }
+    }
+    out
+}
+
+/// `handler.EnqueueRequestForOwner(.., OnlyControllerOwner())` over kind `C`.
+pub(crate) struct Owns<C>(PhantomData<fn() -> C>);
+
+impl<C> Owns<C> {
+    pub(crate) fn new() -> Self {
+        Self(PhantomData)
+    }
+}
+
+/// The reconciled object named by `child`'s controller owner reference, if any.
+pub(crate) fn controller_owner<K, C>(child: &C) -> Option<ObjectRef<K>>
+where
+    K: Resource<DynamicType = ()> + 'static,
+    C: Resource,
+{
+    let meta = child.meta();
+    let namespace = if is_namespaced::<K>() {
+        meta.namespace.as_deref()
+    } else {
+        None
+    };
+    meta.owner_references
+        .as_ref()?
+        .iter()
+        .filter(|owner| owner.controller == Some(true))
+        .find_map(|owner| ObjectRef::from_owner_ref(namespace, owner, ()))
+}
+
+impl<K, C> Source<K> for Owns<C>
+where
+    K: Resource<DynamicType = ()> + 'static,
+    C: CachedKind,
+{
+    fn register(&self, cache: &Cache) {
+        cache.informer::<C>();
+    }
+
+    fn start(self: Box<Self>, cache: &Cache) -> BoxStream<'static, ObjectRef<K>> {
+        events(&cache.informer::<C>())
+            .flat_map(|event| {
+                let keys = objects(&event)
+                    .iter()
+                    .filter_map(|o| controller_owner::<K, C>(o.as_ref()))
+                    .collect();
+                stream::iter(dedup(keys))
+            })
+            .boxed()
+    }
+}
+
+/// `handler.EnqueueRequestsFromMapFunc` over kind `O`.
+pub(crate) struct Watches<O, F> {
+    mapper: F,
+    _kind: PhantomData<fn() -> O>,
+}
+
+impl<O, F> Watches<O, F> {
+    pub(crate) fn new(mapper: F) -> Self {
+        Self {
+            mapper,
+            _kind: PhantomData,
+        }
+    }
+}
+
+impl<K, O, I, F> Source<K> for Watches<O, F>
+where
+    K: Resource<DynamicType = ()> + 'static,
+    O: CachedKind,
+    I: IntoIterator<Item = ObjectRef<K>>,
+    F: Fn(&O) -> I + Send + Sync + 'static,
+{
+    fn register(&self, cache: &Cache) {
+        cache.informer::<O>();
+    }
+
+    fn start(self: Box<Self>, cache: &Cache) -> BoxStream<'static, ObjectRef<K>> {
+        let mapper = self.mapper;
+        events(&cache.informer::<O>())
+            .flat_map(move |event| {
+                let keys = objects(&event)
+                    .iter()
+                    .flat_map(|o| mapper(o.as_ref()))
+                    .collect();
+                stream::iter(dedup(keys))
+            })
+            .boxed()
+    }
+}

@@ -1,0 +1,317 @@
+//! Prometheus metrics with controller-runtime's names (`pkg/metrics`, `pkg/internal/controller/metrics`,
+//! client-go's workqueue metrics), encoded in the OpenMetrics text format for `/metrics`.
+//!
+//! | metric | type | labels |
+//! |---|---|---|
+//! | `controller_runtime_reconcile_total` | counter | `controller`, `result` (`success`, `error`, `requeue`, `requeue_after`) |
+//! | `controller_runtime_reconcile_errors_total` | counter | `controller` |
+//! | `controller_runtime_reconcile_panics_total` | counter | `controller` |
+//! | `controller_runtime_reconcile_time_seconds` | histogram | `controller` |
+//! | `controller_runtime_max_concurrent_reconciles` | gauge | `controller` |
+//! | `controller_runtime_active_workers` | gauge | `controller` |
+//! | `workqueue_depth` | gauge | `controller`, `name` |
+//! | `workqueue_adds_total` | counter | `controller`, `name` |
+//! | `workqueue_retries_total` | counter | `controller`, `name` |
+//! | `workqueue_queue_duration_seconds` | histogram | `controller`, `name` |
+//! | `workqueue_work_duration_seconds` | histogram | `controller`, `name` |
+//! | `leader_election_master_status` | gauge | `name` |
+
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+
+/// controller-runtime's `reconcile_time_seconds` buckets.
+const RECONCILE_TIME_BUCKETS: [f64; 40] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9,
+    1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 15.0, 20.0,
+    25.0, 30.0, 40.0, 50.0, 60.0,
+];
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ControllerLabels {
+    controller: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ResultLabels {
+    controller: String,
+    result: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct QueueLabels {
+    controller: String,
+    name: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct NameLabels {
+    name: String,
+}
+
+type HistogramFamily = Family<ControllerLabels, Histogram, fn() -> Histogram>;
+type QueueHistogramFamily = Family<QueueLabels, Histogram, fn() -> Histogram>;
+
+fn reconcile_histogram() -> Histogram {
+    Histogram::new(RECONCILE_TIME_BUCKETS)
+}
+
+/// client-go's workqueue buckets: `ExponentialBuckets(10e-9, 10, 12)` (10 ns to 1000 s).
+fn queue_histogram() -> Histogram {
+    Histogram::new(prometheus_client::metrics::histogram::exponential_buckets(
+        1e-8, 10.0, 12,
+    ))
+}
+
+/// The manager's metrics registry.
+pub(crate) struct Metrics {
+    registry: Mutex<Registry>,
+    reconcile_total: Family<ResultLabels, Counter>,
+    reconcile_errors: Family<ControllerLabels, Counter>,
+    reconcile_panics: Family<ControllerLabels, Counter>,
+    reconcile_time: HistogramFamily,
+    max_concurrent: Family<ControllerLabels, Gauge>,
+    active_workers: Family<ControllerLabels, Gauge>,
+    queue_depth: Family<QueueLabels, Gauge>,
+    queue_adds: Family<QueueLabels, Counter>,
+    queue_retries: Family<QueueLabels, Counter>,
+    queue_duration: QueueHistogramFamily,
+    work_duration: QueueHistogramFamily,
+    leader: Family<NameLabels, Gauge>,
+}
+
+/// How a reconcile ended: the `result` label (`success`, `error`, `requeue_after`) of
+/// `controller_runtime_reconcile_total`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReconcileResult {
+    Success,
+    Error,
+    RequeueAfter,
+}
+
+impl Metrics {
+    pub(crate) fn new() -> Self {
+        let metrics = Self {
+            registry: Mutex::new(Registry::default()),
+            reconcile_total: Family::default(),
+            reconcile_errors: Family::default(),
+            reconcile_panics: Family::default(),
+            reconcile_time: Family::new_with_constructor(reconcile_histogram),
+            max_concurrent: Family::default(),
+            active_workers: Family::default(),
+            queue_depth: Family::default(),
+            queue_adds: Family::default(),
+            queue_retries: Family::default(),
+            queue_duration: Family::new_with_constructor(queue_histogram),
+            work_duration: Family::new_with_constructor(queue_histogram),
+            leader: Family::default(),
+        };
+        {
+            let mut r = metrics.lock();
+            r.register(
+                "controller_runtime_reconcile",
+                "Total number of reconciliations per controller",
+                metrics.reconcile_total.clone(),
+            );
+            r.register(
+                "controller_runtime_reconcile_errors",
+                "Total number of reconciliation errors per controller",
+                metrics.reconcile_errors.clone(),
+            );
+            r.register(
+                "controller_runtime_reconcile_panics",
+                "Total number of reconciliation panics per controller",
+                metrics.reconcile_panics.clone(),
+            );
+            r.register(
+                "controller_runtime_reconcile_time_seconds",
+                "Length of time per reconciliation per controller",
+                metrics.reconcile_time.clone(),
+            );
+            r.register(
+                "controller_runtime_max_concurrent_reconciles",
+                "Maximum number of concurrent reconciles per controller",
+                metrics.max_concurrent.clone(),
+            );
+            r.register(
+                "controller_runtime_active_workers",
+                "Number of currently used workers per controller",
+                metrics.active_workers.clone(),
+            );
+            r.register(
+                "workqueue_depth",
+                "Current depth of workqueue",
+                metrics.queue_depth.clone(),
+            );
+            r.register(
+                "workqueue_adds",
+                "Total number of adds handled by workqueue",
+                metrics.queue_adds.clone(),
+            );
+            r.register(
+                "workqueue_retries",
+                "Total number of retries handled by workqueue",
+                metrics.queue_retries.clone(),
+            );
+            r.register(
+                "workqueue_queue_duration_seconds",
+                "How long in seconds an item stays in workqueue before being requested",
+                metrics.queue_duration.clone(),
+            );
+            r.register(
+                "workqueue_work_duration_seconds",
+                "How long in seconds processing an item from workqueue takes",
+                metrics.work_duration.clone(),
+            );
+            r.register(
+                "leader_election_master_status",
+                "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master",
+                metrics.leader.clone(),
+            );
+        }
+        metrics
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Registry> {
+        self.registry.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The metrics of controller `name`, with every series initialised (as controller-runtime does).
+    pub(crate) fn controller(&self, name: &str, max_concurrent: usize) -> ControllerMetrics {
+        let c = ControllerLabels {
+            controller: name.to_string(),
+        };
+        let q = QueueLabels {
+            controller: name.to_string(),
+            name: name.to_string(),
+        };
+        let result = |r: &str| ResultLabels {
+            controller: name.to_string(),
+            result: r.to_string(),
+        };
+        // One statement per series: `get_or_create` returns a read guard that must be dropped
+        // before the next call may take the family's write lock.
+        let success = self
+            .reconcile_total
+            .get_or_create(&result("success"))
+            .clone();
+        let error = self.reconcile_total.get_or_create(&result("error")).clone();
+        let requeue_after = self
+            .reconcile_total
+            .get_or_create(&result("requeue_after"))
+            .clone();
+        let errors = self.reconcile_errors.get_or_create(&c).clone();
+        let panics = self.reconcile_panics.get_or_create(&c).clone();
+        let time = self.reconcile_time.get_or_create(&c).clone();
+        let active_workers = self.active_workers.get_or_create(&c).clone();
+        let depth = self.queue_depth.get_or_create(&q).clone();
+        let adds = self.queue_adds.get_or_create(&q).clone();
+        let retries = self.queue_retries.get_or_create(&q).clone();
+        let queue_duration = self.queue_duration.get_or_create(&q).clone();
+        let work_duration = self.work_duration.get_or_create(&q).clone();
+        let handle = ControllerMetrics {
+            success,
+            error,
+            requeue_after,
+            errors,
+            panics,
+            time,
+            active_workers,
+            depth,
+            adds,
+            retries,
+            queue_duration,
+            work_duration,
+        };
+        // controller-runtime also exports `requeue`; kube-runtime has no rate-limited requeue
+        // without a delay, so it stays 0.
+        let _ = self.reconcile_total.get_or_create(&result("requeue"));
+        self.max_concurrent
+            .get_or_create(&c)
+            .set(i64::try_from(max_concurrent).unwrap_or(i64::MAX));
+        handle
+    }
+
+    /// Sets `leader_election_master_status{name}`.
+    pub(crate) fn set_leader(&self, lease: &str, leader: bool) {
+        self.leader
+            .get_or_create(&NameLabels {
+                name: lease.to_string(),
+            })
+            .set(i64::from(leader));
+    }
+
+    /// The OpenMetrics text exposition of every metric.
+    pub(crate) fn encode(&self) -> Result<String, std::fmt::Error> {
+        let mut out = String::new();
+        prometheus_client::encoding::text::encode(&mut out, &self.lock())?;
+        Ok(out)
+    }
+}
+
+/// One controller's metric handles (cheap clones of the registered series).
+#[derive(Clone, Debug)]
+pub(crate) struct ControllerMetrics {
+    success: Counter,
+    error: Counter,
+    requeue_after: Counter,
+    errors: Counter,
+    panics: Counter,
+    time: Histogram,
+    active_workers: Gauge,
+    depth: Gauge,
+    adds: Counter,
+    retries: Counter,
+    queue_duration: Histogram,
+    work_duration: Histogram,
+}
+
+impl ControllerMetrics {
+    pub(crate) fn reconcile_started(&self) {
+        self.active_workers.inc();
+    }
+
+    pub(crate) fn reconcile_finished(
+        &self,
+        result: ReconcileResult,
+        elapsed: Duration,
+        panicked: bool,
+    ) {
+        self.active_workers.dec();
+        self.time.observe(elapsed.as_secs_f64());
+        self.work_duration.observe(elapsed.as_secs_f64());
+        match result {
+            ReconcileResult::Success => self.success.inc(),
+            ReconcileResult::RequeueAfter => self.requeue_after.inc(),
+            ReconcileResult::Error => {
+                self.error.inc();
+                self.errors.inc()
+            }
+        };
+        if panicked {
+            self.panics.inc();
+        }
+    }
+
+    pub(crate) fn queue_added(&self) {
+        self.adds.inc();
+    }
+
+    pub(crate) fn queue_waited(&self, waited: Duration) {
+        self.queue_duration.observe(waited.as_secs_f64());
+    }
+
+    pub(crate) fn set_depth(&self, depth: usize) {
+        self.depth.set(i64::try_from(depth).unwrap_or(i64::MAX));
+    }
+
+    pub(crate) fn retried(&self) {
+        self.retries.inc();
+    }
+}

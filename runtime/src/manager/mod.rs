@@ -1,0 +1,347 @@
+//! The manager: controller-runtime's `pkg/manager`.
+//!
+//! A [`Manager`] owns what the controllers of one process share — the kube client, the
+//! informer cache (one list+watch per kind), the metrics registry — and runs them together:
+//!
+//! 1. `/healthz` + `/readyz` on [`health_probe_bind_address`](ManagerOptions::health_probe_bind_address)
+//!    and `/metrics` on [`metrics_bind_address`](ManagerOptions::metrics_bind_address);
+//! 2. the cache's informers (on every replica; `/readyz` fails until they synced);
+//! 3. with [`leader_election`](ManagerOptions::leader_election), waits to hold the Lease;
+//! 4. every controller, until SIGTERM/SIGINT (or the future given to
+//!    [`Manager::start_with_shutdown`]);
+//! 5. then fails `/readyz` (`[-]shutdown`), stops taking new work, waits up to
+//!    [`graceful_shutdown_timeout`](ManagerOptions::graceful_shutdown_timeout) for in-flight
+//!    reconciles, releases the Lease, stops the informers and the servers.
+//!
+//! ```no_run
+//! use kbr_runtime::{Manager, ManagerOptions, Scheme};
+//!
+//! # async fn demo() -> Result<(), kbr_runtime::Error> {
+//! kbr_runtime::logging::init();
+//! let options = ManagerOptions {
+//!     metrics_bind_address: ":8080".into(),
+//!     ..ManagerOptions::default()
+//! };
+//! let mut manager = Manager::new(Scheme::new(), options).await?;
+//! // my_operator::setup_controllers(&mut manager)?;
+//! manager.start().await // until SIGTERM/SIGINT
+//! # }
+//! ```
+
+mod filters;
+mod leader_election;
+pub(crate) mod metrics;
+mod options;
+mod run;
+mod server;
+mod shutdown;
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tokio::sync::watch;
+
+use self::metrics::Metrics;
+use self::options::parse_bind_address;
+pub use self::options::{ManagerOptions, Namespaces, ServingAddresses, watch_namespaces_from_env};
+pub use self::run::Shutdown;
+use self::run::{RunArgs, UserRunnable};
+use self::server::{Check, Checks};
+use crate::client::cache::{Cache, CacheConfig};
+use crate::controller::Runnable;
+use crate::{Client, Controller, Error, Reconciler, Scheme};
+
+/// Runs controllers with a shared cache, probes, metrics and leader election:
+/// controller-runtime's `manager.Manager`.
+pub struct Manager {
+    scheme: Scheme,
+    options: ManagerOptions,
+    kube: kube::Client,
+    cache: Arc<Cache>,
+    metrics: Arc<Metrics>,
+    controllers: Vec<Box<dyn Runnable>>,
+    runnables: Vec<UserRunnable>,
+    names: HashSet<String>,
+    checks: Checks,
+    addresses: watch::Sender<Option<ServingAddresses>>,
+    shutting_down: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for Manager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Manager")
+            .field("options", &self.options)
+            .field("controllers", &self.names)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Manager {
+    /// A manager talking to the cluster of the inferred kube config (`KUBECONFIG`,
+    /// `~/.kube/config`, or the in-cluster service account): `ctrl.NewManager(ctrl.GetConfigOrDie(), ..)`.
+    ///
+    /// Errors: [`Error::Config`] when no configuration can be inferred.
+    pub async fn new(scheme: Scheme, options: ManagerOptions) -> Result<Self, Error> {
+        let kube = kube::Client::try_default()
+            .await
+            .map_err(|e| match Error::from(e) {
+                Error::Transport(e) => Error::Config(e),
+                other => other,
+            })?;
+        Ok(Self::with_client(kube, scheme, options))
+    }
+
+    /// A manager over an existing `kube::Client` (e.g. the fake API server's, in tests).
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), kbr_runtime::Error> {
+    /// use kbr_runtime::{Manager, ManagerOptions, Scheme};
+    /// let kube = kbr_runtime::kube::Client::try_default().await?;
+    /// let manager = Manager::with_client(kube, Scheme::new(), ManagerOptions::default());
+    /// assert!(manager.client().is_cached());
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn with_client(kube: kube::Client, scheme: Scheme, options: ManagerOptions) -> Self {
+        let cache = Arc::new(Cache::new(
+            kube.clone(),
+            CacheConfig {
+                namespaces: options.namespaces.to_vec(),
+                strip_managed_fields: options.strip_managed_fields,
+            },
+        ));
+        let mut checks = Checks::default();
+        let ping: Check = Arc::new(|| Ok(()));
+        checks.healthz.push(("ping".into(), ping.clone()));
+        checks.readyz.push(("ping".into(), ping));
+        let informers = cache.clone();
+        checks.readyz.push((
+            "informers".into(),
+            Arc::new(move || {
+                if informers.has_synced() {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "caches not synced: {}",
+                        informers.unsynced_kinds().join(", ")
+                    ))
+                }
+            }),
+        ));
+        // Like kube-apiserver's `[-]shutdown`: stop receiving traffic while draining.
+        let shutting_down = Arc::new(AtomicBool::new(false));
+        let draining = shutting_down.clone();
+        checks.readyz.push((
+            "shutdown".into(),
+            Arc::new(move || {
+                if draining.load(Ordering::SeqCst) {
+                    Err("the manager is shutting down".into())
+                } else {
+                    Ok(())
+                }
+            }),
+        ));
+        Self {
+            scheme,
+            options,
+            kube,
+            cache,
+            metrics: Arc::new(Metrics::new()),
+            controllers: Vec::new(),
+            runnables: Vec::new(),
+            names: HashSet::new(),
+            checks,
+            addresses: watch::channel(None).0,
+            shutting_down,
+        }
+    }
+
+    /// The scheme the manager was built with.
+    #[must_use]
+    pub fn scheme(&self) -> &Scheme {
+        &self.scheme
+    }
+
+    /// The options the manager was built with.
+    #[must_use]
+    pub fn options(&self) -> &ManagerOptions {
+        &self.options
+    }
+
+    /// A client whose reads come from the manager's cache and writes go to the API server
+    /// (`mgr.GetClient()`). Reads fail with [`Error::CacheNotStarted`] until [`Manager::start`].
+    #[must_use]
+    pub fn client(&self) -> Client {
+        Client::cached(self.kube.clone(), self.cache.clone())
+    }
+
+    /// The underlying `kube::Client`.
+    #[must_use]
+    pub fn kube_client(&self) -> kube::Client {
+        self.kube.clone()
+    }
+
+    /// An event recorder reporting as `name` (controller-runtime's
+    /// `mgr.GetEventRecorderFor(name)`): events.k8s.io/v1 Events about the objects it is given.
+    #[must_use]
+    pub fn event_recorder(&self, name: &str) -> crate::events::EventRecorder {
+        crate::events::EventRecorder::new(self.kube.clone(), name)
+    }
+
+    /// Registers `controller` to run when the manager starts (`builder.Complete`). Its kinds'
+    /// informers are created now so `/readyz` waits for them.
+    ///
+    /// Errors: [`Error::DuplicateController`] if a controller with the same
+    /// [name](Controller::named) was added.
+    pub fn add_controller<R: Reconciler>(
+        &mut self,
+        controller: Controller<R>,
+    ) -> Result<(), Error> {
+        let name = controller.name();
+        if !self.names.insert(name.clone()) {
+            return Err(Error::DuplicateController { name });
+        }
+        controller.register(&self.cache);
+        self.controllers.push(Box::new(controller));
+        Ok(())
+    }
+
+    /// Adds a long-running task to run with the manager (controller-runtime's `mgr.Add(Runnable)`),
+    /// e.g. a webhook server or a periodic job. `run` gets a [`Shutdown`] signal and should return
+    /// soon after it fires; an `Err` stops the whole manager with that error. With
+    /// `needs_leader_election`, it only runs on the leader (like controllers); otherwise it runs
+    /// on every replica from the start (like webhook servers).
+    ///
+    /// ```no_run
+    /// # fn demo(manager: &mut kbr_runtime::Manager) {
+    /// manager.add_runnable("heartbeat", false, |shutdown| async move {
+    ///     tracing::info!("started");
+    ///     shutdown.wait().await;
+    ///     Ok(())
+    /// });
+    /// # }
+    /// ```
+    pub fn add_runnable<F, Fut>(&mut self, name: &str, needs_leader_election: bool, run: F)
+    where
+        F: FnOnce(Shutdown) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<(), Error>> + Send + 'static,
+    {
+        self.runnables.push(UserRunnable {
+            name: name.to_string(),
+            needs_leader: needs_leader_election,
+            run: Box::new(move |shutdown| Box::pin(run(shutdown))),
+        });
+    }
+
+    /// Adds a liveness check to `/healthz` (`mgr.AddHealthzCheck`): `Err(reason)` fails the probe.
+    pub fn add_healthz_check(
+        &mut self,
+        name: &str,
+        check: impl Fn() -> Result<(), String> + Send + Sync + 'static,
+    ) {
+        self.checks.healthz.push((name.into(), Arc::new(check)));
+    }
+
+    /// Adds a readiness check to `/readyz` (`mgr.AddReadyzCheck`): `Err(reason)` fails the probe.
+    pub fn add_readyz_check(
+        &mut self,
+        name: &str,
+        check: impl Fn() -> Result<(), String> + Send + Sync + 'static,
+    ) {
+        self.checks.readyz.push((name.into(), Arc::new(check)));
+    }
+
+    /// A handle resolving to the addresses the servers bound once the manager started
+    /// (useful with port `0`, e.g. `"127.0.0.1:0"` in tests).
+    ///
+    /// ```no_run
+    /// # async fn demo(manager: kbr_runtime::Manager) -> Result<(), kbr_runtime::Error> {
+    /// let mut addresses = manager.serving_addresses();
+    /// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    /// let running = tokio::spawn(manager.start_with_shutdown(async { let _ = stopped.await; }));
+    /// let bound = addresses.wait_for(Option::is_some).await.ok().and_then(|a| *a);
+    /// println!("probes on {:?}", bound.and_then(|b| b.health_probe));
+    /// let _ = stop.send(());
+    /// # let _ = running.await; Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn serving_addresses(&self) -> watch::Receiver<Option<ServingAddresses>> {
+        self.addresses.subscribe()
+    }
+
+    /// Runs everything until SIGTERM or SIGINT, then shuts down gracefully (`mgr.Start(ctrl.SetupSignalHandler())`).
+    /// A second signal exits the process immediately.
+    ///
+    /// Errors: bind failures, [`Error::LeaderElectionLost`], [`Error::ShutdownTimeout`].
+    pub async fn start(self) -> Result<(), Error> {
+        let signal = shutdown::signal()?;
+        self.start_with_shutdown(signal).await
+    }
+
+    /// Like [`Manager::start`], but shuts down when `shutdown` resolves instead of on signals.
+    pub async fn start_with_shutdown(
+        self,
+        shutdown: impl Future<Output = ()> + Send,
+    ) -> Result<(), Error> {
+        let Self {
+            options,
+            kube,
+            cache,
+            metrics,
+            controllers,
+            runnables,
+            checks,
+            addresses,
+            shutting_down,
+            ..
+        } = self;
+        let (servers_stop, servers_stopped) = watch::channel(false);
+        let mut servers = Vec::new();
+        let mut bound = ServingAddresses::default();
+        if let Some(address) = parse_bind_address(&options.health_probe_bind_address)? {
+            let listener = server::bind("health probe", &address).await?;
+            bound.health_probe = listener.local_addr().ok();
+            let router = server::probe_router(Arc::new(checks));
+            servers.push(server::serve(
+                "health probe",
+                listener,
+                router,
+                servers_stopped.clone(),
+            ));
+            tracing::info!(address = ?bound.health_probe, "Starting health probe server");
+        }
+        if let Some(address) = parse_bind_address(&options.metrics_bind_address)? {
+            let listener = server::bind("metrics", &address).await?;
+            bound.metrics = listener.local_addr().ok();
+            let (stop, metrics) = (servers_stopped, metrics.clone());
+            let server = server::start_metrics_server(&options, &kube, metrics, listener, stop)?;
+            servers.push(server);
+            let secure = options.metrics_secure;
+            tracing::info!(address = ?bound.metrics, secure, "Starting metrics server");
+        }
+        addresses.send_replace(Some(bound));
+
+        cache.start();
+        let result = run::run(RunArgs {
+            options: &options,
+            kube: &kube,
+            cache: &cache,
+            metrics: &metrics,
+            controllers,
+            runnables,
+            shutdown,
+            shutting_down,
+        })
+        .await;
+
+        cache.stop().await;
+        servers_stop.send_replace(true);
+        for server in servers {
+            let _ = server.await;
+        }
+        tracing::info!("manager stopped");
+        result
+    }
+}

@@ -1,0 +1,197 @@
+//! The manager's HTTP servers: health probes (`/healthz`, `/readyz`, controller-runtime's
+//! `pkg/healthz`) and `/metrics` (controller-runtime's `pkg/metrics/server`), on axum — plain
+//! HTTP, or with `metrics_secure` HTTPS (the webhook server's [`CertWatcher`] and
+//! [`SelfSignedCertificate`]) behind the TokenReview/SubjectAccessReview filter.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use axum::routing::get;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use super::ManagerOptions;
+use super::filters::{self, MetricsAuth};
+use super::metrics::Metrics;
+use crate::Error;
+use crate::tls::{TlsServer, stopped};
+use crate::webhook::{CertWatcher, DEFAULT_SELF_SIGNED_HOSTS, SelfSignedCertificate};
+
+/// How often the secure metrics server re-reads its certificate files.
+const CERT_RELOAD_INTERVAL: Duration = Duration::from_secs(10);
+/// How long a request's headers may take (the TLS handshake's limit is in [`crate::tls`]).
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long shutdown waits for in-flight HTTPS requests.
+const TLS_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A named health check: `Ok(())` healthy, `Err(reason)` failing (controller-runtime's `healthz.Checker`).
+pub(crate) type Check = Arc<dyn Fn() -> Result<(), String> + Send + Sync>;
+
+/// The checks behind `/healthz` and `/readyz`.
+#[derive(Clone, Default)]
+pub(crate) struct Checks {
+    pub(crate) healthz: Vec<(String, Check)>,
+    pub(crate) readyz: Vec<(String, Check)>,
+}
+
+#[derive(serde::Deserialize)]
+struct ProbeQuery {
+    verbose: Option<String>,
+}
+
+/// Runs `checks` like the apiserver's healthz handler: `200 ok` when all pass, `500` with one
+/// `[-]name failed: reason` line per failing check otherwise; `?verbose` lists every check.
+fn probe(checks: &[(String, Check)], kind: &str, verbose: bool) -> (StatusCode, String) {
+    let mut body = String::new();
+    let mut failed = false;
+    for (name, check) in checks {
+        match check() {
+            Ok(()) => body.push_str(&format!("[+]{name} ok\n")),
+            Err(reason) => {
+                failed = true;
+                body.push_str(&format!("[-]{name} failed: {reason}\n"));
+            }
+        }
+    }
+    if failed {
+        body.push_str(&format!("{kind} check failed\n"));
+        (StatusCode::INTERNAL_SERVER_ERROR, body)
+    } else if verbose {
+        body.push_str(&format!("{kind} check passed\n"));
+        (StatusCode::OK, body)
+    } else {
+        (StatusCode::OK, "ok".into())
+    }
+}
+
+async fn healthz(
+    State(checks): State<Arc<Checks>>,
+    Query(q): Query<ProbeQuery>,
+) -> impl IntoResponse {
+    probe(&checks.healthz, "healthz", q.verbose.is_some())
+}
+
+async fn readyz(
+    State(checks): State<Arc<Checks>>,
+    Query(q): Query<ProbeQuery>,
+) -> impl IntoResponse {
+    probe(&checks.readyz, "readyz", q.verbose.is_some())
+}
+
+async fn serve_metrics(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
+    match metrics.encode() {
+        Ok(body) => (
+            StatusCode::OK,
+            [(
+                header::CONTENT_TYPE,
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            )],
+            body,
+        )
+            .into_response(),
+        Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    }
+}
+
+pub(crate) fn probe_router(checks: Arc<Checks>) -> Router {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .with_state(checks)
+}
+
+pub(crate) fn metrics_router(metrics: Arc<Metrics>) -> Router {
+    Router::new()
+        .route("/metrics", get(serve_metrics))
+        .with_state(metrics)
+}
+
+/// Binds `address` (already normalised by `parse_bind_address`).
+pub(crate) async fn bind(server: &'static str, address: &str) -> Result<TcpListener, Error> {
+    TcpListener::bind(address)
+        .await
+        .map_err(|source| Error::Bind {
+            server,
+            address: address.to_string(),
+            source,
+        })
+}
+
+/// Serves `router` on `listener` until `stop` turns true.
+pub(crate) fn serve(
+    server: &'static str,
+    listener: TcpListener,
+    router: Router,
+    mut stop: watch::Receiver<bool>,
+) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        let shutdown = async move {
+            let _ = stop.wait_for(|stopped| *stopped).await;
+        };
+        if let Err(error) = axum::serve(listener, router)
+            .with_graceful_shutdown(shutdown)
+            .await
+        {
+            tracing::error!(server, %error, "server failed");
+        }
+    })
+}
+
+/// Serves `/metrics` on `listener` until `stop` turns true: plain HTTP, or — with
+/// [`metrics_secure`](ManagerOptions::metrics_secure) — HTTPS with every request authenticated
+/// and authorized through the API server ([`filters`]).
+///
+/// Errors: the certificate in `metrics_cert_path` cannot be loaded, or generating one fails
+/// (as [`Error::Other`] wrapping the [`crate::webhook::WebhookError`]).
+pub(crate) fn start_metrics_server(
+    options: &ManagerOptions,
+    kube: &kube::Client,
+    metrics: Arc<Metrics>,
+    listener: TcpListener,
+    stop: watch::Receiver<bool>,
+) -> Result<JoinHandle<()>, Error> {
+    let router = metrics_router(metrics);
+    if !options.metrics_secure {
+        return Ok(serve("metrics", listener, router, stop));
+    }
+    let certs = metrics_certificate(options)?;
+    let tls =
+        crate::tls::server_config(certs.clone(), options.enable_http2).map_err(Error::other)?;
+    let router = router.layer(axum::middleware::from_fn_with_state(
+        MetricsAuth::new(kube.clone()),
+        filters::authenticate_and_authorize,
+    ));
+    let reload = tokio::spawn(certs.watch(CERT_RELOAD_INTERVAL, stopped(stop.clone())));
+    let mut server = TlsServer::new(
+        "metrics",
+        router,
+        tls,
+        options.enable_http2,
+        HEADER_READ_TIMEOUT,
+    );
+    Ok(tokio::spawn(async move {
+        server
+            .accept_until(listener, stopped(stop.clone()), stop)
+            .await;
+        server.drain(TLS_SHUTDOWN_TIMEOUT).await;
+        let _ = reload.await;
+    }))
+}
+
+/// The metrics certificate: from `metrics_cert_path`, or generated in memory.
+fn metrics_certificate(options: &ManagerOptions) -> Result<Arc<CertWatcher>, Error> {
+    let watcher = match &options.metrics_cert_path {
+        Some(dir) => CertWatcher::from_files(
+            dir.join(&options.metrics_cert_name),
+            dir.join(&options.metrics_cert_key),
+        ),
+        None => SelfSignedCertificate::generate(DEFAULT_SELF_SIGNED_HOSTS)
+            .and_then(|generated| CertWatcher::from_pem(&generated.cert_pem, &generated.key_pem)),
+    };
+    watcher.map_err(Error::other)
+}

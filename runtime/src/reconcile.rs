@@ -1,0 +1,92 @@
+//! Reconciliation: the [`Reconciler`] trait and the [`Action`] it returns, mirroring
+//! controller-runtime's `pkg/reconcile`.
+//!
+//! A reconciler is level-based: it is handed the *current* state of one object (read from the
+//! manager's cache) and moves the world towards `spec`, recording what it sees in `status`. It is
+//! not told which event caused the call — several events for one object collapse into one call,
+//! and changes to owned objects call it for their owner — so it must be idempotent.
+//!
+//! controller-runtime hands `Reconcile` a `Request{NamespacedName}` and leaves the read to the
+//! user; kbr (like kube-runtime) hands over the cached object itself. A deleted object is gone
+//! from the cache and is not reconciled: cleanup that needs the object uses a finalizer
+//! ([`crate::finalizer`]).
+
+use std::future::Future;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+
+/// What to do after a successful reconcile: kube-runtime's `controller::Action`.
+///
+/// - [`Action::await_change()`] — controller-runtime's `reconcile.Result{}`: nothing more to do
+///   until a watched object changes.
+/// - [`Action::requeue(duration)`](Action::requeue) — `reconcile.Result{RequeueAfter: d}`:
+///   reconcile this object again after `d` even if nothing changes (e.g. to poll an external
+///   system). A watch event in the meantime still triggers an earlier reconcile.
+///
+/// Errors are retried with per-object exponential backoff instead (5 ms doubling to 1000 s,
+/// reset by the next success) — return `Err`, not a requeue, when something failed.
+///
+/// ```
+/// use std::time::Duration;
+/// use kbr_runtime::Action;
+/// assert_eq!(Action::await_change(), Action::await_change());
+/// assert_ne!(Action::requeue(Duration::from_secs(30)), Action::await_change());
+/// ```
+pub use kube::runtime::controller::Action;
+
+/// Reconciles one kind of object: controller-runtime's `reconcile.Reconciler`.
+///
+/// Implement it with an `async fn` and register it with a
+/// [`Controller`](crate::Controller) on a [`Manager`](crate::Manager). The runtime guarantees:
+///
+/// - `reconcile` is called with the latest cached state of an object of kind
+///   [`Self::Object`](Reconciler::Object) after it (or an object it owns or watches) changes;
+/// - several changes to one object before its reconcile starts collapse into one call;
+/// - one object is never reconciled by two workers at once, whatever
+///   [`max_concurrent_reconciles`](crate::Controller::max_concurrent_reconciles) is;
+/// - `Ok(action)` resets the object's error backoff and schedules per [`Action`];
+/// - `Err(e)` is logged with the object's key and retried with per-object exponential backoff
+///   (5 ms, 10 ms, 20 ms, … capped at 1000 s); a panic counts as an error.
+///
+/// ```
+/// use std::sync::Arc;
+/// use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
+/// use kbr_runtime::{Action, Client, Error, Reconciler};
+///
+/// struct ConfigMapReconciler {
+///     client: Client,
+/// }
+///
+/// impl Reconciler for ConfigMapReconciler {
+///     type Object = ConfigMap;
+///     type Error = Error;
+///
+///     async fn reconcile(&self, cm: Arc<ConfigMap>) -> Result<Action, Error> {
+///         let _ = (&self.client, cm.data.as_ref().map(|d| d.len()));
+///         Ok(Action::await_change())
+///     }
+/// }
+/// ```
+pub trait Reconciler: Send + Sync + 'static {
+    /// The kind reconciled (controller-runtime's `For(&Kind{})`): a typed Kubernetes resource
+    /// with a compile-time GVK (`DynamicType = ()`).
+    type Object: kube::Resource<DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static;
+
+    /// The error `reconcile` returns; usually [`crate::Error`]. Logged and retried with backoff.
+    type Error: std::error::Error + Send + Sync + 'static;
+
+    /// Moves the cluster towards `obj`'s desired state. `obj` is the cached object: clone it to
+    /// modify it. Return `Ok(Action::await_change())` when done, `Ok(Action::requeue(d))` to be
+    /// called again after `d`, or `Err(e)` to be retried with backoff.
+    fn reconcile(
+        &self,
+        obj: Arc<Self::Object>,
+    ) -> impl Future<Output = Result<Action, Self::Error>> + Send;
+}

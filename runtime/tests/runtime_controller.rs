@@ -1,0 +1,573 @@
+//! Controller guarantees: reconcile of created objects, collapse of events per key, no
+//! concurrent reconciles of one key, owners enqueued by owned objects, per-key backoff,
+//! predicates, one watch per kind across controllers. On the fake API server, or on envtest
+//! when `KUBEBUILDER_ASSETS` is set; tests that need the fake's request counters or fault
+//! injection say so and are skipped there.
+#![cfg(feature = "testing")]
+
+mod runtime_support;
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use kbr_runtime::client::{ListOptions, Patch, PatchParams};
+use kbr_runtime::controller::predicate::GenerationChanged;
+use kbr_runtime::k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStatus};
+use kbr_runtime::k8s_openapi::api::core::v1::{
+    ConfigMap, Container, PodSpec, PodTemplateSpec, Secret,
+};
+use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+    LabelSelector, ObjectMeta, OwnerReference,
+};
+use kbr_runtime::testing::{FakeApiServer, TestEnv, Verb};
+use kbr_runtime::{Action, Client, Controller, Error, Scheme};
+use runtime_support::*;
+use serde_json::json;
+use tokio::sync::{Barrier, Notify, mpsc};
+use tokio::time::Instant;
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+fn name_of<K: kbr_runtime::kube::Resource>(obj: &K) -> String {
+    obj.meta().name.clone().unwrap_or_default()
+}
+
+async fn set_value(client: &Client, name: &str, value: &str) -> Result<ConfigMap, Error> {
+    let patch = json!({ "data": { "value": value } });
+    client
+        .patch(
+            Some("default"),
+            name,
+            &Patch::Merge(&patch),
+            &PatchParams::default(),
+        )
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reconciles_created_objects() -> TestResult {
+    let env = TestEnv::start(Scheme::new()).await?;
+    ensure_namespaces(&env, &["other"]).await?;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut manager = manager_on(&env, options_on(&env, &["default", "other"]));
+    manager.add_controller(Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
+        let tx = tx.clone();
+        async move {
+            let _ = tx.send(name_of(&*cm));
+            Ok(Action::await_change())
+        }
+    })))?;
+    let running = Running::start(manager);
+    let client = env.client();
+    client.create(&configmap("default", "a", "1")).await?;
+    client.create(&configmap("other", "b", "1")).await?;
+    let mut seen = BTreeSet::new();
+    while seen.len() < 2 {
+        seen.insert(
+            within("reconciles", rx.recv())
+                .await
+                .ok_or("channel closed")?,
+        );
+    }
+    assert_eq!(seen, BTreeSet::from(["a".to_string(), "b".to_string()]));
+    running.stop().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_for_one_key_collapse_into_one_reconcile() -> TestResult {
+    let env = TestEnv::start(Scheme::new()).await?;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let gate = Arc::new(Notify::new());
+    let mut manager = manager_on(&env, options_on(&env, &["default"]));
+    let cached = manager.client();
+    let held = gate.clone();
+    manager.add_controller(Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
+        let (tx, held) = (tx.clone(), held.clone());
+        async move {
+            let _ = tx.send(value(&cm));
+            if value(&cm) == "0" {
+                held.notified().await;
+            }
+            Ok(Action::await_change())
+        }
+    })))?;
+    let running = Running::start(manager);
+    let client = env.client();
+    client.create(&configmap("default", "a", "0")).await?;
+    assert_eq!(
+        within("first reconcile", rx.recv()).await.as_deref(),
+        Some("0")
+    );
+
+    // Five updates while the first reconcile is still running...
+    for v in 1..=5 {
+        set_value(&client, "a", &v.to_string()).await?;
+    }
+    eventually("the cache to see the last update", || async {
+        let cm: ConfigMap = cached.get(Some("default"), "a").await.ok()?;
+        (value(&cm) == "5").then_some(())
+    })
+    .await;
+    gate.notify_one();
+    // ...collapse into one reconcile of the latest state.
+    assert_eq!(
+        within("collapsed reconcile", rx.recv()).await.as_deref(),
+        Some("5")
+    );
+    set_value(&client, "a", "final").await?;
+    assert_eq!(
+        within("next reconcile", rx.recv()).await.as_deref(),
+        Some("final")
+    );
+    running.stop().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_key_is_never_reconciled_concurrently() -> TestResult {
+    let env = TestEnv::start(Scheme::new()).await?;
+    let in_flight = Arc::new(Mutex::new(HashSet::new()));
+    let overlap = Arc::new(AtomicBool::new(false));
+    let barrier = Arc::new(Barrier::new(2));
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut manager = manager_on(&env, options_on(&env, &["default"]));
+    let (flight, seen_overlap, both) = (in_flight.clone(), overlap.clone(), barrier.clone());
+    manager.add_controller(
+        Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
+            let (flight, seen_overlap, both, tx) = (
+                flight.clone(),
+                seen_overlap.clone(),
+                both.clone(),
+                tx.clone(),
+            );
+            async move {
+                let name = name_of(&*cm);
+                if !flight
+                    .lock()
+                    .map_err(|_| Error::other("poisoned"))?
+                    .insert(name.clone())
+                {
+                    seen_overlap.store(true, Ordering::SeqCst);
+                }
+                if name != "x" && value(&cm) == "0" {
+                    // p and q must be in flight together: proves workers run in parallel.
+                    both.wait().await;
+                } else {
+                    // Simulated work, so updates pile up while this key is in flight.
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                }
+                flight
+                    .lock()
+                    .map_err(|_| Error::other("poisoned"))?
+                    .remove(&name);
+                let _ = tx.send((name, value(&cm)));
+                Ok(Action::await_change())
+            }
+        }))
+        .max_concurrent_reconciles(4),
+    )?;
+    let running = Running::start(manager);
+    let client = env.client();
+    client.create(&configmap("default", "p", "0")).await?;
+    client.create(&configmap("default", "q", "0")).await?;
+    client.create(&configmap("default", "x", "0")).await?;
+    for v in 1..=30 {
+        set_value(&client, "x", &v.to_string()).await?;
+    }
+    let mut x_reconciles = 0;
+    let mut parallel_done = BTreeSet::new();
+    loop {
+        let (name, v) = within("reconciles", rx.recv())
+            .await
+            .ok_or("channel closed")?;
+        if name == "x" {
+            x_reconciles += 1;
+            if v == "30" {
+                break;
+            }
+        } else {
+            parallel_done.insert(name);
+        }
+    }
+    assert!(
+        !overlap.load(Ordering::SeqCst),
+        "one key was reconciled twice at once"
+    );
+    assert!(x_reconciles >= 1);
+    while parallel_done.len() < 2 {
+        let (name, _) = within("p and q", rx.recv()).await.ok_or("channel closed")?;
+        parallel_done.insert(name);
+    }
+    running.stop().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn owned_object_changes_enqueue_the_owner() -> TestResult {
+    let env = TestEnv::start(Scheme::new()).await?;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut manager = manager_on(&env, options_on(&env, &["default"]));
+    manager.add_controller(
+        Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
+            let tx = tx.clone();
+            async move {
+                let _ = tx.send(name_of(&*cm));
+                Ok(Action::await_change())
+            }
+        }))
+        .owns::<Secret>(),
+    )?;
+    let running = Running::start(manager);
+    let client = env.client();
+    let owner = client.create(&configmap("default", "owner", "1")).await?;
+    assert_eq!(
+        within("owner reconcile", rx.recv()).await.as_deref(),
+        Some("owner")
+    );
+
+    let mut child = Secret::default();
+    child.metadata.namespace = Some("default".into());
+    child.metadata.name = Some("child".into());
+    child.metadata.owner_references = Some(vec![OwnerReference {
+        api_version: "v1".into(),
+        kind: "ConfigMap".into(),
+        name: "owner".into(),
+        uid: owner.metadata.uid.clone().unwrap_or_default(),
+        controller: Some(true),
+        ..OwnerReference::default()
+    }]);
+    let child = client.create(&child).await?;
+    assert_eq!(
+        within("reconcile on child create", rx.recv())
+            .await
+            .as_deref(),
+        Some("owner")
+    );
+    client.delete(&child).await?;
+    assert_eq!(
+        within("reconcile on child delete", rx.recv())
+            .await
+            .as_deref(),
+        Some("owner")
+    );
+    running.stop().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_back_off_exponentially_and_success_resets() -> TestResult {
+    const FAILURES: usize = 8;
+    let env = TestEnv::start(Scheme::new()).await?;
+    let failures_left = Arc::new(AtomicUsize::new(FAILURES));
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut manager = manager_on(&env, options_on(&env, &["default"]));
+    let left = failures_left.clone();
+    manager.add_controller(Controller::new(reconciler(move |_cm: Arc<ConfigMap>| {
+        let (left, tx) = (left.clone(), tx.clone());
+        async move {
+            let fail = left
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                .is_ok();
+            let _ = tx.send((Instant::now(), fail));
+            if fail {
+                Err(Error::other("transient failure"))
+            } else {
+                Ok(Action::await_change())
+            }
+        }
+    })))?;
+    let running = Running::start(manager);
+    let client = env.client();
+    client.create(&configmap("default", "flaky", "0")).await?;
+
+    let mut calls = Vec::new();
+    for _ in 0..=FAILURES {
+        calls.push(within("retries", rx.recv()).await.ok_or("channel closed")?);
+    }
+    assert!(calls[..FAILURES].iter().all(|(_, failed)| *failed));
+    assert!(!calls[FAILURES].1, "the last call succeeds");
+    for (i, pair) in calls.windows(2).enumerate() {
+        let gap = pair[1].0 - pair[0].0;
+        let expected = Duration::from_millis(5 << i);
+        assert!(
+            gap + Duration::from_millis(1) >= expected,
+            "retry {i}: {gap:?} < {expected:?}"
+        );
+    }
+
+    // After the success the backoff starts again at 5 ms (not 5 ms * 2^8 = 1.28 s).
+    failures_left.store(1, Ordering::SeqCst);
+    set_value(&client, "flaky", "1").await?;
+    let (failed_at, failed) = within("failure after reset", rx.recv())
+        .await
+        .ok_or("closed")?;
+    let (retried_at, _) = within("retry after reset", rx.recv())
+        .await
+        .ok_or("closed")?;
+    assert!(failed);
+    assert!(
+        retried_at - failed_at < Duration::from_millis(640),
+        "backoff was not reset: {:?}",
+        retried_at - failed_at
+    );
+    running.stop().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn generation_predicate_filters_status_only_updates() -> TestResult {
+    let env = TestEnv::start(Scheme::new()).await?;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut manager = manager_on(&env, options_on(&env, &["default"]));
+    manager.add_controller(
+        Controller::new(reconciler(move |d: Arc<Deployment>| {
+            let tx = tx.clone();
+            async move {
+                // A real server returns `status: {}` for a new Deployment.
+                let has_status = d
+                    .status
+                    .as_ref()
+                    .is_some_and(|s| *s != DeploymentStatus::default());
+                let _ = tx.send((name_of(&*d), d.metadata.generation, has_status));
+                Ok(Action::await_change())
+            }
+        }))
+        .with_predicate(GenerationChanged),
+    )?;
+    let running = Running::start(manager);
+    let client = env.client();
+    let deployment = |name: &str| {
+        let mut d = Deployment::default();
+        d.metadata.namespace = Some("default".into());
+        d.metadata.name = Some(name.into());
+        // What a real server's validation requires of a Deployment.
+        let labels = BTreeMap::from([("app".to_string(), name.to_string())]);
+        d.spec = DeploymentSpec {
+            selector: LabelSelector {
+                match_labels: Some(labels.clone()),
+                ..LabelSelector::default()
+            },
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels),
+                    ..ObjectMeta::default()
+                }),
+                spec: Some(PodSpec {
+                    containers: vec![Container {
+                        name: "app".into(),
+                        image: Some("example.com/app:v1".into()),
+                        ..Container::default()
+                    }],
+                    ..PodSpec::default()
+                }),
+            },
+            ..DeploymentSpec::default()
+        };
+        d
+    };
+    client.create(&deployment("d")).await?;
+    assert_eq!(
+        within("create", rx.recv()).await,
+        Some(("d".to_string(), Some(1), false))
+    );
+
+    let status = json!({ "status": { "observedGeneration": 1, "replicas": 0 } });
+    let _: Deployment = client
+        .patch_status(
+            Some("default"),
+            "d",
+            &Patch::Merge(&status),
+            &PatchParams::default(),
+        )
+        .await?;
+    // A later event for another object: the status-only update, if it passed, came first.
+    client.create(&deployment("sentinel")).await?;
+    assert_eq!(
+        within("sentinel", rx.recv())
+            .await
+            .map(|(name, ..)| name)
+            .as_deref(),
+        Some("sentinel")
+    );
+
+    let spec = json!({ "spec": { "replicas": 3 } });
+    let _: Deployment = client
+        .patch(
+            Some("default"),
+            "d",
+            &Patch::Merge(&spec),
+            &PatchParams::default(),
+        )
+        .await?;
+    assert_eq!(
+        within("spec change", rx.recv()).await,
+        Some(("d".to_string(), Some(2), true))
+    );
+    running.stop().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controllers_and_cached_reads_share_one_watch_per_kind() -> TestResult {
+    let Some(server) = fake_server(
+        "controllers_and_cached_reads_share_one_watch_per_kind",
+        COUNTERS,
+    ) else {
+        return Ok(());
+    };
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut manager = manager(&server, options());
+    let cached = manager.client();
+    for name in ["one", "two"] {
+        let tx = tx.clone();
+        manager.add_controller(
+            Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
+                let tx = tx.clone();
+                async move {
+                    let _ = tx.send((name, name_of(&*cm)));
+                    Ok(Action::await_change())
+                }
+            }))
+            .named(name),
+        )?;
+    }
+    let running = Running::start(manager);
+    Client::new(server.kube_client())
+        .create(&configmap("default", "shared", "1"))
+        .await?;
+    let mut seen = BTreeSet::new();
+    while seen.len() < 2 {
+        seen.insert(
+            within("both controllers", rx.recv())
+                .await
+                .ok_or("closed")?,
+        );
+    }
+    let cm: ConfigMap = cached.get(Some("default"), "shared").await?;
+    assert_eq!(value(&cm), "1");
+    let all: Vec<ConfigMap> = cached.list(None, &ListOptions::default()).await?;
+    assert_eq!(all.len(), 1);
+
+    let requests = server.requests();
+    // The object may have come from the initial list, before the watch was sent.
+    eventually("the ConfigMap watch", || async {
+        (requests.count_for::<ConfigMap>(Verb::Watch) > 0).then_some(())
+    })
+    .await;
+    assert_eq!(requests.count_for::<ConfigMap>(Verb::Watch), 1);
+    assert_eq!(requests.count_for::<ConfigMap>(Verb::List), 1);
+    assert_eq!(requests.count_for::<ConfigMap>(Verb::Get), 0);
+    running.stop().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn duplicate_controller_names_are_rejected() -> TestResult {
+    let server = FakeApiServer::new();
+    let mut manager = manager(&server, options());
+    let noop = || reconciler(|_: Arc<ConfigMap>| async { Ok(Action::await_change()) });
+    manager.add_controller(Controller::new(noop()))?;
+    let err = manager
+        .add_controller(Controller::new(noop()))
+        .err()
+        .ok_or("expected an error")?;
+    assert!(matches!(err, Error::DuplicateController { ref name } if name == "configmap"));
+    manager.add_controller(Controller::new(noop()).named("other"))?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restricted_namespaces_watch_only_their_objects() -> TestResult {
+    let env = TestEnv::start(Scheme::new()).await?;
+    ensure_namespaces(&env, &["a", "b", "c"]).await?;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut manager = manager_on(
+        &env,
+        kbr_runtime::ManagerOptions {
+            namespaces: kbr_runtime::manager::Namespaces::parse("a,b"),
+            ..options()
+        },
+    );
+    let cached = manager.client();
+    manager.add_controller(Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
+        let tx = tx.clone();
+        async move {
+            let _ = tx.send(cm.metadata.namespace.clone().unwrap_or_default());
+            Ok(Action::await_change())
+        }
+    })))?;
+    let client = env.client();
+    client.create(&configmap("a", "x", "1")).await?;
+    let running = Running::start(manager);
+    client.create(&configmap("c", "x", "1")).await?;
+    client.create(&configmap("b", "x", "1")).await?;
+    let mut seen = BTreeSet::new();
+    while seen.len() < 2 {
+        seen.insert(within("reconciles", rx.recv()).await.ok_or("closed")?);
+    }
+    assert_eq!(seen, BTreeSet::from(["a".to_string(), "b".to_string()]));
+    let all: Vec<ConfigMap> = cached.list(None, &ListOptions::default()).await?;
+    let namespaces: Vec<_> = all
+        .iter()
+        .filter_map(|c| c.metadata.namespace.clone())
+        .collect();
+    assert_eq!(namespaces, ["a", "b"]);
+    if let Some(server) = env.fake() {
+        // One list per watched namespace.
+        assert_eq!(server.requests().count_for::<ConfigMap>(Verb::List), 2);
+    }
+    running.stop().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relist_after_a_lost_watch_catches_up_creates_and_deletes() -> TestResult {
+    let Some(server) = fake_server(
+        "a_relist_after_a_lost_watch_catches_up_creates_and_deletes",
+        FAULTS,
+    ) else {
+        return Ok(());
+    };
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut manager = manager(&server, options());
+    let cached = manager.client();
+    manager.add_controller(Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
+        let tx = tx.clone();
+        async move {
+            let _ = tx.send(name_of(&*cm));
+            Ok(Action::await_change())
+        }
+    })))?;
+    let client = Client::new(server.kube_client());
+    let gone = client.create(&configmap("default", "gone", "1")).await?;
+    let running = Running::start(manager);
+    assert_eq!(
+        within("initial reconcile", rx.recv()).await.as_deref(),
+        Some("gone")
+    );
+
+    // The watch drops and cannot be re-established while the cluster changes...
+    let faults = server.faults();
+    faults.fail_next_for::<ConfigMap>(usize::MAX, Verb::Watch, 503);
+    faults.close_watches();
+    client.delete(&gone).await?;
+    client.create(&configmap("default", "new", "1")).await?;
+    // ...and the history it would resume from is compacted away: the informer must re-list.
+    faults.compact();
+    faults.clear();
+    assert_eq!(
+        within("reconcile after relist", rx.recv()).await.as_deref(),
+        Some("new")
+    );
+    eventually("the deleted object to leave the cache", || async {
+        let err = cached.get::<ConfigMap>(Some("default"), "gone").await.err();
+        err.is_some_and(|e| e.is_not_found()).then_some(())
+    })
+    .await;
+    assert!(server.requests().count_for::<ConfigMap>(Verb::List) >= 2);
+    running.stop().await?;
+    Ok(())
+}
