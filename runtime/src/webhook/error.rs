@@ -1,0 +1,98 @@
+//! [`WebhookError`]: what can go wrong registering, serving or installing webhooks.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Why registering, serving, installing or writing the manifests of webhooks failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WebhookError {
+    /// Two webhooks were registered on one path (e.g. two defaulters for one kind version).
+    #[error("a webhook is already registered on {path}")]
+    DuplicatePath {
+        /// The path, e.g. `/mutate-eventing-knative-dev-v1alpha1-channel`.
+        path: String,
+    },
+    /// A [`Conversion`](super::Conversion) is inconsistent (hub not the storage version, a
+    /// spoke of another kind, a kind registered twice, ...).
+    #[error("invalid conversion: {0}")]
+    InvalidConversion(String),
+    /// A certificate or key file could not be read or parsed, or they do not match.
+    #[error("cannot load the serving certificate from {path}: {message}")]
+    Certificate {
+        /// The file (or `<memory>` for generated certificates).
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// The in-memory self-signed CA or serving certificate could not be generated.
+    #[error("cannot generate a self-signed certificate: {0}")]
+    SelfSigned(String),
+    /// The TLS configuration could not be built.
+    #[error("cannot configure TLS: {0}")]
+    Tls(String),
+    /// The listener could not be bound.
+    #[error("cannot bind the webhook server to {address}: {source}")]
+    Bind {
+        /// The address, e.g. `0.0.0.0:9443`.
+        address: String,
+        /// The OS error.
+        #[source]
+        source: io::Error,
+    },
+    /// A local webhook URL is not an `https://host[:port]` URL.
+    #[error("invalid webhook URL {url:?}: {message}")]
+    InvalidUrl {
+        /// The URL given.
+        url: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// An object could not be serialized to YAML.
+    #[error("cannot serialize {path} to YAML: {source}")]
+    Yaml {
+        /// The file it was meant for.
+        path: PathBuf,
+        /// The serializer's error.
+        #[source]
+        source: serde_saphyr::SerializeError,
+    },
+    /// Reading or writing a file failed.
+    #[error("cannot {action} {path}: {source}")]
+    Io {
+        /// `read`, `write` or `create directory`.
+        action: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: io::Error,
+    },
+    /// The API server refused or failed a request while installing webhook configurations.
+    #[error("cannot install {what}: {source}")]
+    Install {
+        /// What was being applied, e.g. `MutatingWebhookConfiguration mutating-webhook-configuration`.
+        what: String,
+        /// kube's error.
+        #[source]
+        source: Box<kube::Error>,
+    },
+}
+
+impl From<crate::manifests::OutputError> for WebhookError {
+    fn from(error: crate::manifests::OutputError) -> Self {
+        use crate::manifests::OutputError;
+        match error {
+            OutputError::Yaml { path, source } => Self::Yaml { path, source },
+            OutputError::Io {
+                action,
+                path,
+                source,
+            } => Self::Io {
+                action,
+                path,
+                source,
+            },
+        }
+    }
+}
