@@ -1,0 +1,220 @@
+//! The command line: `kbr init`, `kbr create api`, `kbr create webhook`, `kbr version`,
+//! `kbr completion`.
+//!
+//! Flags and defaults mirror Kubebuilder's (`kubebuilder init`, `kubebuilder create api`,
+//! `kubebuilder create webhook`), minus
+//! the Go-specific ones. Nothing prompts: a flag Kubebuilder would ask about (`--resource`,
+//! `--controller`) defaults to `true`. Boolean flags accept `--flag`, `--flag=true` and
+//! `--flag=false`, like Go's `flag` package.
+
+use std::path::PathBuf;
+
+use clap::{ArgAction, Args, Parser, Subcommand};
+
+use crate::project::License;
+
+/// kbr: scaffold Kubernetes operators in Rust, the Kubebuilder way.
+#[derive(Debug, Parser)]
+#[command(name = "kbr", version, about, long_about = None)]
+pub struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The top-level commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Initialize a new project in the current directory.
+    Init(InitArgs),
+    /// Scaffold a Kubernetes API.
+    #[command(subcommand)]
+    Create(CreateCommand),
+    /// Print the kbr version and the Kubernetes versions its runtime targets.
+    Version,
+    /// Print a shell completion script.
+    Completion(CompletionArgs),
+}
+
+/// `kbr create <what>`.
+#[derive(Debug, Subcommand)]
+pub enum CreateCommand {
+    /// Scaffold an API type and its controller.
+    Api(CreateApiArgs),
+    /// Scaffold defaulting, validating or conversion webhooks for an existing API.
+    Webhook(CreateWebhookArgs),
+}
+
+/// `kbr init` flags.
+#[derive(Debug, Clone, Args)]
+pub struct InitArgs {
+    /// The domain of the project's API groups (groups are `<group>.<domain>`).
+    #[arg(long, default_value = "my.domain")]
+    pub domain: String,
+
+    /// The project name: the package name and the prefix of deployed objects [default: the
+    /// directory name].
+    #[arg(long)]
+    pub project_name: Option<String>,
+
+    /// The copyright owner for the license header.
+    #[arg(long, default_value = "")]
+    pub owner: String,
+
+    /// The license header of generated files.
+    #[arg(long, value_enum, default_value_t = License::Apache2)]
+    pub license: License,
+
+    /// Watch only the manager's namespace(s) (WATCH_NAMESPACE), with namespaced RBAC.
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true")]
+    pub namespaced: bool,
+
+    /// Depend on the kbr-runtime source at this path (relative to the project) [default: the
+    /// runtime kbr was built from, if present, else crates.io].
+    #[arg(long, conflicts_with = "runtime_version", value_name = "PATH")]
+    pub runtime_path: Option<String>,
+
+    /// Depend on this crates.io version of kbr-runtime.
+    #[arg(long, value_name = "VERSION")]
+    pub runtime_version: Option<String>,
+}
+
+/// `kbr create api` flags.
+#[derive(Debug, Clone, Args)]
+pub struct CreateApiArgs {
+    /// The API group, without the domain (e.g. `eventing`).
+    #[arg(long)]
+    pub group: String,
+
+    /// The API version (e.g. `v1alpha1`).
+    #[arg(long)]
+    pub version: String,
+
+    /// The kind, in PascalCase (e.g. `Broker`).
+    #[arg(long)]
+    pub kind: String,
+
+    /// The resource name [default: the English plural of the lower-cased kind].
+    #[arg(long)]
+    pub plural: Option<String>,
+
+    /// Whether objects of the kind live in a namespace (false: cluster-scoped).
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value_t = true, default_missing_value = "true")]
+    pub namespaced: bool,
+
+    /// Scaffold the API type (false: only a controller for an existing type).
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value_t = true, default_missing_value = "true")]
+    pub resource: bool,
+
+    /// Scaffold a controller.
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value_t = true, default_missing_value = "true")]
+    pub controller: bool,
+
+    /// Overwrite the kind's own files (API type, controller, test) if they exist.
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true")]
+    pub force: bool,
+}
+
+/// `kbr create webhook` flags.
+#[derive(Debug, Clone, Args)]
+pub struct CreateWebhookArgs {
+    /// The API group, without the domain (e.g. `eventing`).
+    #[arg(long)]
+    pub group: String,
+
+    /// The API version (e.g. `v1alpha1`); the hub with --conversion.
+    #[arg(long)]
+    pub version: String,
+
+    /// The kind, in PascalCase (e.g. `Channel`).
+    #[arg(long)]
+    pub kind: String,
+
+    /// Scaffold a defaulting (mutating) webhook.
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true")]
+    pub defaulting: bool,
+
+    /// Scaffold a validating webhook.
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true")]
+    pub programmatic_validation: bool,
+
+    /// Scaffold a conversion webhook with --version as the hub (the storage version); needs
+    /// --spoke.
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true")]
+    pub conversion: bool,
+
+    /// The versions converted to and from the hub, comma-separated (e.g. `v1,v2beta1`); each
+    /// must be an API of the same kind.
+    #[arg(long, value_delimiter = ',', value_name = "VERSION")]
+    pub spoke: Vec<String>,
+
+    /// Overwrite the kind's webhook files (and scaffold a webhook type again) if they exist.
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true")]
+    pub force: bool,
+}
+
+/// `kbr completion` arguments.
+#[derive(Debug, Clone, Args)]
+pub struct CompletionArgs {
+    /// The shell to generate the script for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// Where a command runs.
+#[derive(Debug, Clone)]
+pub struct Env {
+    /// The working directory (the project root).
+    pub dir: PathBuf,
+    /// `SOURCE_DATE_EPOCH`, if set.
+    pub source_date_epoch: Option<String>,
+}
+
+impl Env {
+    /// The environment of this process.
+    pub fn from_process() -> std::io::Result<Self> {
+        Ok(Self {
+            dir: std::env::current_dir()?,
+            source_date_epoch: std::env::var("SOURCE_DATE_EPOCH").ok(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    use super::*;
+
+    #[test]
+    fn clap_definition_is_valid() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn bool_flags_accept_go_forms() {
+        let parse = |args: &[&str]| {
+            let mut argv = vec!["kbr", "create", "api", "--group", "g", "--version", "v1"];
+            argv.extend_from_slice(&["--kind", "K"]);
+            argv.extend_from_slice(args);
+            match Cli::try_parse_from(argv).map(|cli| cli.command) {
+                Ok(Command::Create(CreateCommand::Api(api))) => Ok(api),
+                Ok(other) => panic!("{other:?}"),
+                Err(err) => Err(err.kind()),
+            }
+        };
+        let defaults = parse(&[]).unwrap();
+        assert!(defaults.namespaced && defaults.resource && defaults.controller && !defaults.force);
+        let flags = parse(&["--namespaced=false", "--controller=false", "--force"]).unwrap();
+        assert!(!flags.namespaced && !flags.controller && flags.force && flags.resource);
+        assert!(
+            parse(&["--resource=true", "--force=false"])
+                .unwrap()
+                .resource
+        );
+        assert_eq!(
+            parse(&["--namespaced=maybe"]).unwrap_err(),
+            clap::error::ErrorKind::InvalidValue
+        );
+    }
+}

@@ -1,0 +1,87 @@
+//! What `kbr create api` and `kbr create webhook` share around their own planning: reading
+//! PROJECT from the project directory, recording the resource in it, and writing the plan
+//! together with the new PROJECT.
+
+use super::{PROJECT_PATH, ScaffoldError, render_project};
+use crate::cli::Env;
+use crate::context::{KBR_VERSION, ProjectContext};
+use crate::plan::{IfExists, Marker, PlanBuilder};
+use crate::project::{Project, Resource};
+
+/// Reads and parses `PROJECT` in `env.dir`.
+///
+/// Errors: [`ScaffoldError::NoProject`] when the file does not exist,
+/// [`ScaffoldError::ReadProject`] on any other I/O error, [`ScaffoldError::Project`] when it does
+/// not parse.
+pub fn load_project(env: &Env) -> Result<Project, ScaffoldError> {
+    let path = env.dir.join(PROJECT_PATH);
+    let yaml = match std::fs::read_to_string(&path) {
+        Ok(yaml) => yaml,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ScaffoldError::NoProject {
+                dir: env.dir.display().to_string(),
+            });
+        }
+        Err(source) => {
+            return Err(ScaffoldError::ReadProject {
+                path: path.display().to_string(),
+                source,
+            });
+        }
+    };
+    Ok(Project::parse(&yaml, &path.display().to_string())?)
+}
+
+/// Replaces the entry of `project` with the same group, version and kind as `resource`, or
+/// appends `resource` when there is none.
+pub fn upsert_resource(project: &mut Project, resource: Resource) {
+    match project.resources.iter_mut().find(|existing| {
+        existing.group == resource.group
+            && existing.version == resource.version
+            && existing.kind == resource.kind
+    }) {
+        Some(existing) => *existing = resource,
+        None => project.resources.push(resource),
+    }
+}
+
+/// Stamps `project` with this kbr's version, adds PROJECT to `plan`, and applies the plan:
+/// either every file is written or none is.
+pub fn write_with_project(
+    mut plan: PlanBuilder,
+    p: &ProjectContext,
+    project: &mut Project,
+) -> Result<(), ScaffoldError> {
+    project.cli_version = KBR_VERSION.to_owned();
+    plan.put(PROJECT_PATH, render_project(p, project)?)?;
+    plan.finish()?.apply()?;
+    Ok(())
+}
+
+/// Declares the module `child` (a `mod.rs` path) in its parent: inserts `declaration` at the
+/// Rust marker `marker` of `parent`, keeping the declarations sorted, then creates `child` from
+/// `content` unless it exists (the user may have edited it; `content` is only rendered then).
+pub fn add_module(
+    plan: &mut PlanBuilder,
+    parent: &str,
+    marker: &'static str,
+    declaration: &str,
+    child: &str,
+    content: impl FnOnce() -> Result<String, askama::Error>,
+) -> Result<(), ScaffoldError> {
+    plan.insert_sorted(parent, Marker::rust(marker), declaration)?;
+    if !plan.exists(child) {
+        plan.create(child, content()?, IfExists::Overwrite)?;
+    }
+    Ok(())
+}
+
+/// What to do when one of the resource's own files (kind, controller, webhook, test) exists:
+/// overwrite with `--force`, else fail.
+pub fn own_file_policy(force: bool) -> IfExists {
+    if force {
+        IfExists::Overwrite
+    } else {
+        IfExists::Error("pass --force to overwrite it")
+    }
+}

@@ -1,0 +1,242 @@
+//! `kbr create api`: an API type, its controller, test, sample and RBAC helper roles, wired into
+//! the project through scaffold markers (Kubebuilder's `create api`).
+
+use std::io::Write;
+
+mod validate;
+
+use super::create::{
+    add_module, load_project, own_file_policy, upsert_resource, write_with_project,
+};
+use super::{ScaffoldError, project_context};
+use crate::cli::{CreateApiArgs, Env};
+use crate::context::{ProjectContext, ResourceContext};
+use crate::names::NameError;
+use crate::plan::{IfExists, Marker, PlanBuilder, PlanError};
+use crate::templates::{self as t, render};
+use validate::{test_name, validate};
+
+/// `kbr create api` failed; nothing was written. Displayed after `failed to create API: `.
+#[derive(Debug, thiserror::Error)]
+pub enum CreateApiError {
+    /// A name is invalid.
+    #[error(transparent)]
+    Name(#[from] NameError),
+    /// `--resource=false --controller=false`.
+    #[error("nothing to scaffold with --resource=false and --controller=false; drop one of them")]
+    NothingToDo,
+    /// The API type exists and `--force` was not given.
+    #[error("API resource {gvk} already exists; pass --force to overwrite its files")]
+    ApiExists {
+        /// The GVK, Kubebuilder-style.
+        gvk: String,
+    },
+    /// The controller exists and `--force` was not given.
+    #[error(
+        "controller for {gvk} already exists; pass --force to overwrite its files, or --controller=false"
+    )]
+    ControllerExists {
+        /// The GVK, Kubebuilder-style.
+        gvk: String,
+    },
+    /// `--resource=false` for a type kbr has not scaffolded.
+    #[error(
+        "API resource {gvk} does not exist; drop --resource=false to scaffold its type along with the controller"
+    )]
+    NoApi {
+        /// The GVK, Kubebuilder-style.
+        gvk: String,
+    },
+    /// The new names collide with another resource's Rust modules, types or CRD.
+    #[error("{0}")]
+    Clash(String),
+    /// Rendering or writing failed.
+    #[error(transparent)]
+    Scaffold(#[from] ScaffoldError),
+}
+
+impl From<PlanError> for CreateApiError {
+    fn from(err: PlanError) -> Self {
+        Self::Scaffold(err.into())
+    }
+}
+
+impl From<askama::Error> for CreateApiError {
+    fn from(err: askama::Error) -> Self {
+        Self::Scaffold(err.into())
+    }
+}
+
+/// Runs `kbr create api` in `env.dir`, printing the next step to `out`.
+pub fn run(args: &CreateApiArgs, env: &Env, out: &mut dyn Write) -> Result<(), crate::Error> {
+    plan_and_write(args, env).map_err(crate::Error::CreateApi)?;
+    writeln!(
+        out,
+        "Next: implement your new API and generate the manifests (e.g. CRDs, CRs) with:\n$ make manifests"
+    )
+    .map_err(crate::Error::Output)
+}
+
+/// Reads PROJECT, validates, plans and writes.
+fn plan_and_write(args: &CreateApiArgs, env: &Env) -> Result<(), CreateApiError> {
+    let mut project = load_project(env)?;
+    let resource = validate(args, &project)?;
+    let p = project_context(&project, env)?;
+    let mut r = ResourceContext::new(&p, &resource);
+    r.test_name = test_name(&project, &resource, &r);
+
+    upsert_resource(&mut project, resource);
+
+    let mut plan = PlanBuilder::new(&env.dir);
+    if args.resource {
+        plan_api(&mut plan, &p, &r, args.force)?;
+    }
+    if args.controller {
+        plan_controller(&mut plan, &p, &r, args.force)?;
+    }
+    Ok(write_with_project(plan, &p, &mut project)?)
+}
+
+/// Plans the API type: modules, kind file, scheme registration, CRD, sample and helper roles.
+fn plan_api(
+    plan: &mut PlanBuilder,
+    p: &ProjectContext,
+    r: &ResourceContext,
+    force: bool,
+) -> Result<(), CreateApiError> {
+    let group_dir = format!("src/api/{}", r.group_dir);
+    let group_mod = format!("{group_dir}/mod.rs");
+    let version_mod = format!("{group_dir}/{}/mod.rs", r.version);
+    let kind_file = format!("{group_dir}/{}/{}.rs", r.version, r.kind_snake);
+
+    add_module(
+        plan,
+        "src/api/mod.rs",
+        "groups",
+        &render(&t::FragApiGroups { r })?,
+        &group_mod,
+        || render(&t::ApiGroupMod { p, r }),
+    )?;
+    add_module(
+        plan,
+        &group_mod,
+        "versions",
+        &render(&t::FragApiVersions { r })?,
+        &version_mod,
+        || render(&t::ApiVersionMod { p, r }),
+    )?;
+    plan.insert(
+        &version_mod,
+        Marker::rust("kinds"),
+        &render(&t::FragApiKinds { r })?,
+    )?;
+    plan.insert(
+        &version_mod,
+        Marker::rust("scheme"),
+        &render(&t::FragApiScheme { r })?,
+    )?;
+    plan.create(
+        &kind_file,
+        render(&t::ApiKind { p, r })?,
+        own_file_policy(force),
+    )?;
+    plan.insert(
+        "src/lib.rs",
+        Marker::rust("scheme"),
+        &render(&t::FragLibScheme { r })?,
+    )?;
+
+    plan.insert(
+        "config/crd/kustomization.yaml",
+        Marker::hash("crdkustomizeresource"),
+        &render(&t::FragCrdKustomization { r })?,
+    )?;
+    plan.insert(
+        "config/default/kustomization.yaml",
+        Marker::hash("crdresource"),
+        &render(&t::FragDefaultKustomization { r })?,
+    )?;
+    let sample = format!(
+        "config/samples/{}_{}_{}.yaml",
+        r.group, r.version, r.kind_lower
+    );
+    plan.create(
+        &sample,
+        render(&t::Sample { p, r })?,
+        own_file_policy(force),
+    )?;
+    plan.insert(
+        "config/samples/kustomization.yaml",
+        Marker::hash("manifestskustomizesamples"),
+        &render(&t::FragSamplesKustomization { r })?,
+    )?;
+    let role = |suffix: &str| format!("config/rbac/{}_{}_{suffix}.yaml", r.group, r.kind_lower);
+    // Helper roles do not depend on the version: other versions of the kind rewrite them as
+    // they are (Kubebuilder overwrites them too).
+    plan.create(
+        &role("admin_role"),
+        render(&t::AdminRole { p, r })?,
+        IfExists::Overwrite,
+    )?;
+    plan.create(
+        &role("editor_role"),
+        render(&t::EditorRole { p, r })?,
+        IfExists::Overwrite,
+    )?;
+    plan.create(
+        &role("viewer_role"),
+        render(&t::ViewerRole { p, r })?,
+        IfExists::Overwrite,
+    )?;
+    plan.insert(
+        "config/rbac/kustomization.yaml",
+        Marker::hash("rbachelperroles"),
+        &render(&t::FragRbacKustomization { r })?,
+    )?;
+    Ok(())
+}
+
+/// Plans the controller: group module, reconciler, test, and registration in `src/lib.rs`.
+fn plan_controller(
+    plan: &mut PlanBuilder,
+    p: &ProjectContext,
+    r: &ResourceContext,
+    force: bool,
+) -> Result<(), CreateApiError> {
+    let group_dir = format!("src/controller/{}", r.group_dir);
+    let group_mod = format!("{group_dir}/mod.rs");
+    add_module(
+        plan,
+        "src/controller/mod.rs",
+        "groups",
+        &render(&t::FragControllerGroups { r })?,
+        &group_mod,
+        || render(&t::ControllerGroupMod { p, r }),
+    )?;
+    plan.insert(
+        &group_mod,
+        Marker::rust("controllers"),
+        &render(&t::FragControllerKinds { r })?,
+    )?;
+    plan.create(
+        &format!("{group_dir}/{}.rs", r.kind_snake),
+        render(&t::ControllerKind { p, r })?,
+        own_file_policy(force),
+    )?;
+    plan.create(
+        &format!("tests/{}.rs", r.test_name),
+        render(&t::ControllerTest { p, r })?,
+        own_file_policy(force),
+    )?;
+    plan.insert(
+        "src/lib.rs",
+        Marker::rust("rbac"),
+        &render(&t::FragLibRbac { r })?,
+    )?;
+    plan.insert(
+        "src/lib.rs",
+        Marker::rust("builder"),
+        &render(&t::FragLibBuilder { r })?,
+    )?;
+    Ok(())
+}

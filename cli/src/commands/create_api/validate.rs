@@ -1,0 +1,180 @@
+//! Validation of `kbr create api` against the project: flags, existing resources, and names
+//! that would collide in Rust modules, types or CRDs.
+
+use super::CreateApiError;
+use crate::cli::CreateApiArgs;
+use crate::context::{self, ProjectContext, ResourceContext};
+use crate::names;
+use crate::project::{Api, Project, Resource};
+
+/// Validates the flags against the project; returns the resource to record in PROJECT.
+pub(super) fn validate(
+    args: &CreateApiArgs,
+    project: &Project,
+) -> Result<Resource, CreateApiError> {
+    names::validate_group(&args.group, &project.domain)?;
+    names::validate_version(&args.version)?;
+    names::validate_kind(&args.kind)?;
+    if let Some(plural) = &args.plural {
+        names::validate_plural(plural, &args.kind)?;
+    }
+    if !args.resource && !args.controller {
+        return Err(CreateApiError::NothingToDo);
+    }
+    let existing = project.find(&args.group, &args.version, &args.kind);
+    let gvk = || {
+        format!(
+            "{}.{}/{}, Kind={}",
+            args.group, project.domain, args.version, args.kind
+        )
+    };
+    let has_api = existing.is_some_and(|e| e.api.is_some());
+    if args.resource && has_api && !args.force {
+        return Err(CreateApiError::ApiExists { gvk: gvk() });
+    }
+    if !args.resource && !has_api {
+        return Err(CreateApiError::NoApi { gvk: gvk() });
+    }
+    if args.controller && existing.is_some_and(|e| e.controller) && !args.force {
+        return Err(CreateApiError::ControllerExists { gvk: gvk() });
+    }
+
+    // Other versions of the same kind share one CRD: same plural and scope.
+    let sibling = project.resources.iter().find(|other| {
+        other.group == args.group && other.kind == args.kind && other.version != args.version
+    });
+    let plural = match (&args.plural, sibling) {
+        (Some(plural), _) => plural.clone(),
+        (None, Some(sibling)) => sibling.plural.clone(),
+        (None, None) => context::default_plural(&args.kind),
+    };
+    let namespaced = if args.resource {
+        args.namespaced
+    } else {
+        existing
+            .and_then(|e| e.api.as_ref())
+            .is_none_or(|api| api.namespaced)
+    };
+    let resource = Resource {
+        api: if args.resource {
+            Some(Api {
+                crd_version: "v1".to_owned(),
+                namespaced,
+            })
+        } else {
+            existing.and_then(|e| e.api.clone())
+        },
+        controller: args.controller || existing.is_some_and(|e| e.controller),
+        domain: project.domain.clone(),
+        group: args.group.clone(),
+        kind: args.kind.clone(),
+        path: String::new(),
+        plural,
+        version: args.version.clone(),
+        webhooks: existing.and_then(|e| e.webhooks.clone()),
+    };
+    check_clashes(project, &resource, sibling, args.controller)?;
+    let p = ProjectContext::new(project, Default::default());
+    let r = ResourceContext::new(&p, &resource);
+    Ok(Resource {
+        path: r.module_path,
+        ..resource
+    })
+}
+
+/// Errors if `new` collides with another resource of `project`: module names, type names,
+/// resource names, or a CRD whose versions disagree.
+fn check_clashes(
+    project: &Project,
+    new: &Resource,
+    sibling: Option<&Resource>,
+    controller: bool,
+) -> Result<(), CreateApiError> {
+    let p = ProjectContext::new(project, Default::default());
+    let r = ResourceContext::new(&p, new);
+    let new_api = new.api.as_ref().is_none_or(|api| api.namespaced);
+    if let Some(sibling) = sibling {
+        if sibling.plural != new.plural {
+            return Err(CreateApiError::Clash(format!(
+                "kind {} of {} already has the plural {:?} (version {}); all versions of a kind share one CRD, pass --plural {} or drop --plural",
+                new.kind, r.qualified_group, sibling.plural, sibling.version, sibling.plural
+            )));
+        }
+        let sibling_namespaced = sibling.api.as_ref().is_none_or(|api| api.namespaced);
+        if sibling_namespaced != new_api {
+            return Err(CreateApiError::Clash(format!(
+                "kind {} of {} is {} in version {}; all versions of a kind share one scope, pass --namespaced={}",
+                new.kind,
+                r.qualified_group,
+                if sibling_namespaced {
+                    "namespaced"
+                } else {
+                    "cluster-scoped"
+                },
+                sibling.version,
+                sibling_namespaced
+            )));
+        }
+        if controller && sibling.controller {
+            return Err(CreateApiError::Clash(format!(
+                "kind {} of {} already has a controller (for version {}); pass --controller=false",
+                new.kind, r.qualified_group, sibling.version
+            )));
+        }
+    }
+    for other in &project.resources {
+        if other.group == new.group && other.version == new.version && other.kind == new.kind {
+            continue;
+        }
+        let o = ResourceContext::new(&p, other);
+        if o.group_module == r.group_module && other.group != new.group {
+            return Err(CreateApiError::Clash(format!(
+                "group {:?} and the existing group {:?} would share the Rust module `{}`; pass another --group",
+                new.group, other.group, r.group_module
+            )));
+        }
+        if other.group != new.group || other.kind == new.kind {
+            continue;
+        }
+        if o.kind_module == r.kind_module {
+            return Err(CreateApiError::Clash(format!(
+                "kind {} and the existing kind {} of group {} would share the Rust module `{}`; pass another --kind",
+                new.kind, other.kind, r.qualified_group, r.kind_module
+            )));
+        }
+        if other.plural == new.plural {
+            return Err(CreateApiError::Clash(format!(
+                "the plural {:?} of kind {} is already the plural of kind {} in group {}; pass another --plural",
+                new.plural, new.kind, other.kind, r.qualified_group
+            )));
+        }
+        let derived = |kind: &str| [format!("{kind}Spec"), format!("{kind}Status")];
+        if other.version == new.version
+            && (derived(&other.kind).contains(&new.kind)
+                || derived(&new.kind).contains(&other.kind))
+        {
+            return Err(CreateApiError::Clash(format!(
+                "kind {} would clash with the Spec/Status types of kind {} in {}/{}; pass another --kind",
+                new.kind, other.kind, r.qualified_group, new.version
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `tests/<kind>_controller.rs`, qualified with the group when another group has a kind with the
+/// same file stem.
+pub(super) fn test_name(project: &Project, resource: &Resource, r: &ResourceContext) -> String {
+    let p = ProjectContext::new(project, Default::default());
+    let shared = project.resources.iter().any(|other| {
+        other.group != resource.group
+            && other.controller
+            && ResourceContext::new(&p, other).snake == r.snake
+    });
+    if shared {
+        let group = crate::names::rust::snake_from_dns(&resource.group);
+        format!("{group}_{}_controller", r.snake)
+    } else {
+        format!("{}_controller", r.snake)
+    }
+}

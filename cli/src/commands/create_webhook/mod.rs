@@ -1,0 +1,331 @@
+//! `kbr create webhook`: a kind's defaulting, validating and conversion webhooks, their test,
+//! the manifests that deploy them (webhook Service, cert-manager certificate, manager patch, CA
+//! injection, CRD conversion patch), wired into the project through scaffold markers
+//! (Kubebuilder's `create webhook`).
+
+use std::io::Write;
+
+mod storage;
+mod validate;
+
+use super::create::{
+    add_module, load_project, own_file_policy, upsert_resource, write_with_project,
+};
+use super::{ScaffoldError, project_context};
+use crate::cli::{CreateWebhookArgs, Env};
+use crate::context::{ProjectContext, ResourceContext, WebhookContext};
+use crate::names::NameError;
+use crate::plan::{IfExists, Marker, PlanBuilder, PlanError};
+use crate::templates::{self as t, render};
+use validate::{test_name, validate};
+
+/// `kbr create webhook` failed; nothing was written. Displayed after `failed to create webhook: `.
+#[derive(Debug, thiserror::Error)]
+pub enum CreateWebhookError {
+    /// A name is invalid.
+    #[error(transparent)]
+    Name(#[from] NameError),
+    /// None of `--defaulting`, `--programmatic-validation`, `--conversion`.
+    #[error(
+        "kbr create webhook requires at least one of --defaulting, --programmatic-validation and --conversion"
+    )]
+    NothingChosen,
+    /// `--spoke` without `--conversion`.
+    #[error("--spoke names the versions of a conversion webhook; add --conversion")]
+    SpokeWithoutConversion,
+    /// `--conversion` without `--spoke`.
+    #[error(
+        "--conversion needs --spoke <version>[,<version>...]: the versions converted to and from the hub {version}"
+    )]
+    ConversionWithoutSpoke {
+        /// The hub version.
+        version: String,
+    },
+    /// No API type for the GVK (or a spoke's GVK).
+    #[error("no API found for {gvk}: run kbr create api --version {version} first")]
+    NoApi {
+        /// The GVK, Kubebuilder-style.
+        gvk: String,
+        /// The version to create.
+        version: String,
+    },
+    /// The webhook type exists and `--force` was not given.
+    #[error("{what} webhook already exists for this resource; pass --force")]
+    Exists {
+        /// `defaulting`, `validation` or `conversion`.
+        what: &'static str,
+    },
+    /// A spoke is the hub version.
+    #[error("--spoke {version} is the hub (--version); list only the other versions")]
+    SpokeIsHub {
+        /// The version.
+        version: String,
+    },
+    /// A spoke is listed twice.
+    #[error("--spoke lists {version} twice")]
+    DuplicateSpoke {
+        /// The version.
+        version: String,
+    },
+    /// Another version of the kind is already the hub (or lists this version as a spoke).
+    #[error(
+        "{kind} already converts through the hub {hub}; a kind has one hub, add the new version to its --spoke list instead"
+    )]
+    OtherHub {
+        /// The kind.
+        kind: String,
+        /// The existing hub version.
+        hub: String,
+    },
+    /// An API file cannot be marked as hub or spoke.
+    #[error("{0}")]
+    Storage(String),
+    /// Rendering or writing failed.
+    #[error(transparent)]
+    Scaffold(#[from] ScaffoldError),
+}
+
+impl From<PlanError> for CreateWebhookError {
+    fn from(err: PlanError) -> Self {
+        Self::Scaffold(err.into())
+    }
+}
+
+impl From<askama::Error> for CreateWebhookError {
+    fn from(err: askama::Error) -> Self {
+        Self::Scaffold(err.into())
+    }
+}
+
+/// Runs `kbr create webhook` in `env.dir`, printing the next step to `out`.
+pub fn run(args: &CreateWebhookArgs, env: &Env, out: &mut dyn Write) -> Result<(), crate::Error> {
+    plan_and_write(args, env).map_err(crate::Error::CreateWebhook)?;
+    writeln!(
+        out,
+        "Next: implement your new webhook and generate the manifests with:\n$ make manifests"
+    )
+    .map_err(crate::Error::Output)
+}
+
+/// Reads PROJECT, validates, plans and writes.
+fn plan_and_write(args: &CreateWebhookArgs, env: &Env) -> Result<(), CreateWebhookError> {
+    let mut project = load_project(env)?;
+    let request = validate(args, &project)?;
+    let p = project_context(&project, env)?;
+    let resource = &request.resource;
+    let r = ResourceContext::new(&p, resource);
+    let hooks = resource.webhooks.clone().unwrap_or_default();
+    let w = WebhookContext::new(&p, &r, &hooks, test_name(&project, resource, &r));
+
+    let mut plan = PlanBuilder::new(&env.dir);
+    plan_code(&mut plan, &p, &r, &w, args.force)?;
+    plan_config(&mut plan, &p, &r, &w, &request.new)?;
+    if request.new.conversion {
+        storage::mark(&mut plan, &p, &r, &request.spokes)?;
+    }
+
+    // validate() found the resource in PROJECT: this replaces its entry.
+    upsert_resource(&mut project, resource.clone());
+    Ok(write_with_project(plan, &p, &mut project)?)
+}
+
+/// Plans the Rust side: modules, the kind's webhook file, its test, registration in `src/lib.rs`.
+fn plan_code(
+    plan: &mut PlanBuilder,
+    p: &ProjectContext,
+    r: &ResourceContext,
+    w: &WebhookContext,
+    force: bool,
+) -> Result<(), CreateWebhookError> {
+    let group_dir = format!("src/webhook/{}", r.group_dir);
+    let group_mod = format!("{group_dir}/mod.rs");
+    let version_mod = format!("{group_dir}/{}/mod.rs", r.version);
+    add_module(
+        plan,
+        "src/webhook/mod.rs",
+        "groups",
+        &render(&t::FragWebhookGroups { r, w })?,
+        &group_mod,
+        || render(&t::WebhookGroupMod { p, r }),
+    )?;
+    add_module(
+        plan,
+        &group_mod,
+        "versions",
+        &render(&t::FragWebhookVersions { r })?,
+        &version_mod,
+        || render(&t::WebhookVersionMod { p, r }),
+    )?;
+    plan.insert_sorted(
+        &version_mod,
+        Marker::rust("kinds"),
+        &render(&t::FragWebhookKinds { r })?,
+    )?;
+    plan.create(
+        &format!("{group_dir}/{}/{}.rs", r.version, r.kind_snake),
+        render(&t::WebhookKind { p, r, w })?,
+        own_file_policy(force),
+    )?;
+    plan.create(
+        &format!("tests/{}.rs", w.test_name),
+        render(&t::WebhookTest { p, r, w })?,
+        own_file_policy(force),
+    )?;
+    plan.insert(
+        "src/lib.rs",
+        Marker::rust("webhook"),
+        &render(&t::FragLibWebhook { r })?,
+    )?;
+    Ok(())
+}
+
+/// Creates `path` from `content` unless it exists (shared files the user may have edited).
+fn create_once(plan: &mut PlanBuilder, path: &str, content: String) -> Result<(), PlanError> {
+    if plan.exists(path) {
+        return Ok(());
+    }
+    plan.create(path, content, IfExists::Overwrite)
+}
+
+/// Plans `config/`: the webhook Service and configurations, cert-manager, the manager patch
+/// and CA injection in config/default, the network policy, and the CRD conversion patch.
+fn plan_config(
+    plan: &mut PlanBuilder,
+    p: &ProjectContext,
+    r: &ResourceContext,
+    w: &WebhookContext,
+    new: &crate::project::Webhooks,
+) -> Result<(), CreateWebhookError> {
+    create_once(
+        plan,
+        "config/webhook/kustomization.yaml",
+        render(&t::WebhookKustomization { p })?,
+    )?;
+    create_once(
+        plan,
+        "config/webhook/kustomizeconfig.yaml",
+        render(&t::WebhookKustomizeConfig { p })?,
+    )?;
+    create_once(
+        plan,
+        "config/webhook/service.yaml",
+        render(&t::WebhookService { p })?,
+    )?;
+    create_once(
+        plan,
+        "config/certmanager/issuer.yaml",
+        render(&t::CertManagerIssuer { p })?,
+    )?;
+    create_once(
+        plan,
+        "config/certmanager/certificate-webhook.yaml",
+        render(&t::CertManagerCertificate { p })?,
+    )?;
+    create_once(
+        plan,
+        "config/certmanager/kustomization.yaml",
+        render(&t::CertManagerKustomization { p })?,
+    )?;
+    create_once(
+        plan,
+        "config/certmanager/kustomizeconfig.yaml",
+        render(&t::CertManagerKustomizeConfig { p })?,
+    )?;
+    create_once(
+        plan,
+        "config/default/manager_webhook_patch.yaml",
+        render(&t::ManagerWebhookPatch { p })?,
+    )?;
+    create_once(
+        plan,
+        "config/network-policy/allow-webhook-traffic.yaml",
+        render(&t::NetworkPolicyAllowWebhook { p })?,
+    )?;
+    plan.insert(
+        "config/network-policy/kustomization.yaml",
+        Marker::hash("networkpolicy"),
+        &render(&t::FragNetworkPolicyWebhook { p })?,
+    )?;
+
+    let default = "config/default/kustomization.yaml";
+    plan.insert(
+        default,
+        Marker::hash("webhookresource"),
+        &render(&t::FragDefaultWebhookResources { p })?,
+    )?;
+    plan.insert(
+        default,
+        Marker::hash("webhookpatch"),
+        &render(&t::FragDefaultWebhookPatches { p })?,
+    )?;
+    plan.insert(
+        default,
+        Marker::hash("webhookreplacements"),
+        &render(&t::FragDefaultReplacements { p })?,
+    )?;
+    if new.defaulting || new.validation {
+        plan.insert(
+            "config/webhook/kustomization.yaml",
+            Marker::hash("webhookmanifests"),
+            &render(&t::FragWebhookManifests { p })?,
+        )?;
+    }
+    if new.defaulting {
+        plan.insert(
+            default,
+            Marker::hash("cainjection"),
+            &render(&t::FragCaInjectionMutating { p })?,
+        )?;
+    }
+    if new.validation {
+        plan.insert(
+            default,
+            Marker::hash("cainjection"),
+            &render(&t::FragCaInjectionValidating { p })?,
+        )?;
+    }
+    if new.conversion {
+        // The CRD block holds the markers of its targets, so once per project, not once per
+        // content match.
+        let has_crd_block = plan
+            .content(default)?
+            .is_some_and(|c| c.contains("+kbr:scaffold:crdkustomizecainjectionns"));
+        if !has_crd_block {
+            plan.insert(
+                default,
+                Marker::hash("cainjection"),
+                &render(&t::FragCaInjectionCrd { p })?,
+            )?;
+        }
+        plan.insert(
+            default,
+            Marker::hash("crdkustomizecainjectionns"),
+            &render(&t::FragCaInjectionCrdNs { w })?,
+        )?;
+        plan.insert(
+            default,
+            Marker::hash("crdkustomizecainjectionname"),
+            &render(&t::FragCaInjectionCrdName { w })?,
+        )?;
+        plan.put(
+            &format!("config/crd/patches/webhook_in_{}.yaml", r.plural),
+            render(&t::CrdWebhookPatch { p, r, w })?,
+        )?;
+        create_once(
+            plan,
+            "config/crd/kustomizeconfig.yaml",
+            render(&t::CrdKustomizeConfig { p })?,
+        )?;
+        plan.insert(
+            "config/crd/kustomization.yaml",
+            Marker::hash("crdkustomizewebhookpatch"),
+            &render(&t::FragCrdWebhookPatch { r })?,
+        )?;
+        plan.insert(
+            "config/crd/kustomization.yaml",
+            Marker::hash("crdkustomizeconfigurations"),
+            &render(&t::FragCrdConfigurations { p })?,
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,64 @@
+//! The commands, one module each. Each takes its parsed flags and an [`Env`], validates every
+//! name, builds a [`crate::plan::Plan`] and applies it, then prints what to do next.
+
+pub mod completion;
+mod create;
+pub mod create_api;
+pub mod create_webhook;
+pub mod init;
+pub mod version;
+
+use crate::cli::Env;
+use crate::context::ProjectContext;
+use crate::license::{self, Headers, LicenseError};
+use crate::project::{self, Project, ProjectError};
+use crate::templates::{self, ProjectFile};
+
+/// The error every scaffolding command can hit besides its own: headers, PROJECT, templates and
+/// the plan.
+#[derive(Debug, thiserror::Error)]
+pub enum ScaffoldError {
+    /// The directory has no PROJECT file.
+    #[error("no PROJECT file found in {dir}; run kbr init first")]
+    NoProject {
+        /// The directory.
+        dir: String,
+    },
+    /// PROJECT could not be read.
+    #[error("cannot read {path}: {source}")]
+    ReadProject {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The license header could not be made.
+    #[error(transparent)]
+    License(#[from] LicenseError),
+    /// PROJECT could not be read or written.
+    #[error(transparent)]
+    Project(#[from] ProjectError),
+    /// A template failed to render (a bug in a template).
+    #[error("cannot render a template: {0}")]
+    Render(#[from] askama::Error),
+    /// The plan could not be made or applied.
+    #[error(transparent)]
+    Plan(#[from] crate::plan::PlanError),
+}
+
+/// The template context of `project`, with headers for the copyright year of `env`.
+pub fn project_context(project: &Project, env: &Env) -> Result<ProjectContext, ScaffoldError> {
+    let year = license::copyright_year(env.source_date_epoch.as_deref())?;
+    let headers = Headers::new(project.license, year, &project.owner)?;
+    Ok(ProjectContext::new(project, headers))
+}
+
+/// The content of the PROJECT file for `project`.
+pub fn render_project(p: &ProjectContext, project: &Project) -> Result<String, ScaffoldError> {
+    let yaml = project.to_yaml()?;
+    let yaml = yaml.trim_end();
+    Ok(templates::render(&ProjectFile { p, yaml })?)
+}
+
+/// The path of PROJECT relative to the project root.
+pub const PROJECT_PATH: &str = project::FILE_NAME;

@@ -1,0 +1,121 @@
+//! What templates see: [`ProjectContext`] (`p`) and [`ResourceContext`] (`r`).
+//!
+//! Every value a template needs is computed here, from validated names, so templates stay
+//! declarative: they never derive names, pick identifiers or decide how to dodge a clash. Where a
+//! line's length depends on user-chosen names, [`Layout`] picks the shape rustfmt would give it,
+//! so generated code is rustfmt-clean as written.
+
+mod api_paths;
+mod layout;
+mod resource;
+mod webhook;
+
+pub use api_paths::ApiPaths;
+pub use layout::Layout;
+pub use resource::{ResourceContext, default_plural};
+pub use webhook::WebhookContext;
+
+use crate::license::Headers;
+use crate::project::{Project, Runtime};
+
+/// The kbr version, written into generated projects and PROJECT's `cliVersion`.
+pub const KBR_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The project-wide values, `p` in every template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectContext {
+    /// The package name, e.g. `knative-lite`.
+    pub project_name: String,
+    /// The library crate name, e.g. `knative_lite`.
+    pub crate_name: String,
+    /// The API domain, e.g. `knative.dev`.
+    pub domain: String,
+    /// Whether the manager watches only the namespaces in `WATCH_NAMESPACE` (`init --namespaced`).
+    pub namespaced: bool,
+    /// The leader-election Lease name: Kubebuilder's `<fnv32a(name) hex>.<domain>`.
+    pub leader_election_id: String,
+    /// The license header as `# ` comments and an empty line, or "".
+    pub header_hash: String,
+    /// The license header as `// ` comments and an empty line, or "".
+    pub header_rust: String,
+    /// The license header as an HTML comment and an empty line, or "".
+    pub header_html: String,
+    /// The body of the kbr-runtime dependency's inline table, e.g. `path = "../../runtime"`.
+    pub runtime_dependency: String,
+    /// The kbr version that generated the project.
+    pub kbr_version: &'static str,
+}
+
+impl ProjectContext {
+    /// The context of `project` with license `headers`.
+    pub fn new(project: &Project, headers: Headers) -> Self {
+        Self {
+            project_name: project.project_name.clone(),
+            crate_name: project.project_name.replace('-', "_"),
+            domain: project.domain.clone(),
+            namespaced: project.namespaced,
+            leader_election_id: format!(
+                "{:x}.{}",
+                fnv32a(project.project_name.as_bytes()),
+                project.domain
+            ),
+            header_hash: headers.hash,
+            header_rust: headers.rust,
+            header_html: headers.html,
+            runtime_dependency: runtime_dependency(&project.runtime),
+            kbr_version: KBR_VERSION,
+        }
+    }
+}
+
+/// 32-bit FNV-1a, the hash Kubebuilder's `hashFNV` uses for the leader-election ID.
+pub fn fnv32a(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5_u32, |hash, &byte| {
+        (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193)
+    })
+}
+
+/// The TOML inline-table body for the kbr-runtime dependency.
+fn runtime_dependency(runtime: &Runtime) -> String {
+    match runtime {
+        Runtime::Path(path) => format!("path = {}", toml_string(path)),
+        Runtime::Version(version) => format!("version = {}", toml_string(version)),
+    }
+}
+
+/// `s` as a TOML basic string (quoted, with `\`, `"` and control characters escaped).
+fn toml_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnv() {
+        // Reference values of FNV-1a 32.
+        assert_eq!(fnv32a(b""), 0x811c_9dc5);
+        assert_eq!(fnv32a(b"a"), 0xe40c_292c);
+        assert_eq!(fnv32a(b"foobar"), 0xbf9c_f968);
+    }
+
+    #[test]
+    fn toml_strings() {
+        assert_eq!(toml_string("../../runtime"), "\"../../runtime\"");
+        assert_eq!(toml_string(r#"C:\a"b"#), r#""C:\\a\"b""#);
+    }
+}

@@ -1,0 +1,127 @@
+//! [`ResourceContext`]: the values of one group/version/kind, `r` in `create api` templates.
+
+use super::layout::Names;
+use super::{ApiPaths, Layout, ProjectContext};
+use crate::names::{self, rust};
+use crate::plural;
+use crate::project::Resource;
+
+/// The values of one group/version/kind, `r` in `create api` templates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceContext {
+    /// `--group`, e.g. `eventing`.
+    pub group: String,
+    /// `<group>.<domain>`, e.g. `eventing.knative.dev`.
+    pub qualified_group: String,
+    /// `--version`, e.g. `v1alpha1`.
+    pub version: String,
+    /// `--kind`, e.g. `Broker`.
+    pub kind: String,
+    /// The lower-cased kind (the CRD's singular), e.g. `broker`.
+    pub kind_lower: String,
+    /// The file stem of the kind's modules, e.g. `broker`, `match` (for `Match`), `crate_`.
+    pub kind_snake: String,
+    /// The REST resource name, e.g. `brokers`.
+    pub plural: String,
+    /// Whether objects of the kind live in a namespace.
+    pub namespaced: bool,
+    /// The group's module identifier, e.g. `eventing`, `r#match`, `foo_bar` (for `foo-bar`).
+    pub group_module: String,
+    /// The group's directory under `src/api/` and `src/controller/` (`group_module` without `r#`).
+    pub group_dir: String,
+    /// The kind's module identifier, e.g. `broker`, `r#match`.
+    pub kind_module: String,
+    /// The kind in snake_case without keyword handling, for composed identifiers such as test
+    /// names, e.g. `http_route`, `crate`.
+    pub snake: String,
+    /// The reconciler's parameter holding an object of the kind, e.g. `broker`; a keyword kind
+    /// or one clippy rejects as a name (`Foo`) gets `<snake>_obj`, a very long one `object`.
+    pub var: String,
+    /// The reconciler type, e.g. `BrokerReconciler`.
+    pub reconciler: String,
+    /// The Rust module of the type, e.g. `knative_lite::api::eventing::v1alpha1` (PROJECT `path`).
+    pub module_path: String,
+    /// The test file stem under `tests/`, e.g. `broker_controller`.
+    pub test_name: String,
+    /// How the API file names items the kind could shadow.
+    pub paths: ApiPaths,
+    /// The shapes of lines whose width depends on the names.
+    pub layout: Layout,
+    /// `pub mod <group>;` needs `#[allow(clippy::module_inception)]` in `src/api/mod.rs`.
+    pub group_is_api: bool,
+    /// `pub mod <group>;` needs `#[allow(clippy::module_inception)]` in `src/controller/mod.rs`.
+    pub group_is_controller: bool,
+    /// `mod <kind>;` needs `#[allow(clippy::module_inception)]` in the group's controller module.
+    pub kind_is_group: bool,
+    /// `mod <kind>;` needs `#[allow(clippy::module_inception)]` in the version module.
+    pub kind_is_version: bool,
+}
+
+/// The longest kind-derived variable name; longer kinds use `object`, so lines holding the
+/// variable and the kind stay within rustfmt's width.
+const MAX_VAR_LEN: usize = 30;
+
+/// Placeholder names clippy's `disallowed_names` lint rejects as variable names.
+const DISALLOWED_NAMES: &[&str] = &["foo", "bar", "baz", "quux"];
+
+impl ResourceContext {
+    /// The context for validated names. `test_name` is chosen by the caller (it depends on the
+    /// other kinds of the project).
+    pub fn new(project: &ProjectContext, resource: &Resource) -> Self {
+        let snake = names::kind_snake(&resource.kind);
+        let kind_module = rust::module_ident(&snake);
+        let group_module = rust::module_ident(&rust::snake_from_dns(&resource.group));
+        let var = if snake.len() > MAX_VAR_LEN {
+            "object".to_owned()
+        } else if rust::is_keyword(&snake) || DISALLOWED_NAMES.contains(&snake.as_str()) {
+            format!("{snake}_obj")
+        } else {
+            snake.clone()
+        };
+        let kind_snake = rust::file_stem(&kind_module).to_owned();
+        let qualified_group = format!("{}.{}", resource.group, resource.domain);
+        let namespaced = resource.api.as_ref().is_none_or(|api| api.namespaced);
+        let layout = Layout::new(Names {
+            qualified_group: &qualified_group,
+            version: &resource.version,
+            kind: &resource.kind,
+            plural: &resource.plural,
+            kind_module: &kind_module,
+            var: &var,
+            namespaced,
+        });
+        let group_dir = rust::file_stem(&group_module).to_owned();
+        Self {
+            qualified_group,
+            module_path: format!(
+                "{}::api::{}::{}",
+                project.crate_name, group_module, resource.version
+            ),
+            kind_lower: resource.kind.to_lowercase(),
+            plural: resource.plural.clone(),
+            namespaced,
+            reconciler: format!("{}Reconciler", resource.kind),
+            test_name: format!("{snake}_controller"),
+            paths: ApiPaths::for_kind(&resource.kind),
+            layout,
+            group_is_api: group_module == "api",
+            group_is_controller: group_module == "controller",
+            kind_is_group: kind_module == group_module,
+            kind_is_version: kind_module == resource.version,
+            group: resource.group.clone(),
+            version: resource.version.clone(),
+            kind: resource.kind.clone(),
+            kind_snake,
+            snake,
+            group_module,
+            group_dir,
+            kind_module,
+            var,
+        }
+    }
+}
+
+/// The default plural of `kind` (Kubebuilder: `flect.Pluralize(strings.ToLower(kind))`).
+pub fn default_plural(kind: &str) -> String {
+    plural::pluralize(&kind.to_lowercase())
+}

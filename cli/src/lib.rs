@@ -1,0 +1,53 @@
+//! kbr: Kubebuilder for Rust.
+//!
+//! The library behind the `kbr` binary, so every command is testable without spawning a
+//! process. A command flows one way (DESIGN §1): parsed flags ([`cli`]) -> validated names
+//! ([`names`], [`plural`]) -> template contexts ([`context`]) -> a render plan of new files and
+//! marker insertions ([`plan`], [`templates`]) -> written atomically. The `PROJECT` file
+//! ([`project`]) records what was scaffolded.
+//!
+//! ```no_run
+//! use clap::Parser;
+//!
+//! let cli = kbr::cli::Cli::parse_from(["kbr", "init", "--domain", "knative.dev"]);
+//! let env = kbr::cli::Env::from_process()?;
+//! kbr::run(cli, &env, &mut std::io::stdout())?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod cli;
+pub mod commands;
+pub mod context;
+pub mod error;
+pub mod license;
+pub mod names;
+pub mod plan;
+pub mod plural;
+pub mod project;
+pub mod templates;
+
+pub use error::Error;
+
+use std::io::Write;
+
+use cli::{Cli, Command, CreateCommand, Env};
+
+/// Runs the command of `cli` in `env`, writing its normal output to `out`.
+///
+/// # Errors
+///
+/// The command's error; nothing was written to the project when it is returned.
+pub fn run(cli: Cli, env: &Env, out: &mut dyn Write) -> Result<(), Error> {
+    match cli.command {
+        Command::Init(args) => commands::init::run(&args, env, out),
+        Command::Create(CreateCommand::Api(args)) => commands::create_api::run(&args, env, out),
+        Command::Create(CreateCommand::Webhook(args)) => {
+            commands::create_webhook::run(&args, env, out)
+        }
+        Command::Version => commands::version::run(out).map_err(Error::Output),
+        Command::Completion(args) => {
+            commands::completion::run(args.shell, out);
+            Ok(())
+        }
+    }
+}

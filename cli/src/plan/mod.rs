@@ -1,0 +1,340 @@
+//! Render plans: every file a command creates or changes, computed and checked before the first
+//! write, then written atomically ([`Plan::apply`]).
+//!
+//! DESIGN §1: flags -> validated names -> a render plan -> written atomically. A [`PlanBuilder`]
+//! collects new files ([`PlanBuilder::create`]) and marker insertions into existing or planned
+//! files ([`PlanBuilder::insert`]); every conflict (a file that exists without `--force`, a
+//! missing marker, a path blocked by a regular file) is an error from the builder, so a command
+//! that fails has written nothing. Applying writes each file through a temporary file and a
+//! rename, and on any failure restores everything already written.
+
+pub mod marker;
+mod write;
+
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+
+pub use marker::Marker;
+pub use write::{Fs, RealFs};
+
+/// What to do when a file the plan creates already exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IfExists {
+    /// Refuse; the text tells the user how to proceed (e.g. "pass --force to overwrite it").
+    Error(&'static str),
+    /// Replace it (`--force`).
+    Overwrite,
+}
+
+/// One file of a plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedFile {
+    /// The path relative to the project root, with `/` separators.
+    pub path: String,
+    /// The complete new content.
+    pub content: String,
+    /// The content on disk before the plan, `None` for a new file.
+    pub previous: Option<String>,
+}
+
+/// A plan could not be made or applied. Paths are relative to the project root.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// A file to create exists and may not be overwritten.
+    #[error("file {path} already exists; {fix}")]
+    FileExists {
+        /// The file.
+        path: String,
+        /// What to do about it.
+        fix: &'static str,
+    },
+    /// A file to insert into does not exist.
+    #[error(
+        "cannot add to {path}: the file does not exist (kbr expects it to hold the marker `{marker}`); restore it from version control"
+    )]
+    MissingFile {
+        /// The file.
+        path: String,
+        /// The marker kbr looked for.
+        marker: Marker,
+    },
+    /// A file to insert into has no such marker.
+    #[error(
+        "cannot add to {path}: marker `{marker}` not found; restore the marker line where kbr should add code"
+    )]
+    MarkerMissing {
+        /// The file.
+        path: String,
+        /// The missing marker.
+        marker: Marker,
+    },
+    /// A directory the plan needs is a regular file.
+    #[error("cannot write {path}: {blocker} is a file, not a directory; move it out of the way")]
+    NotADirectory {
+        /// The file to write.
+        path: String,
+        /// The ancestor that is a file.
+        blocker: String,
+    },
+    /// A file the plan writes is a directory.
+    #[error("cannot write {path}: it is a directory; move it out of the way")]
+    IsADirectory {
+        /// The path.
+        path: String,
+    },
+    /// Reading an existing file failed.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        source: io::Error,
+    },
+    /// Writing failed; everything written before was restored.
+    #[error("cannot write {path}: {source}; nothing was changed")]
+    Write {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        source: io::Error,
+    },
+    /// Writing failed and so did restoring some files.
+    #[error(
+        "cannot write {path}: {source}; restoring the previous state also failed for {unrestored}, check them by hand"
+    )]
+    RollbackFailed {
+        /// The file whose write failed.
+        path: String,
+        /// The I/O error.
+        source: io::Error,
+        /// The paths that could not be restored, comma-separated.
+        unrestored: String,
+    },
+    /// The same file was planned twice (a bug in kbr).
+    #[error("internal error: {path} is planned twice")]
+    Duplicate {
+        /// The file.
+        path: String,
+    },
+}
+
+/// Collects the files of a [`Plan`], checking each against the disk as it goes.
+#[derive(Debug)]
+pub struct PlanBuilder {
+    root: PathBuf,
+    files: Vec<PlannedFile>,
+    index: HashMap<String, usize>,
+}
+
+impl PlanBuilder {
+    /// An empty plan for the project at `root`.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self {
+            root: root.into(),
+            files: Vec::new(),
+            index: HashMap::new(),
+        }
+    }
+
+    /// Plans a new file at `path` (relative, `/`-separated) with `content`. An existing file is
+    /// an error or is replaced, as `if_exists` says.
+    pub fn create(
+        &mut self,
+        path: &str,
+        content: String,
+        if_exists: IfExists,
+    ) -> Result<(), PlanError> {
+        if self.index.contains_key(path) {
+            return Err(PlanError::Duplicate { path: path.into() });
+        }
+        let previous = self.read_disk(path)?;
+        if previous.is_some()
+            && let IfExists::Error(fix) = if_exists
+        {
+            return Err(PlanError::FileExists {
+                path: path.into(),
+                fix,
+            });
+        }
+        self.push(PlannedFile {
+            path: path.into(),
+            content,
+            previous,
+        });
+        Ok(())
+    }
+
+    /// Plans `content` for `path`, whether or not it exists (e.g. the PROJECT file).
+    pub fn put(&mut self, path: &str, content: String) -> Result<(), PlanError> {
+        if let Some(&i) = self.index.get(path) {
+            self.files[i].content = content;
+            return Ok(());
+        }
+        let previous = self.read_disk(path)?;
+        self.push(PlannedFile {
+            path: path.into(),
+            content,
+            previous,
+        });
+        Ok(())
+    }
+
+    /// The content of `path` as planned so far, else as on disk; `None` if it exists in neither.
+    pub fn content(&self, path: &str) -> Result<Option<String>, PlanError> {
+        match self.index.get(path) {
+            Some(&i) => Ok(Some(self.files[i].content.clone())),
+            None => self.read_disk(path),
+        }
+    }
+
+    /// Whether `path` is planned or exists on disk.
+    pub fn exists(&self, path: &str) -> bool {
+        self.index.contains_key(path) || self.root.join(path).exists()
+    }
+
+    /// Plans inserting `fragment` before `marker` in `path`, which is a file planned earlier or
+    /// one on disk. A fragment already present is skipped (idempotent).
+    pub fn insert(&mut self, path: &str, marker: Marker, fragment: &str) -> Result<(), PlanError> {
+        self.insert_with(path, marker, fragment, marker::insert)
+    }
+
+    /// Like [`PlanBuilder::insert`], but keeps the declarations above the marker sorted
+    /// ([`marker::insert_sorted`]), for `mod` lists that rustfmt would reorder.
+    pub fn insert_sorted(
+        &mut self,
+        path: &str,
+        marker: Marker,
+        fragment: &str,
+    ) -> Result<(), PlanError> {
+        self.insert_with(path, marker, fragment, marker::insert_sorted)
+    }
+
+    fn insert_with(
+        &mut self,
+        path: &str,
+        marker: Marker,
+        fragment: &str,
+        insert: fn(&str, Marker, &str) -> marker::Insertion,
+    ) -> Result<(), PlanError> {
+        let i = match self.index.get(path) {
+            Some(&i) => i,
+            None => {
+                let previous = self
+                    .read_disk(path)?
+                    .ok_or_else(|| PlanError::MissingFile {
+                        path: path.into(),
+                        marker,
+                    })?;
+                self.push(PlannedFile {
+                    path: path.into(),
+                    content: previous.clone(),
+                    previous: Some(previous),
+                })
+            }
+        };
+        match insert(&self.files[i].content, marker, fragment) {
+            marker::Insertion::Inserted(content) => self.files[i].content = content,
+            marker::Insertion::AlreadyPresent => {}
+            marker::Insertion::MarkerMissing => {
+                return Err(PlanError::MarkerMissing {
+                    path: path.into(),
+                    marker,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the plan against the file system and returns it, without files whose content
+    /// would not change.
+    pub fn finish(self) -> Result<Plan, PlanError> {
+        let files: Vec<PlannedFile> = self
+            .files
+            .into_iter()
+            .filter(|f| f.previous.as_deref() != Some(f.content.as_str()))
+            .collect();
+        for file in &files {
+            check_parents(&self.root, &file.path)?;
+        }
+        Ok(Plan {
+            root: self.root,
+            files,
+        })
+    }
+
+    fn push(&mut self, file: PlannedFile) -> usize {
+        let i = self.files.len();
+        self.index.insert(file.path.clone(), i);
+        self.files.push(file);
+        i
+    }
+
+    /// The content of `path` on disk, `None` if it does not exist.
+    fn read_disk(&self, path: &str) -> Result<Option<String>, PlanError> {
+        let full = self.root.join(path);
+        if full.is_dir() {
+            return Err(PlanError::IsADirectory { path: path.into() });
+        }
+        match std::fs::read_to_string(&full) {
+            Ok(content) => Ok(Some(content)),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+            // A parent that is a file: reported with a clearer message by `finish`.
+            Err(err) if err.kind() == io::ErrorKind::NotADirectory => Ok(None),
+            Err(source) => Err(PlanError::Read {
+                path: path.into(),
+                source,
+            }),
+        }
+    }
+}
+
+/// Errors if an ancestor directory of `path` (below `root`) exists as a non-directory.
+fn check_parents(root: &Path, path: &str) -> Result<(), PlanError> {
+    let mut dir = root.to_path_buf();
+    let parts: Vec<&str> = path.split('/').collect();
+    for (depth, part) in parts[..parts.len().saturating_sub(1)].iter().enumerate() {
+        dir.push(part);
+        if dir.exists() && !dir.is_dir() {
+            return Err(PlanError::NotADirectory {
+                path: path.into(),
+                blocker: parts[..=depth].join("/"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A checked set of file writes, ready to apply.
+#[derive(Debug)]
+pub struct Plan {
+    root: PathBuf,
+    files: Vec<PlannedFile>,
+}
+
+impl Plan {
+    /// The project root the paths are relative to.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The files to write, in order.
+    pub fn files(&self) -> &[PlannedFile] {
+        &self.files
+    }
+
+    /// Writes the plan to disk atomically; see [`Plan::apply_with`].
+    pub fn apply(&self) -> Result<(), PlanError> {
+        self.apply_with(&mut RealFs)
+    }
+
+    /// Writes every file through `fs`, creating missing directories. If a write fails, the files
+    /// already written get their old content back, new files and directories are removed, and
+    /// the error says whether that succeeded.
+    pub fn apply_with(&self, fs: &mut dyn Fs) -> Result<(), PlanError> {
+        write::apply(self, fs)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,315 @@
+//! The `PROJECT` file: what kbr scaffolded, so later commands (and re-rendering) know the project.
+//!
+//! Kubebuilder's keys (`pkg/config/v3`), sorted alphabetically like Kubebuilder writes them:
+//!
+//! ```yaml
+//! cliVersion: 0.1.0            # the kbr that last wrote the file
+//! domain: knative.dev
+//! layout:
+//! - kbr.dev/v1alpha1           # kbr's project layout (Kubebuilder: go.kubebuilder.io/v4)
+//! license: apache2             # kbr: `--license` (apache2 | none), for re-rendering headers
+//! namespaced: true             # only with `kbr init --namespaced`
+//! owner: The Knative Authors   # kbr: `--owner`, omitted when empty
+//! projectName: knative-lite
+//! resources:
+//! - api:                       # omitted for `--resource=false`
+//!     crdVersion: v1
+//!     namespaced: true         # omitted for cluster-scoped kinds
+//!   controller: true           # omitted for `--controller=false`
+//!   domain: knative.dev
+//!   group: eventing
+//!   kind: Broker
+//!   path: knative_lite::api::eventing::v1alpha1   # the Rust module of the type
+//!   plural: brokers
+//!   version: v1alpha1
+//!   webhooks:                  # only after `kbr create webhook`
+//!     defaulting: true
+//!     validation: true
+//!     webhookVersion: v1
+//! runtime:                     # kbr: where the kbr-runtime dependency comes from
+//!   path: ../../runtime        # or `version: 0.1.0`
+//! version: "3"                 # the PROJECT format version
+//! ```
+//!
+//! The keys marked "kbr" have no Kubebuilder counterpart (Kubebuilder keeps the license in
+//! `hack/boilerplate.go.txt` and has no runtime dependency to pin).
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// The layout kbr writes into `layout:`.
+pub const LAYOUT: &str = "kbr.dev/v1alpha1";
+
+/// The PROJECT format version (Kubebuilder's project config v3).
+pub const PROJECT_VERSION: &str = "3";
+
+/// The `PROJECT` file's file name, at the project root.
+pub const FILE_NAME: &str = "PROJECT";
+
+/// The license header every generated file carries (`--license`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum License {
+    /// Apache License 2.0, Kubebuilder's default boilerplate.
+    #[default]
+    Apache2,
+    /// No license header.
+    None,
+}
+
+impl fmt::Display for License {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            License::Apache2 => "apache2",
+            License::None => "none",
+        })
+    }
+}
+
+/// Where the generated project takes `kbr-runtime` from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Runtime {
+    /// A path dependency, written verbatim (relative paths are relative to the project).
+    Path(String),
+    /// A crates.io version requirement.
+    Version(String),
+}
+
+/// The whole `PROJECT` file. Field order is the serialized key order (alphabetical).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Project {
+    /// The kbr version that last wrote the file.
+    pub cli_version: String,
+    /// `--domain`: the suffix of every API group.
+    pub domain: String,
+    /// The project layout; kbr writes [`LAYOUT`].
+    pub layout: Vec<String>,
+    /// `--license`.
+    #[serde(default)]
+    pub license: License,
+    /// `kbr init --namespaced`: the manager watches only its own namespace(s).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub namespaced: bool,
+    /// `--owner`, the copyright holder in license headers.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub owner: String,
+    /// `--project-name`: the package name and the prefix of every deployed object.
+    pub project_name: String,
+    /// Every API and controller scaffolded, in creation order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<Resource>,
+    /// Where `kbr-runtime` comes from.
+    pub runtime: Runtime,
+    /// The PROJECT format version, [`PROJECT_VERSION`].
+    pub version: String,
+}
+
+/// One scaffolded group/version/kind.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Resource {
+    /// Present when kbr scaffolded the API type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<Api>,
+    /// Whether kbr scaffolded a controller for the kind.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub controller: bool,
+    /// The project domain at the time.
+    pub domain: String,
+    /// `--group`, without the domain.
+    pub group: String,
+    /// `--kind`.
+    pub kind: String,
+    /// The Rust module holding the type, e.g. `knative_lite::api::eventing::v1alpha1`.
+    pub path: String,
+    /// The REST resource name, e.g. `brokers`.
+    pub plural: String,
+    /// `--version`.
+    pub version: String,
+    /// The webhooks `kbr create webhook` scaffolded for this version of the kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhooks: Option<Webhooks>,
+}
+
+/// The webhooks of a [`Resource`] (Kubebuilder's `webhooks:` entry).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Webhooks {
+    /// `--conversion`: this version is the hub of a conversion webhook.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub conversion: bool,
+    /// `--defaulting`: a defaulting (mutating) webhook.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub defaulting: bool,
+    /// `--spoke`: the versions converted to and from this hub.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spoke: Vec<String>,
+    /// `--programmatic-validation`: a validating webhook.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub validation: bool,
+    /// The AdmissionReview / ConversionReview version; always `v1`.
+    pub webhook_version: String,
+}
+
+/// The API part of a [`Resource`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Api {
+    /// The CRD API version; always `v1`.
+    pub crd_version: String,
+    /// Whether objects of the kind live in a namespace.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub namespaced: bool,
+}
+
+/// serde's `skip_serializing_if` for `false`.
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// `PROJECT` could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum ProjectError {
+    /// The YAML does not describe a project.
+    #[error("cannot parse {path}: {message}; fix the file or restore it from version control")]
+    Parse {
+        /// The file.
+        path: String,
+        /// The parser's message, on one line.
+        message: String,
+    },
+    /// The model could not be serialized (a bug).
+    #[error("cannot serialize PROJECT: {0}")]
+    Serialize(String),
+}
+
+impl Resource {
+    /// `<group>.<domain>/<version>, Kind=<kind>`, Kubebuilder's way of naming a GVK in messages.
+    pub fn gvk_display(&self) -> String {
+        format!(
+            "{}.{}/{}, Kind={}",
+            self.group, self.domain, self.version, self.kind
+        )
+    }
+}
+
+impl Project {
+    /// Parses the contents of a `PROJECT` file; `path` names it in errors.
+    pub fn parse(yaml: &str, path: &str) -> Result<Self, ProjectError> {
+        serde_saphyr::from_str(yaml).map_err(|err| ProjectError::Parse {
+            path: path.to_owned(),
+            message: err.to_string().lines().collect::<Vec<_>>().join(" "),
+        })
+    }
+
+    /// The YAML body of the file (without the header comment the template adds).
+    pub fn to_yaml(&self) -> Result<String, ProjectError> {
+        serde_saphyr::to_string(self).map_err(|err| ProjectError::Serialize(err.to_string()))
+    }
+
+    /// The resource scaffolded for `group`/`version`/`kind`, if any.
+    pub fn find(&self, group: &str, version: &str, kind: &str) -> Option<&Resource> {
+        self.resources
+            .iter()
+            .find(|r| r.group == group && r.version == version && r.kind == kind)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Project {
+        Project {
+            cli_version: "0.1.0".into(),
+            domain: "knative.dev".into(),
+            layout: vec![LAYOUT.into()],
+            license: License::Apache2,
+            namespaced: false,
+            owner: "The Knative Authors".into(),
+            project_name: "knative-lite".into(),
+            resources: vec![
+                Resource {
+                    api: Some(Api {
+                        crd_version: "v1".into(),
+                        namespaced: true,
+                    }),
+                    controller: true,
+                    domain: "knative.dev".into(),
+                    group: "eventing".into(),
+                    kind: "Broker".into(),
+                    path: "knative_lite::api::eventing::v1alpha1".into(),
+                    plural: "brokers".into(),
+                    version: "v1alpha1".into(),
+                    webhooks: Some(Webhooks {
+                        defaulting: true,
+                        validation: true,
+                        webhook_version: "v1".into(),
+                        ..Webhooks::default()
+                    }),
+                },
+                Resource {
+                    api: Some(Api {
+                        crd_version: "v1".into(),
+                        namespaced: false,
+                    }),
+                    controller: false,
+                    domain: "knative.dev".into(),
+                    group: "match".into(),
+                    kind: "Type".into(),
+                    path: "knative_lite::api::r#match::v1".into(),
+                    plural: "types".into(),
+                    version: "v1".into(),
+                    webhooks: None,
+                },
+            ],
+            runtime: Runtime::Path("../../runtime".into()),
+            version: PROJECT_VERSION.into(),
+        }
+    }
+
+    #[test]
+    fn round_trip() {
+        let project = sample();
+        let yaml = project.to_yaml().unwrap();
+        assert_eq!(Project::parse(&yaml, "PROJECT").unwrap(), project);
+    }
+
+    #[test]
+    fn keys_sorted_like_kubebuilder() {
+        let yaml = sample().to_yaml().unwrap();
+        let top: Vec<&str> = yaml
+            .lines()
+            .filter(|l| !l.starts_with([' ', '-']))
+            .filter_map(|l| l.split(':').next())
+            .collect();
+        assert_eq!(
+            top,
+            [
+                "cliVersion",
+                "domain",
+                "layout",
+                "license",
+                "owner",
+                "projectName",
+                "resources",
+                "runtime",
+                "version"
+            ]
+        );
+        assert!(yaml.contains("version: \"3\""), "{yaml}");
+        assert!(yaml.contains("  path: ../../runtime"), "{yaml}");
+        assert!(yaml.contains("- api:\n    crdVersion: v1\n    namespaced: true\n  controller: true\n  domain: knative.dev\n  group: eventing\n  kind: Broker\n"), "{yaml}");
+        assert!(yaml.contains("  version: v1alpha1\n  webhooks:\n    defaulting: true\n    validation: true\n    webhookVersion: v1\n"), "{yaml}");
+    }
+
+    #[test]
+    fn parse_error_is_one_line() {
+        let err = Project::parse("domain: [", "/x/PROJECT").unwrap_err();
+        assert!(!err.to_string().contains('\n'), "{err}");
+        assert!(err.to_string().starts_with("cannot parse /x/PROJECT: "));
+    }
+}

@@ -1,0 +1,559 @@
+//! `kbr create webhook`, end to end through the binary.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+
+use common::*;
+
+const NEXT: &str =
+    "Next: implement your new webhook and generate the manifests with:\n$ make manifests\n";
+
+/// `kbr create webhook --group g --version v --kind k` plus `extra`.
+fn create_webhook(dir: &Path, [group, version, kind]: [&str; 3], extra: &[&str]) -> Output {
+    let mut args = vec![
+        "create",
+        "webhook",
+        "--group",
+        group,
+        "--version",
+        version,
+        "--kind",
+        kind,
+    ];
+    args.extend_from_slice(extra);
+    kbr(dir, &args)
+}
+
+fn read(dir: &Path, path: &str) -> String {
+    fs::read_to_string(dir.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+const CHANNEL: [&str; 3] = ["eventing", "v1alpha1", "Channel"];
+
+/// knative-lite with its three APIs.
+fn knative() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (tmp, dir) = init_knative();
+    for api in KNATIVE_APIS {
+        assert_eq!(create_api(&dir, api, &[]).code, 0);
+    }
+    (tmp, dir)
+}
+
+#[test]
+fn defaulting_and_validation_for_the_knative_channel() {
+    let (_tmp, dir) = knative();
+    let out = create_webhook(
+        &dir,
+        CHANNEL,
+        &["--defaulting", "--programmatic-validation"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, NEXT);
+
+    let webhook = read(&dir, "src/webhook/eventing/v1alpha1/channel.rs");
+    assert!(webhook.starts_with("// Copyright 2026.\n"), "{webhook}");
+    assert!(
+        webhook.contains("type Object = api::v1alpha1::Channel;\n"),
+        "{webhook}"
+    );
+    assert!(webhook.contains("impl Defaulter<Object> for ChannelCustomDefaulter {"));
+    assert!(webhook.contains("impl Validator<Object> for ChannelCustomValidator {"));
+    assert!(webhook.contains("        .with_defaulter(ChannelCustomDefaulter)\n        .with_validator(ChannelCustomValidator)\n        .complete(webhooks)\n"), "{webhook}");
+    assert!(!webhook.contains("Convertible"), "{webhook}");
+    assert!(
+        read(&dir, "tests/channel_webhook.rs")
+            .contains("let webhooks = knative_lite::webhooks(None)?;")
+    );
+    assert_eq!(
+        read(&dir, "src/webhook/mod.rs")
+            .matches("pub mod eventing;\n// +kbr:scaffold:groups\n")
+            .count(),
+        1
+    );
+    assert!(
+        read(&dir, "src/webhook/eventing/mod.rs")
+            .contains("pub mod v1alpha1;\n// +kbr:scaffold:versions\n")
+    );
+    assert!(
+        read(&dir, "src/webhook/eventing/v1alpha1/mod.rs")
+            .contains("pub mod channel;\n// +kbr:scaffold:kinds\n")
+    );
+    let lib = read(&dir, "src/lib.rs");
+    assert!(lib.contains("    webhook::eventing::v1alpha1::channel::setup_webhook,\n    // +kbr:scaffold:webhook\n"), "{lib}");
+
+    let project = read(&dir, "PROJECT");
+    assert!(project.contains("  kind: Channel\n  path: knative_lite::api::eventing::v1alpha1\n  plural: channels\n  version: v1alpha1\n  webhooks:\n    defaulting: true\n    validation: true\n    webhookVersion: v1\n"), "{project}");
+
+    for path in [
+        "config/webhook/service.yaml",
+        "config/webhook/kustomizeconfig.yaml",
+        "config/certmanager/issuer.yaml",
+        "config/certmanager/certificate-webhook.yaml",
+        "config/certmanager/kustomization.yaml",
+        "config/certmanager/kustomizeconfig.yaml",
+        "config/default/manager_webhook_patch.yaml",
+        "config/network-policy/allow-webhook-traffic.yaml",
+    ] {
+        assert!(
+            read(&dir, path).starts_with("# Copyright 2026.\n"),
+            "{path}"
+        );
+    }
+    assert!(read(&dir, "config/webhook/kustomization.yaml").contains(
+        "resources:\n- manifests.yaml\n# +kbr:scaffold:webhookmanifests\n- service.yaml\n"
+    ));
+    let default = read(&dir, "config/default/kustomization.yaml");
+    for once in [
+        "- ../webhook\n- ../certmanager\n# +kbr:scaffold:webhookresource\n",
+        "- path: manager_webhook_patch.yaml\n  target:\n    kind: Deployment\n# +kbr:scaffold:webhookpatch\n",
+    ] {
+        assert_eq!(default.matches(once).count(), 1, "{once:?} in {default}");
+    }
+    // CA injection: the namespace and the name of the certificate, for each configuration.
+    for kind in [
+        "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration",
+    ] {
+        let select = format!("  - select:\n      kind: {kind}\n");
+        assert_eq!(default.matches(&select).count(), 2, "{kind} in {default}");
+    }
+    assert_eq!(default.matches("replacements:\n").count(), 1, "{default}");
+    assert!(!default.contains("CustomResourceDefinition"), "{default}");
+    assert!(!dir.join("config/crd/patches").exists());
+}
+
+#[test]
+fn conversion_marks_hub_and_spokes_and_patches_the_crd() {
+    let (_tmp, dir) = init_knative();
+    let widget = |version| ["toys", version, "Widget"];
+    assert_eq!(create_api(&dir, widget("v1"), &[]).code, 0);
+    for version in ["v2", "v1beta1"] {
+        assert_eq!(
+            create_api(&dir, widget(version), &["--controller=false"]).code,
+            0
+        );
+    }
+    let out = create_webhook(
+        &dir,
+        widget("v2"),
+        &["--conversion", "--spoke", "v1,v1beta1"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+
+    let hub = read(&dir, "src/webhook/toys/v2/widget.rs");
+    assert!(hub.contains("impl Hub for Object {}\n"), "{hub}");
+    assert!(
+        hub.contains("impl Convertible<Object> for api::v1::Widget {\n"),
+        "{hub}"
+    );
+    assert!(
+        hub.contains("impl Convertible<Object> for api::v1beta1::Widget {\n"),
+        "{hub}"
+    );
+    assert!(hub.contains("    let conversion = Conversion::<Object>::new()\n        .spoke::<api::v1::Widget>()\n        .spoke::<api::v1beta1::Widget>();\n"), "{hub}");
+    assert!(!hub.contains("WebhookBuilder"), "{hub}");
+    assert!(
+        read(&dir, "src/api/toys/v2/widget.rs")
+            .contains("#[kbr(storage)]\npub struct WidgetSpec {")
+    );
+    for spoke in ["v1", "v1beta1"] {
+        let api = read(&dir, &format!("src/api/toys/{spoke}/widget.rs"));
+        assert!(
+            api.contains("#[kbr(storage = false)]\npub struct WidgetSpec {"),
+            "{api}"
+        );
+    }
+    let patch = read(&dir, "config/crd/patches/webhook_in_widgets.yaml");
+    assert!(
+        patch.contains("  name: widgets.toys.knative.dev\n"),
+        "{patch}"
+    );
+    assert!(patch.contains("          path: /convert\n"), "{patch}");
+    let crd = read(&dir, "config/crd/kustomization.yaml");
+    assert!(
+        crd.contains(
+            "- path: patches/webhook_in_widgets.yaml\n# +kbr:scaffold:crdkustomizewebhookpatch\n"
+        ),
+        "{crd}"
+    );
+    assert!(
+        crd.contains(
+            "configurations:\n- kustomizeconfig.yaml\n# +kbr:scaffold:crdkustomizeconfigurations\n"
+        ),
+        "{crd}"
+    );
+    assert!(dir.join("config/crd/kustomizeconfig.yaml").is_file());
+    assert!(
+        !read(&dir, "config/webhook/kustomization.yaml").contains("- manifests.yaml"),
+        "conversion alone has no configurations"
+    );
+    let default = read(&dir, "config/default/kustomization.yaml");
+    assert_eq!(
+        default
+            .matches("      name: widgets.toys.knative.dev\n")
+            .count(),
+        2,
+        "{default}"
+    );
+    let project = read(&dir, "PROJECT");
+    assert!(project.contains("  version: v2\n  webhooks:\n    conversion: true\n    spoke:\n    - v1\n    - v1beta1\n    webhookVersion: v1\n"), "{project}");
+
+    // A second converted kind adds its CRD targets to the same replacements.
+    let gadget = |version| ["toys", version, "Gadget"];
+    assert_eq!(create_api(&dir, gadget("v1"), &[]).code, 0);
+    assert_eq!(
+        create_api(&dir, gadget("v2"), &["--controller=false"]).code,
+        0
+    );
+    let out = create_webhook(
+        &dir,
+        gadget("v2"),
+        &["--conversion", "--spoke=v1", "--defaulting"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let default = read(&dir, "config/default/kustomization.yaml");
+    assert_eq!(
+        default
+            .matches("+kbr:scaffold:crdkustomizecainjectionns")
+            .count(),
+        1,
+        "{default}"
+    );
+    assert_eq!(
+        default
+            .matches("      name: gadgets.toys.knative.dev\n")
+            .count(),
+        2,
+        "{default}"
+    );
+    assert_eq!(default.matches("replacements:\n").count(), 1, "{default}");
+    assert!(read(&dir, "config/webhook/kustomization.yaml").contains("- manifests.yaml\n"));
+
+    // One hub per kind.
+    assert_fails(
+        &dir,
+        &[
+            "create",
+            "webhook",
+            "--group",
+            "toys",
+            "--version",
+            "v1",
+            "--kind",
+            "Widget",
+            "--conversion",
+            "--spoke",
+            "v1beta1",
+        ],
+        "failed to create webhook: Widget already converts through the hub v2; a kind has one hub, add the new version to its --spoke list instead",
+    );
+}
+
+#[test]
+fn bad_requests_write_nothing() {
+    let (_tmp, dir) = knative();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &[],
+            "kbr create webhook requires at least one of --defaulting, --programmatic-validation and --conversion",
+        ),
+        (
+            &["--defaulting=false"],
+            "kbr create webhook requires at least one of --defaulting, --programmatic-validation and --conversion",
+        ),
+        (
+            &["--conversion"],
+            "--conversion needs --spoke <version>[,<version>...]: the versions converted to and from the hub v1alpha1",
+        ),
+        (
+            &["--defaulting", "--spoke", "v1"],
+            "--spoke names the versions of a conversion webhook; add --conversion",
+        ),
+        (
+            &["--conversion", "--spoke", "v1"],
+            "no API found for eventing.knative.dev/v1, Kind=Channel: run kbr create api --version v1 first",
+        ),
+        (
+            &["--conversion", "--spoke", "v1alpha1"],
+            "--spoke v1alpha1 is the hub (--version); list only the other versions",
+        ),
+        (&["--conversion", "--spoke", "V1"], "invalid version \"V1\""),
+    ];
+    for (extra, message) in cases {
+        let mut args = vec![
+            "create",
+            "webhook",
+            "--group",
+            "eventing",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Channel",
+        ];
+        args.extend_from_slice(extra);
+        let before = snapshot(&dir);
+        let out = kbr(&dir, &args);
+        assert_eq!(out.code, 1, "{args:?}: {out:?}");
+        assert!(
+            out.stderr
+                .starts_with(&format!("Error: failed to create webhook: {message}")),
+            "{args:?}: {}",
+            out.stderr
+        );
+        assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+        assert_eq!(snapshot(&dir), before, "{args:?} changed the tree");
+    }
+    assert_fails(
+        &dir,
+        &[
+            "create",
+            "webhook",
+            "--group",
+            "eventing",
+            "--version",
+            "v1",
+            "--kind",
+            "Channel",
+            "--defaulting",
+        ],
+        "failed to create webhook: no API found for eventing.knative.dev/v1, Kind=Channel: run kbr create api --version v1 first",
+    );
+    assert_fails(
+        &dir,
+        &[
+            "create",
+            "webhook",
+            "--group",
+            "eventing",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Trigger",
+            "--defaulting",
+        ],
+        "failed to create webhook: no API found for eventing.knative.dev/v1alpha1, Kind=Trigger: run kbr create api --version v1alpha1 first",
+    );
+    let (_empty_tmp, empty) = empty_dir("empty");
+    let out = kbr(
+        &empty,
+        &[
+            "create",
+            "webhook",
+            "--group",
+            "g",
+            "--version",
+            "v1",
+            "--kind",
+            "K",
+            "--defaulting",
+        ],
+    );
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr
+            .starts_with("Error: failed to create webhook: no PROJECT file found in "),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn existing_webhooks_need_force() {
+    let (_tmp, dir) = knative();
+    assert_eq!(create_webhook(&dir, CHANNEL, &["--defaulting"]).code, 0);
+    let webhook = dir.join("src/webhook/eventing/v1alpha1/channel.rs");
+    let mine = fs::read_to_string(&webhook).unwrap_or_default() + "\n// Mine.\n";
+    fs::write(&webhook, &mine).unwrap_or_else(|e| panic!("{e}"));
+    assert_fails(
+        &dir,
+        &[
+            "create",
+            "webhook",
+            "--group",
+            "eventing",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Channel",
+            "--defaulting",
+        ],
+        "failed to create webhook: defaulting webhook already exists for this resource; pass --force",
+    );
+    // Adding another type rewrites the kind's file: only with --force.
+    assert_fails(
+        &dir,
+        &[
+            "create",
+            "webhook",
+            "--group",
+            "eventing",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Channel",
+            "--programmatic-validation",
+        ],
+        "failed to create webhook: file src/webhook/eventing/v1alpha1/channel.rs already exists; pass --force to overwrite it",
+    );
+    let lib_before = read(&dir, "src/lib.rs");
+    let default_before = read(&dir, "config/default/kustomization.yaml");
+    let out = create_webhook(&dir, CHANNEL, &["--programmatic-validation", "--force"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let rewritten = read(&dir, "src/webhook/eventing/v1alpha1/channel.rs");
+    assert!(!rewritten.contains("// Mine."));
+    assert!(
+        rewritten.contains("ChannelCustomDefaulter")
+            && rewritten.contains("ChannelCustomValidator"),
+        "both kept: {rewritten}"
+    );
+    assert_eq!(
+        read(&dir, "src/lib.rs"),
+        lib_before,
+        "registration is idempotent"
+    );
+    let default = read(&dir, "config/default/kustomization.yaml");
+    assert!(
+        default.len() > default_before.len(),
+        "validating CA injection added"
+    );
+    assert_eq!(default.matches("- ../webhook\n").count(), 1);
+    assert!(
+        read(&dir, "PROJECT").contains("  webhooks:\n    defaulting: true\n    validation: true\n")
+    );
+}
+
+#[test]
+fn generated_webhooks_are_rustfmt_clean() {
+    let (_tmp, dir) = knative();
+    assert_eq!(
+        create_webhook(
+            &dir,
+            CHANNEL,
+            &["--defaulting", "--programmatic-validation"]
+        )
+        .code,
+        0
+    );
+    assert_eq!(create_api(&dir, ["toys", "v1", "Widget"], &[]).code, 0);
+    assert_eq!(
+        create_api(&dir, ["toys", "v2", "Widget"], &["--controller=false"]).code,
+        0
+    );
+    assert_eq!(
+        create_webhook(
+            &dir,
+            ["toys", "v2", "Widget"],
+            &["--conversion", "--spoke", "v1", "--programmatic-validation"]
+        )
+        .code,
+        0
+    );
+    let (long_group, long_version) = ("networking-configuration.policies", "v2alpha1");
+    for version in ["v1", long_version] {
+        let extra: &[&str] = if version == "v1" {
+            &[]
+        } else {
+            &["--controller=false"]
+        };
+        assert_eq!(
+            create_api(&dir, [long_group, version, LONGEST_KIND], extra).code,
+            0
+        );
+    }
+    let out = create_webhook(
+        &dir,
+        [long_group, long_version, LONGEST_KIND],
+        &[
+            "--defaulting",
+            "--programmatic-validation",
+            "--conversion",
+            "--spoke",
+            "v1",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let mut files: Vec<String> = Vec::new();
+    for path in snapshot(&dir).keys().filter(|p| p.ends_with(".rs")) {
+        files.push(dir.join(path).display().to_string());
+    }
+    let status = std::process::Command::new("rustfmt")
+        .args(["--edition", "2024", "--check"])
+        .args(&files)
+        .status()
+        .unwrap_or_else(|e| panic!("rustfmt: {e}"));
+    assert!(
+        status.success(),
+        "generated webhook code is not rustfmt-clean"
+    );
+}
+
+/// Runs `cargo <args>` in `dir` with the workspace's target directory.
+fn cargo(dir: &Path, args: &[&str]) {
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
+    let status = std::process::Command::new(env!("CARGO"))
+        .args(args)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target)
+        .status()
+        .unwrap_or_else(|e| panic!("cargo: {e}"));
+    assert!(
+        status.success(),
+        "cargo {args:?} failed in {}",
+        dir.display()
+    );
+}
+
+#[test]
+#[ignore = "slow: builds a generated project with webhooks against the workspace runtime"]
+fn webhooks_build_lint_and_pass_their_tests() {
+    let (_tmp, dir) = empty_dir("knative-lite");
+    let runtime = workspace_runtime();
+    kbr_ok(
+        &dir,
+        &[
+            "init",
+            "--domain",
+            "knative.dev",
+            "--runtime-path",
+            &runtime,
+        ],
+    );
+    for api in KNATIVE_APIS {
+        assert_eq!(create_api(&dir, api, &[]).code, 0);
+    }
+    assert_eq!(
+        create_webhook(
+            &dir,
+            CHANNEL,
+            &["--defaulting", "--programmatic-validation"]
+        )
+        .code,
+        0
+    );
+    let (group, hub) = ("networking-configuration.policies", "v2alpha1");
+    assert_eq!(create_api(&dir, [group, "v1", LONGEST_KIND], &[]).code, 0);
+    assert_eq!(
+        create_api(&dir, [group, hub, LONGEST_KIND], &["--controller=false"]).code,
+        0
+    );
+    let all = [
+        "--defaulting",
+        "--programmatic-validation",
+        "--conversion",
+        "--spoke",
+        "v1",
+    ];
+    assert_eq!(
+        create_webhook(&dir, [group, hub, LONGEST_KIND], &all).code,
+        0
+    );
+    cargo(&dir, &["clippy", "--all-targets", "--", "-D", "warnings"]);
+    cargo(&dir, &["test"]);
+    cargo(
+        &dir,
+        &["run", "--quiet", "--bin", "manifests", "--", "config"],
+    );
+    assert!(dir.join("config/webhook/manifests.yaml").is_file());
+}

@@ -1,0 +1,176 @@
+//! The generated Rust is formatted as rustfmt would, and (ignored by default: slow, needs the
+//! workspace runtime to build) compiles, lints and passes its tests.
+//!
+//! Run the slow checks with `cargo test -p kbr --test generated_code -- --ignored`.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::*;
+
+/// Every `.rs` file under `dir`.
+fn rust_files(dir: &Path) -> Vec<String> {
+    snapshot(dir)
+        .into_iter()
+        .filter(|(path, content)| path.ends_with(".rs") && content.is_some())
+        .map(|(path, _)| path)
+        .collect()
+}
+
+fn assert_rustfmt_clean(dir: &Path) {
+    let files = rust_files(dir);
+    assert!(!files.is_empty());
+    let out = Command::new("rustfmt")
+        .args(["--check", "--edition", "2024"])
+        .args(&files)
+        .current_dir(dir)
+        .output()
+        .expect("rustfmt is installed (rustup component add rustfmt)");
+    assert!(
+        out.status.success(),
+        "rustfmt would change generated code:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn init_alone_is_rustfmt_clean() {
+    let (_tmp, dir) = init_knative();
+    assert_rustfmt_clean(&dir);
+}
+
+#[test]
+fn knative_is_rustfmt_clean() {
+    let (_tmp, dir) = init_knative();
+    for api in KNATIVE_APIS {
+        assert_eq!(create_api(&dir, api, &[]).code, 0);
+    }
+    assert_rustfmt_clean(&dir);
+}
+
+#[test]
+fn tricky_names_are_rustfmt_clean() {
+    let (_tmp, dir) = tricky_project(&["--runtime-version", "0.1.0", "--namespaced"]);
+    assert_rustfmt_clean(&dir);
+}
+
+#[test]
+fn tricky_kinds_are_spelled_unambiguously() {
+    let (_tmp, dir) = tricky_project(&["--runtime-version", "0.1.0"]);
+    let read = |path: &str| std::fs::read_to_string(dir.join(path)).expect(path);
+    let option = read("src/api/things/v1/option.rs");
+    assert!(
+        option.contains("pub foo: ::std::option::Option<String>,"),
+        "{option}"
+    );
+    assert!(
+        option.contains("skip_serializing_if = \"::std::option::Option::is_none\""),
+        "{option}"
+    );
+    let string = read("src/api/things/v1/string.rs");
+    assert!(
+        string.contains("pub foo: Option<::std::string::String>,"),
+        "{string}"
+    );
+    let vec = read("src/api/things/v1/vec.rs");
+    assert!(
+        vec.contains("pub conditions: ::std::vec::Vec<metav1::Condition>,"),
+        "{vec}"
+    );
+    let serialize = read("src/api/things/v1/serialize.rs");
+    assert!(
+        serialize.contains("\nuse serde::Deserialize;\n"),
+        "{serialize}"
+    );
+    assert!(
+        serialize.contains("serde::Serialize, Deserialize"),
+        "{serialize}"
+    );
+    let custom = read("src/api/things/v1/custom_resource.rs");
+    assert!(
+        !custom.contains("use kbr_runtime::CustomResource;"),
+        "{custom}"
+    );
+    assert!(
+        custom.contains("#[derive(\n    kbr_runtime::CustomResource,\n    Clone,\n"),
+        "{custom}"
+    );
+    let client = read("src/controller/things/client.rs");
+    assert!(client.contains("type Object = v1::Client;"), "{client}");
+    assert!(
+        client.contains("async fn reconcile(&self, client: Arc<v1::Client>)"),
+        "{client}"
+    );
+    let foo = read("src/controller/things/foo.rs");
+    assert!(
+        foo.contains("async fn reconcile(&self, foo_obj: Arc<v1::Foo>)"),
+        "{foo}"
+    );
+    let crate_kind = read("src/api/things/v1/mod.rs");
+    assert!(
+        crate_kind.contains("mod crate_;\npub use crate_::{Crate, CrateSpec, CrateStatus};"),
+        "{crate_kind}"
+    );
+    let api = read("src/api/mod.rs");
+    assert!(api.contains("\npub mod a_b_c;\n#[allow(clippy::module_inception)]\npub mod api;\npub mod cache;\npub mod controller;\npub mod crate_;\npub mod eventing;\npub mod r#match;\npub mod networking_configuration_policies;\npub mod things;\n"), "{api}");
+    let cache = read("src/controller/cache/mod.rs");
+    assert!(
+        cache.contains("#[allow(clippy::module_inception)]\nmod cache;\n"),
+        "{cache}"
+    );
+}
+
+/// Runs `cargo <args>` in `dir` with the workspace's target directory.
+fn cargo(dir: &Path, args: &[&str]) {
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
+    let status = Command::new(env!("CARGO"))
+        .args(args)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target)
+        .status()
+        .expect("cargo runs");
+    assert!(
+        status.success(),
+        "cargo {args:?} failed in {}",
+        dir.display()
+    );
+}
+
+fn assert_builds(dir: &Path) {
+    cargo(dir, &["build", "--all-targets"]);
+    cargo(dir, &["clippy", "--all-targets", "--", "-D", "warnings"]);
+    cargo(dir, &["test"]);
+}
+
+#[test]
+#[ignore = "slow: builds generated projects against the workspace runtime"]
+fn knative_builds_after_every_step() {
+    let (_tmp, dir) = empty_dir("knative-lite");
+    let runtime = workspace_runtime();
+    kbr_ok(
+        &dir,
+        &[
+            "init",
+            "--domain",
+            "knative.dev",
+            "--runtime-path",
+            &runtime,
+        ],
+    );
+    assert_builds(&dir);
+    for api in KNATIVE_APIS {
+        assert_eq!(create_api(&dir, api, &[]).code, 0);
+        assert_builds(&dir);
+    }
+}
+
+#[test]
+#[ignore = "slow: builds generated projects against the workspace runtime"]
+fn tricky_names_build() {
+    let runtime = workspace_runtime();
+    let (_tmp, dir) = tricky_project(&["--runtime-path", &runtime]);
+    assert_builds(&dir);
+}

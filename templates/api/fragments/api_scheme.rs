@@ -1,0 +1,1 @@
+    scheme.add::<{{ r.kind }}>();

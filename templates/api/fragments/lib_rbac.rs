@@ -1,0 +1,1 @@
+    <controller::{{ r.group_module }}::{{ r.reconciler }} as rbac::Rbac>::rbac_rules,

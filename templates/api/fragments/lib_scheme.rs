@@ -1,0 +1,1 @@
+    api::{{ r.group_module }}::{{ r.version }}::add_to_scheme,

@@ -1,0 +1,44 @@
+{{ p.header_rust }}//! Tests of the {{ r.kind }} reconciler against the in-process fake API server.
+
+use std::sync::Arc;
+
+use kbr_runtime::testing::TestEnv;
+use kbr_runtime::{Action, Reconciler};
+
+use {{ p.crate_name }}::api::{{ r.group_module }}::{{ r.version }};
+use {{ p.crate_name }}::controller::{{ r.group_module }}::{{ r.reconciler }};
+
+#[tokio::test]
+async fn reconciling_a_new_resource_awaits_change() -> anyhow::Result<()> {
+    let scheme = {{ p.crate_name }}::scheme();
+    let env = TestEnv::start(scheme).await?;
+    let client = env.client();
+
+{%- if r.layout.test_spec_one_line %}
+    let spec = {{ r.version }}::{{ r.kind }}Spec::default();
+{%- else %}
+    let spec =
+        {{ r.version }}::{{ r.kind }}Spec::default();
+{%- endif %}
+{%- if r.layout.test_new_one_line %}
+    let {% if r.namespaced %}mut {% endif %}resource = {{ r.version }}::{{ r.kind }}::new("test-resource", spec);
+{%- else %}
+    let {% if r.namespaced %}mut {% endif %}resource =
+        {{ r.version }}::{{ r.kind }}::new("test-resource", spec);
+{%- endif %}
+{%- if r.namespaced %}
+    resource.metadata.namespace = Some("default".into());
+{%- endif %}
+    let resource = client.create(&resource).await?;
+{%- if r.layout.test_reconciler_one_line %}
+
+    let reconciler = {{ r.reconciler }} { client };
+{%- else %}
+
+    let reconciler =
+        {{ r.reconciler }} { client };
+{%- endif %}
+    let action = reconciler.reconcile(Arc::new(resource)).await?;
+    assert_eq!(action, Action::await_change());
+    Ok(())
+}

@@ -1,0 +1,27 @@
+{{ p.header_rust }}//! Writes the manifests this project's code implies (controller-gen's job in Kubebuilder): one
+//! CRD per kind under `<dir>/crd/bases/`, the manager's RBAC role in `<dir>/rbac/role.yaml` and
+//! the webhook configurations in `<dir>/webhook/manifests.yaml`. `make manifests` runs it as
+//! `cargo run --bin manifests -- config`.
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+/// Writes the CRDs, the RBAC role and the webhook configurations of {{ p.project_name }}.
+#[derive(Debug, Parser)]
+#[command(version, about)]
+struct Args {
+    /// The `config` directory to write into.
+    #[arg(default_value = "config")]
+    dir: PathBuf,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let scheme = {{ p.crate_name }}::scheme();
+    let rules = {{ p.crate_name }}::rbac_rules();
+    kbr_runtime::manifests::write(&scheme, &rules, &args.dir)?;
+    let webhooks = {{ p.crate_name }}::webhooks(None)?;
+    kbr_runtime::webhook::write_manifests(&webhooks, &args.dir)?;
+    Ok(())
+}
