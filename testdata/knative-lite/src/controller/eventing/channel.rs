@@ -1,0 +1,62 @@
+// Copyright 2026.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+//! The controller of Channel objects (eventing.knative.dev/v1alpha1).
+
+use std::sync::Arc;
+
+use kbr_runtime::{Action, Client, Controller, Error, Manager, Rbac, Reconciler};
+
+use crate::api::eventing::v1alpha1;
+
+/// The controller's name, in logs and metrics.
+const CONTROLLER_NAME: &str = "channel";
+
+/// Reconciles Channel objects: moves the cluster towards each Channel's spec and records
+/// what it observes in its status.
+///
+/// The `#[rbac(...)]` attributes are the permissions it needs; `make manifests` writes them to
+/// `config/rbac/role.yaml`.
+#[derive(Rbac)]
+#[rbac(groups = ["eventing.knative.dev"], resources = ["channels"], verbs = ["get", "list", "watch", "create", "update", "patch", "delete"])]
+#[rbac(groups = ["eventing.knative.dev"], resources = ["channels/status"], verbs = ["get", "update", "patch"])]
+#[rbac(groups = ["eventing.knative.dev"], resources = ["channels/finalizers"], verbs = ["update"])]
+pub struct ChannelReconciler {
+    /// Reads from the manager's cache, writes to the API server.
+    pub client: Client,
+}
+
+impl Reconciler for ChannelReconciler {
+    type Object = v1alpha1::Channel;
+    type Error = Error;
+    async fn reconcile(&self, channel: Arc<v1alpha1::Channel>) -> Result<Action, Error> {
+        // TODO(user): move the cluster towards `channel.spec` and record what you see in its status.
+        let _ = (&self.client, channel);
+        Ok(Action::await_change())
+    }
+}
+
+impl ChannelReconciler {
+    /// Registers a controller named `channel` for Channel objects with `manager`.
+    ///
+    /// # Errors
+    ///
+    /// When the manager already has a controller of that name.
+    pub fn setup_with_manager(manager: &mut Manager) -> Result<(), Error> {
+        let reconciler = Self {
+            client: manager.client(),
+        };
+        manager.add_controller(Controller::new(reconciler).named(CONTROLLER_NAME))
+    }
+}

@@ -1,0 +1,62 @@
+// Copyright 2026 The kbr authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+//! The controller of Captain objects (crew.testproject.org/v1).
+
+use std::sync::Arc;
+
+use kbr_runtime::{Action, Client, Controller, Error, Manager, Rbac, Reconciler};
+
+use crate::api::crew::v1;
+
+/// The controller's name, in logs and metrics.
+const CONTROLLER_NAME: &str = "captain";
+
+/// Reconciles Captain objects: moves the cluster towards each Captain's spec and records
+/// what it observes in its status.
+///
+/// The `#[rbac(...)]` attributes are the permissions it needs; `make manifests` writes them to
+/// `config/rbac/role.yaml`.
+#[derive(Rbac)]
+#[rbac(groups = ["crew.testproject.org"], resources = ["captains"], verbs = ["get", "list", "watch", "create", "update", "patch", "delete"])]
+#[rbac(groups = ["crew.testproject.org"], resources = ["captains/status"], verbs = ["get", "update", "patch"])]
+#[rbac(groups = ["crew.testproject.org"], resources = ["captains/finalizers"], verbs = ["update"])]
+pub struct CaptainReconciler {
+    /// Reads from the manager's cache, writes to the API server.
+    pub client: Client,
+}
+
+impl Reconciler for CaptainReconciler {
+    type Object = v1::Captain;
+    type Error = Error;
+    async fn reconcile(&self, captain: Arc<v1::Captain>) -> Result<Action, Error> {
+        // TODO(user): move the cluster towards `captain.spec` and record what you see in its status.
+        let _ = (&self.client, captain);
+        Ok(Action::await_change())
+    }
+}
+
+impl CaptainReconciler {
+    /// Registers a controller named `captain` for Captain objects with `manager`.
+    ///
+    /// # Errors
+    ///
+    /// When the manager already has a controller of that name.
+    pub fn setup_with_manager(manager: &mut Manager) -> Result<(), Error> {
+        let reconciler = Self {
+            client: manager.client(),
+        };
+        manager.add_controller(Controller::new(reconciler).named(CONTROLLER_NAME))
+    }
+}
