@@ -32,8 +32,9 @@ type Object = api::{{ r.version }}::{{ r.kind }};
 {%- if w.defaulting %}
 
 /// Sets the defaults of {{ r.kind }} objects when they are created or updated (a mutating
-/// webhook; controller-runtime's `CustomDefaulter`).
-#[derive(Clone, Copy, Debug, Default)]
+/// webhook; controller-runtime's `CustomDefaulter`). No `Default` derive: its `default()` would
+/// be ambiguous with [`Defaulter::default`].
+#[derive(Clone, Copy, Debug)]
 pub struct {{ w.defaulter }};
 
 impl Defaulter<Object> for {{ w.defaulter }} {

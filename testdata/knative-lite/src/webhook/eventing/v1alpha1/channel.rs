@@ -33,8 +33,9 @@ use crate::api::eventing as api;
 type Object = api::v1alpha1::Channel;
 
 /// Sets the defaults of Channel objects when they are created or updated (a mutating
-/// webhook; controller-runtime's `CustomDefaulter`).
-#[derive(Clone, Copy, Debug, Default)]
+/// webhook; controller-runtime's `CustomDefaulter`). No `Default` derive: its `default()` would
+/// be ambiguous with [`Defaulter::default`].
+#[derive(Clone, Copy, Debug)]
 pub struct ChannelCustomDefaulter;
 
 impl Defaulter<Object> for ChannelCustomDefaulter {

@@ -35,8 +35,9 @@ use crate::api::crew as api;
 type Object = api::v1::Captain;
 
 /// Sets the defaults of Captain objects when they are created or updated (a mutating
-/// webhook; controller-runtime's `CustomDefaulter`).
-#[derive(Clone, Copy, Debug, Default)]
+/// webhook; controller-runtime's `CustomDefaulter`). No `Default` derive: its `default()` would
+/// be ambiguous with [`Defaulter::default`].
+#[derive(Clone, Copy, Debug)]
 pub struct CaptainCustomDefaulter;
 
 impl Defaulter<Object> for CaptainCustomDefaulter {
