@@ -49,6 +49,19 @@ check_project() {
 check_project testdata/project
 check_project testdata/knative-lite
 
+# The knative-lite example (the scaffold plus real logic): its generated manifests must be
+# current, then it is checked like a generated project.
+step "examples/knative-lite: regenerate manifests and diff"
+[[ -f examples/knative-lite/Cargo.lock ]] || cp Cargo.lock examples/knative-lite/Cargo.lock
+make --no-print-directory -C examples/knative-lite manifests
+if [[ -n "$(git status --porcelain -- examples)" ]]; then
+  git status --short -- examples
+  git --no-pager diff -- examples
+  echo "examples/ is out of date: run 'make -C examples/knative-lite manifests' and commit the result" >&2
+  exit 1
+fi
+check_project examples/knative-lite
+
 # Scaffold stages: init alone, and init plus each single `create api`, must build as they are.
 stages="$(mktemp -d)"
 trap 'rm -rf "$stages"' EXIT

@@ -1,0 +1,41 @@
+// Copyright 2026.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+//! Writes the manifests this project's code implies (controller-gen's job in Kubebuilder): one
+//! CRD per kind under `<dir>/crd/bases/`, the manager's RBAC role in `<dir>/rbac/role.yaml` and
+//! the webhook configurations in `<dir>/webhook/manifests.yaml`. `make manifests` runs it as
+//! `cargo run --bin manifests -- config`.
+
+use std::path::PathBuf;
+
+use clap::Parser;
+
+/// Writes the CRDs, the RBAC role and the webhook configurations of knative-lite.
+#[derive(Debug, Parser)]
+#[command(version, about)]
+struct Args {
+    /// The `config` directory to write into.
+    #[arg(default_value = "config")]
+    dir: PathBuf,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let scheme = knative_lite::scheme();
+    let rules = knative_lite::rbac_rules();
+    kbr_runtime::manifests::write(&scheme, &rules, &args.dir)?;
+    let webhooks = knative_lite::webhooks(None)?;
+    kbr_runtime::webhook::write_manifests(&webhooks, &args.dir)?;
+    Ok(())
+}

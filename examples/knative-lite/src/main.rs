@@ -1,0 +1,135 @@
+// Copyright 2026.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+//! The knative-lite manager: runs every controller and webhook of this project, with health
+//! probes, metrics and leader election (Kubebuilder's `cmd/main.go`).
+
+use std::path::PathBuf;
+
+use clap::{ArgAction, Parser};
+use kbr_runtime::webhook::{WebhookServer, WebhookServerOptions};
+use kbr_runtime::{Manager, ManagerOptions};
+
+/// Runs the knative-lite controllers against the cluster of the current kubeconfig (or the
+/// in-cluster configuration).
+#[derive(Debug, Parser)]
+#[command(version, about)]
+struct Args {
+    /// The address the metrics endpoint binds to: `:8443` for HTTPS, `:8080` for HTTP, or `0` to
+    /// disable the metrics service.
+    #[arg(long, default_value = "0")]
+    metrics_bind_address: String,
+
+    /// The address the health probe endpoint (`/healthz`, `/readyz`) binds to.
+    #[arg(long, default_value = ":8081")]
+    health_probe_bind_address: String,
+
+    /// Enable leader election for the controller manager, so only one replica is active.
+    #[arg(
+        long,
+        action = ArgAction::Set,
+        num_args = 0..=1,
+        require_equals = true,
+        default_value_t = false,
+        default_missing_value = "true"
+    )]
+    leader_elect: bool,
+
+    /// Serve the metrics endpoint over HTTPS (authenticated and authorized); use
+    /// `--metrics-secure=false` for plain HTTP.
+    #[arg(
+        long,
+        action = ArgAction::Set,
+        num_args = 0..=1,
+        require_equals = true,
+        default_value_t = true,
+        default_missing_value = "true"
+    )]
+    metrics_secure: bool,
+
+    /// Enable HTTP/2 for the metrics and webhook servers (off by default: HTTP/2 Rapid Reset,
+    /// CVE-2023-44487).
+    #[arg(
+        long,
+        action = ArgAction::Set,
+        num_args = 0..=1,
+        require_equals = true,
+        default_value_t = false,
+        default_missing_value = "true"
+    )]
+    enable_http2: bool,
+
+    /// The directory holding the webhook server's certificate and key; without it, a CA and a
+    /// certificate are generated in memory (local development).
+    #[arg(long)]
+    webhook_cert_path: Option<PathBuf>,
+
+    /// The webhook certificate's file name in --webhook-cert-path.
+    #[arg(long, default_value = "tls.crt")]
+    webhook_cert_name: String,
+
+    /// The webhook key's file name in --webhook-cert-path.
+    #[arg(long, default_value = "tls.key")]
+    webhook_cert_key: String,
+
+    /// The port the webhook server listens on.
+    #[arg(long, default_value_t = 9443)]
+    webhook_port: u16,
+
+    /// Local development: the `https://host:port` at which the cluster reaches this process. The
+    /// webhook configurations are registered with it and the generated CA (`make run
+    /// WEBHOOK_URL=...`).
+    #[arg(long)]
+    webhook_local_url: Option<String>,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    kbr_runtime::logging::init();
+
+    let options = ManagerOptions {
+        metrics_bind_address: args.metrics_bind_address,
+        health_probe_bind_address: args.health_probe_bind_address,
+        leader_election: args.leader_elect,
+        leader_election_id: "f9b6115c.knative.dev".to_owned(),
+        metrics_secure: args.metrics_secure,
+        enable_http2: args.enable_http2,
+        ..ManagerOptions::default()
+    };
+    let scheme = knative_lite::scheme();
+    let mut manager = Manager::new(scheme, options).await?;
+    knative_lite::setup_controllers(&mut manager)?;
+
+    // ENABLE_WEBHOOKS=false runs the manager without its webhooks (e.g. locally).
+    if kbr_runtime::webhook::enabled_from_env() {
+        let webhooks = knative_lite::webhooks(Some(manager.client()))?;
+        if !webhooks.is_empty() {
+            let options = WebhookServerOptions {
+                port: args.webhook_port,
+                cert_dir: args.webhook_cert_path,
+                cert_name: args.webhook_cert_name,
+                key_name: args.webhook_cert_key,
+                enable_http2: args.enable_http2,
+                local_url: args.webhook_local_url,
+                ..WebhookServerOptions::default()
+            };
+            WebhookServer::new(webhooks, options)?.add_to_manager(&mut manager)?;
+        }
+    }
+
+    tracing::info!("starting manager");
+    manager.start().await?;
+    Ok(())
+}
