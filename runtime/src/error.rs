@@ -110,6 +110,16 @@ pub enum Error {
     )]
     CacheNotStarted,
 
+    /// Per-kind cache options (controller-runtime's `cache.Options.ByObject`) were set after the
+    /// manager's cache started: [`Manager::cache_options`](crate::Manager::cache_options) must be
+    /// called before [`Manager::start`](crate::Manager::start), like `ByObject` is fixed when
+    /// `ctrl.NewManager` builds the cache.
+    #[error("cache options for {kind} must be set before the manager's cache starts")]
+    CacheOptionsAfterStart {
+        /// The kind whose informer was being restricted.
+        kind: String,
+    },
+
     /// The cache stopped before it synced.
     #[error("the cache for {kind} stopped before it synced")]
     CacheNotSynced {

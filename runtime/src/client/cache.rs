@@ -1,7 +1,8 @@
 //! The manager's shared cache: one [`Informer`] per kind, started with the manager, shared by
 //! every controller and by cached client reads. Mirrors controller-runtime's `pkg/cache`
 //! (`informerCache`): informers are created on first use, and a read of a kind nobody watched
-//! yet starts its informer and waits for it to sync.
+//! yet starts its informer and waits for it to sync. Per-kind label/field selectors
+//! (controller-runtime's `cache.Options.ByObject`) are fixed before the cache starts.
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -11,6 +12,9 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use super::informer::{CachedKind, Informer};
+use super::scoped::kind_of;
+use crate::Error;
+use crate::manager::CacheOptions;
 
 /// Type-erased informer operations the cache needs for lifecycle and readiness.
 trait ErasedInformer: Send + Sync {
@@ -63,6 +67,8 @@ struct CacheInner {
 #[derive(Default)]
 struct CacheState {
     informers: HashMap<TypeId, Entry>,
+    /// Per-kind selectors (`ByObject`), applied to informers created later.
+    by_object: HashMap<TypeId, CacheOptions>,
     started: bool,
     tasks: Vec<JoinHandle<()>>,
 }
@@ -111,7 +117,12 @@ impl Cache {
         {
             return informer;
         }
-        let informer = Arc::new(Informer::<K>::new(&self.inner.namespaces));
+        let options = state
+            .by_object
+            .get(&TypeId::of::<K>())
+            .cloned()
+            .unwrap_or_default();
+        let informer = Arc::new(Informer::<K>::new(&self.inner.namespaces, options));
         let erased: Arc<dyn ErasedInformer> = Arc::new(Arc::clone(&informer));
         if state.started {
             state.tasks.extend(erased.start(&self.inner));
@@ -124,6 +135,24 @@ impl Cache {
             },
         );
         informer
+    }
+
+    /// Restricts the informer of `K` to `options`' selectors (controller-runtime's
+    /// `cache.Options.ByObject`); fails once the cache started.
+    pub(crate) fn set_options<K: CachedKind>(&self, options: CacheOptions) -> Result<(), Error> {
+        let mut state = self.lock();
+        if state.started {
+            return Err(Error::CacheOptionsAfterStart {
+                kind: kind_of::<K>(),
+            });
+        }
+        if let Some(entry) = state.informers.get(&TypeId::of::<K>())
+            && let Ok(informer) = Arc::clone(&entry.any).downcast::<Informer<K>>()
+        {
+            informer.set_options(options.clone());
+        }
+        state.by_object.insert(TypeId::of::<K>(), options);
+        Ok(())
     }
 
     /// Whether [`Cache::start`] ran (cached reads fail with `CacheNotStarted` before).
@@ -169,5 +198,36 @@ impl Cache {
         for task in tasks {
             let _ = task.await;
         }
+    }
+}
+
+#[cfg(all(test, feature = "testing"))]
+mod tests {
+    use k8s_openapi::api::core::v1::ConfigMap;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn options_are_fixed_once_the_cache_starts() {
+        let server = crate::testing::FakeApiServer::new();
+        let cache = Cache::new(
+            server.kube_client(),
+            CacheConfig {
+                namespaces: Vec::new(),
+                strip_managed_fields: true,
+            },
+        );
+        let restricted = CacheOptions {
+            label_selector: Some("app=x".into()),
+            field_selector: None,
+        };
+        assert!(cache.set_options::<ConfigMap>(restricted.clone()).is_ok());
+        cache.start();
+        let late = cache.set_options::<ConfigMap>(restricted);
+        assert!(
+            matches!(late, Err(Error::CacheOptionsAfterStart { ref kind }) if kind.contains("ConfigMap")),
+            "{late:?}"
+        );
+        cache.stop().await;
     }
 }

@@ -21,6 +21,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::index::{FieldRequirement, IndexError, IndexFn, Indexes};
 use super::scoped::{self, Scoped};
+use crate::manager::CacheOptions;
 
 /// An informer notification, mirroring controller-runtime's `event.{Create,Update,Delete}Event`.
 #[derive(Debug)]
@@ -78,6 +79,8 @@ struct Shared<K: CachedKind> {
     initial: Option<HashMap<ObjectRef<K>, K>>,
     /// Indexes over the store, updated with it.
     indexes: Indexes<K>,
+    /// Label/field selectors of every list+watch (`cache.Options.ByObject`).
+    options: CacheOptions,
 }
 
 /// A shared informer for kind `K`.
@@ -90,8 +93,8 @@ pub(crate) struct Informer<K: CachedKind> {
 
 impl<K: CachedKind> Informer<K> {
     /// An unstarted informer over `namespaces` (`[None]` = all namespaces; cluster-scoped kinds
-    /// always watch cluster-wide).
-    pub(crate) fn new(namespaces: &[Option<String>]) -> Self {
+    /// always watch cluster-wide), listing and watching only objects matching `options`.
+    pub(crate) fn new(namespaces: &[Option<String>], options: CacheOptions) -> Self {
         let writer = reflector::store::Writer::<K>::default();
         let reader = writer.as_reader();
         let namespaces: Vec<Option<String>> =
@@ -117,6 +120,7 @@ impl<K: CachedKind> Informer<K> {
                 partitions,
                 initial: Some(HashMap::new()),
                 indexes: Indexes::default(),
+                options,
             }),
             started: AtomicBool::new(false),
         }
@@ -138,6 +142,11 @@ impl<K: CachedKind> Informer<K> {
             .iter()
             .map(|p| p.namespace.clone())
             .collect()
+    }
+
+    /// Replaces the selectors; effective only if called before [`Informer::run`].
+    pub(crate) fn set_options(&self, options: CacheOptions) {
+        self.lock().options = options;
     }
 
     pub(crate) fn has_synced(&self) -> bool {
@@ -223,15 +232,22 @@ impl<K: CachedKind> Informer<K> {
         mut stop: watch::Receiver<bool>,
     ) {
         let namespaces = self.namespaces();
+        let options = self.lock().options.clone();
+        let config = options.watcher_config();
         let streams = namespaces.into_iter().enumerate().map(|(index, ns)| {
             let api = scoped::api::<K>(&client, ns.as_deref());
-            watcher(api, watcher::Config::default())
+            watcher(api, config.clone())
                 .default_backoff()
                 .map(move |event| (index, event))
                 .boxed()
         });
         let mut events = stream::select_all(streams);
-        tracing::debug!(kind = %self.kind, "informer started");
+        tracing::debug!(
+            kind = %self.kind,
+            label_selector = options.label_selector.as_deref(),
+            field_selector = options.field_selector.as_deref(),
+            "informer started"
+        );
         loop {
             tokio::select! {
                 _ = stop.wait_for(|stopped| *stopped) => break,

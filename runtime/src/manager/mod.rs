@@ -45,7 +45,9 @@ use tokio::sync::watch;
 
 use self::metrics::Metrics;
 use self::options::parse_bind_address;
-pub use self::options::{ManagerOptions, Namespaces, ServingAddresses, watch_namespaces_from_env};
+pub use self::options::{
+    CacheOptions, ManagerOptions, Namespaces, ServingAddresses, watch_namespaces_from_env,
+};
 pub use self::run::Shutdown;
 use self::run::{RunArgs, UserRunnable};
 use self::server::{Check, Checks};
@@ -188,6 +190,38 @@ impl Manager {
     #[must_use]
     pub fn event_recorder(&self, name: &str) -> crate::events::EventRecorder {
         crate::events::EventRecorder::new(self.kube.clone(), name)
+    }
+
+    /// Restricts the manager's shared informer for kind `K` to objects matching `options`'
+    /// label and/or field selector: controller-runtime's `cache.Options.ByObject[&K{}] =
+    /// cache.ByObject{Label: .., Field: ..}`. Calling it again for `K` replaces the options;
+    /// kinds without options are cached unrestricted.
+    ///
+    /// Every cached read of `K` then only sees matching objects (see [`CacheOptions`]): the
+    /// [`client`](Self::client)'s `get`/`list`, the controllers' `For`/`Owns`/`Watches` events,
+    /// and objects that stop matching disappear from the cache. Use
+    /// [`Client::uncached`](crate::Client::uncached) to read the others.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), kbr_runtime::Error> {
+    /// use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
+    /// use kbr_runtime::manager::CacheOptions;
+    /// use kbr_runtime::{Manager, ManagerOptions, Scheme};
+    /// let mut manager = Manager::new(Scheme::new(), ManagerOptions::default()).await?;
+    /// manager.cache_options::<ConfigMap>(CacheOptions {
+    ///     label_selector: Some("app=my-operator".into()),
+    ///     field_selector: None,
+    /// })?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// Errors: [`Error::CacheOptionsAfterStart`] if the cache already started (the informer
+    /// of `K` may already be listing unrestricted).
+    pub fn cache_options<K: crate::client::Object>(
+        &mut self,
+        options: CacheOptions,
+    ) -> Result<(), Error> {
+        self.cache.set_options::<K>(options)
     }
 
     /// Registers `controller` to run when the manager starts (`builder.Complete`). Its kinds'

@@ -56,6 +56,54 @@ impl Namespaces {
     }
 }
 
+/// Restrictions on what the manager's shared informer for one kind lists and watches:
+/// controller-runtime's `cache.ByObject` (an entry of `cache.Options.ByObject`), set per kind
+/// with [`Manager::cache_options`](crate::Manager::cache_options) before the manager starts.
+///
+/// The selectors are sent to the API server with the informer's list and watch
+/// (`?labelSelector=` / `?fieldSelector=`, via kube-runtime's `watcher::Config::labels` and
+/// `::fields`), so — as in controller-runtime — **every cached read of that kind only sees
+/// matching objects**: the manager's [`Client`](crate::Client) `get` of a non-matching object
+/// fails with not found, `list` leaves it out, controllers never reconcile it (nor are they
+/// triggered by it through `owns`/`watches`), and an object whose labels or fields change so
+/// that it stops matching is removed from the cache (a delete event) until it matches again.
+/// Read such objects with [`Client::uncached`](crate::Client::uncached).
+///
+/// Both selectors use the API server's query syntax and are not validated here: a malformed
+/// one makes the API server reject the list, and the informer keeps retrying (so `/readyz`
+/// reports the kind as not synced). `None` (the default) leaves that dimension unrestricted.
+///
+/// ```
+/// use kbr_runtime::manager::CacheOptions;
+/// let options = CacheOptions {
+///     label_selector: Some("app.kubernetes.io/managed-by=my-operator".into()),
+///     field_selector: Some("metadata.namespace!=kube-system".into()),
+/// };
+/// assert_ne!(options, CacheOptions::default());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CacheOptions {
+    /// A label selector such as `"app=web,tier in (front,back)"` (`cache.ByObject.Label`).
+    pub label_selector: Option<String>,
+    /// A field selector such as `"metadata.name=config"` (`cache.ByObject.Field`); only fields
+    /// the API server supports for that kind.
+    pub field_selector: Option<String>,
+}
+
+impl CacheOptions {
+    /// The kube-runtime watcher configuration restricted by these selectors.
+    pub(crate) fn watcher_config(&self) -> kube::runtime::watcher::Config {
+        let mut config = kube::runtime::watcher::Config::default();
+        if let Some(labels) = self.label_selector.as_deref().filter(|s| !s.is_empty()) {
+            config = config.labels(labels);
+        }
+        if let Some(fields) = self.field_selector.as_deref().filter(|s| !s.is_empty()) {
+            config = config.fields(fields);
+        }
+        config
+    }
+}
+
 /// The namespaces named by the `WATCH_NAMESPACE` environment variable (comma-separated;
 /// unset or empty = all namespaces), as Operator SDK and `kbr init --namespaced` projects do.
 ///
