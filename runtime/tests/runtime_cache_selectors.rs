@@ -12,7 +12,7 @@ use kbr_runtime::client::ListOptions;
 use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
 use kbr_runtime::manager::CacheOptions;
 use kbr_runtime::testing::TestEnv;
-use kbr_runtime::{Action, Client, Controller, Scheme};
+use kbr_runtime::{Action, Client, Controller, Error, Scheme};
 use runtime_support::*;
 use tokio::sync::mpsc;
 
@@ -144,7 +144,14 @@ async fn field_selector_restricts_cached_reads() -> TestResult {
     let cached = manager.client();
     let running = Running::start(manager);
 
-    let wanted: ConfigMap = within("a cached get", cached.get(Some(NS), "wanted")).await?;
+    // `start` runs on another task: until it has started the cache, reads say so.
+    let wanted: ConfigMap = eventually("the started cache to serve a get", || async {
+        match cached.get::<ConfigMap>(Some(NS), "wanted").await {
+            Err(Error::CacheNotStarted) => None,
+            read => Some(read),
+        }
+    })
+    .await?;
     assert_eq!(value(&wanted), "1");
     let other = cached.get::<ConfigMap>(Some(NS), "other").await;
     assert!(other.is_err_and(|e| e.is_not_found()));
