@@ -221,12 +221,26 @@ async fn only_the_leader_runs_controllers() -> TestResult {
         within("leader a to reconcile", rx.recv()).await,
         Some(("a", "first".to_string(), false))
     );
-    let lease: Lease = client.get(Some("default"), "test.kbr.dev").await?;
-    assert!(lease.spec.and_then(|s| s.holder_identity).is_some());
+    let holder = |lease: Lease| lease.spec.and_then(|s| s.holder_identity);
+    let a_holder = holder(client.get(Some("default"), "test.kbr.dev").await?);
+    assert!(a_holder.is_some());
 
     let b = Running::start(b);
     a_stopped.store(true, Ordering::SeqCst);
     a.stop().await?;
+    // b holds the Lease within one lease duration plus one retry period of a stopping.
+    let takeover = election.lease_duration + election.retry_period;
+    tokio::time::timeout(takeover, async {
+        loop {
+            let now = holder(client.get(Some("default"), "test.kbr.dev").await?);
+            if now.is_some() && now != a_holder {
+                return Ok::<_, Error>(());
+            }
+            tokio::time::sleep(election.retry_period / 4).await;
+        }
+    })
+    .await
+    .map_err(|_| "b did not hold the Lease within lease duration + retry period")??;
     // b takes over once a released the Lease, and only then reconciles.
     let (who, name, after_a_stopped) = within("b to take over", rx.recv()).await.ok_or("closed")?;
     assert_eq!((who, name.as_str(), after_a_stopped), ("b", "first", true));
