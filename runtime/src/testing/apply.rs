@@ -257,11 +257,19 @@ pub(crate) fn apply(
         return Err(ApplyError::Conflicts(conflicts));
     }
     for path in &wanted {
-        if let Some(value) = get_at(config, path) {
-            set_at(obj, path, value.clone());
+        match get_at(config, path) {
+            // A leaf object is an empty one (`spec: {}`): it merges into what is there.
+            Some(Value::Object(_)) if get_at(obj, path).is_some_and(Value::is_object) => {}
+            Some(value) => set_at(obj, path, value.clone()),
+            None => {}
         }
     }
-    for path in previous.iter().filter(|p| !wanted.contains(p)) {
+    // Fields applied before and left out now — but not an object applied empty before
+    // (`spec: {}`) that now holds applied fields.
+    for path in previous
+        .iter()
+        .filter(|p| !wanted.iter().any(|w| w.starts_with(p)))
+    {
         let kept_by_other = others
             .iter()
             .any(|(_, ps)| ps.iter().any(|p2| overlaps(path, p2)));
@@ -335,6 +343,26 @@ mod tests {
         assert!(matches!(err, Err(ApplyError::Conflicts(ref c)) if c.len() == 1));
         apply(&mut obj, &other, &opts("m2", true), "v1").map_err(|e| format!("{e:?}"))?;
         assert_eq!(obj["data"]["a"], json!("2"));
+        Ok(())
+    }
+
+    #[test]
+    fn fields_applied_inside_an_object_applied_empty_before_are_kept() -> Result<(), String> {
+        let mut obj = json!({"metadata": {"name": "x"}});
+        apply(&mut obj, &json!({"spec": {}}), &opts("m1", false), "v1")
+            .map_err(|e| format!("{e:?}"))?;
+        obj["spec"]["set-by-someone"] = json!("else");
+        let config = json!({"spec": {"provisioner": {"name": "kafka"}}});
+        apply(&mut obj, &config, &opts("m1", false), "v1").map_err(|e| format!("{e:?}"))?;
+        assert_eq!(
+            obj["spec"],
+            json!({"set-by-someone": "else", "provisioner": {"name": "kafka"}})
+        );
+        // Leaving a field out removes it (and only it).
+        apply(&mut obj, &json!({"spec": {}}), &opts("m1", false), "v1")
+            .map_err(|e| format!("{e:?}"))?;
+        assert_eq!(obj["spec"]["set-by-someone"], json!("else"));
+        assert_eq!(obj.pointer("/spec/provisioner/name"), None);
         Ok(())
     }
 }
