@@ -9,7 +9,7 @@ use kbr_runtime::k8s_openapi::api::admissionregistration::v1::{
 use kbr_runtime::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kbr_runtime::kube::Api;
 use kbr_runtime::resource::CustomResource as _;
-use kbr_runtime::testing::{FakeApiServer, ResourceType};
+use kbr_runtime::testing::FakeApiServer;
 use kbr_runtime::webhook::{self, ClientConfig, WebhookServer, WebhookServerOptions, Webhooks};
 use kbr_runtime::{Manager, ManagerOptions, Scheme};
 use serde_json::json;
@@ -20,22 +20,7 @@ use webhook_support::{
 fn fake() -> FakeApiServer {
     let mut scheme = Scheme::new();
     scheme.add::<v1::Widget>().add::<v2::Widget>();
-    let fake = FakeApiServer::with_scheme(&scheme).unwrap_or_else(|e| panic!("{e}"));
-    for (kind, plural) in [
-        (
-            "MutatingWebhookConfiguration",
-            "mutatingwebhookconfigurations",
-        ),
-        (
-            "ValidatingWebhookConfiguration",
-            "validatingwebhookconfigurations",
-        ),
-    ] {
-        fake.register_type(
-            ResourceType::new("admissionregistration.k8s.io", "v1", kind, plural).cluster_scoped(),
-        );
-    }
-    fake
+    FakeApiServer::with_scheme(&scheme).unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[tokio::test]
@@ -102,8 +87,10 @@ async fn install_registers_urls_ca_bundle_and_conversion() {
 
 #[tokio::test]
 async fn install_names_what_the_api_server_refused() {
-    // No admissionregistration types registered: the fake answers 404.
+    // The API server refuses the MutatingWebhookConfiguration (e.g. RBAC).
     let fake = FakeApiServer::new();
+    fake.faults()
+        .fail_next_for::<MutatingWebhookConfiguration>(1, None, 403);
     let target =
         ClientConfig::url("https://127.0.0.1:9443", Vec::new()).unwrap_or_else(|e| panic!("{e}"));
     let err = webhook::install(fake.kube_client(), &webhooks(), &target)

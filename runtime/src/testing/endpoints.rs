@@ -40,7 +40,15 @@ pub(crate) async fn handle(
         Ok(collected) => collected.to_bytes(),
         Err(e) => return status(&ApiError::bad_request(format!("reading the body: {e}"))),
     };
-    let result = serve(&shared, &parts, &bytes);
+    let result = match super::admission::admit(&shared, &parts, &bytes).await {
+        Ok(admitted) => {
+            let (object, warnings) =
+                admitted.map_or((None, Vec::new()), |a| (a.object, a.warnings));
+            serve(&shared, &parts, &bytes, object)
+                .map(|response| with_warnings(response, &warnings))
+        }
+        Err(err) => Err(err),
+    };
     match result {
         Ok(response) => response,
         Err(err) => {
@@ -48,6 +56,18 @@ pub(crate) async fn handle(
             status(&err)
         }
     }
+}
+
+/// Adds admission webhooks' warnings as `Warning: 299 - "<text>"` headers (RFC 7234), as the
+/// apiserver does; kube-rs and kubectl show them to the user.
+fn with_warnings(mut response: Response<Body>, warnings: &[String]) -> Response<Body> {
+    for warning in warnings {
+        let text = warning.replace(['"', '\\'], "'");
+        if let Ok(value) = header::HeaderValue::from_str(&format!("299 - \"{text}\"")) {
+            response.headers_mut().append(header::WARNING, value);
+        }
+    }
+    response
 }
 
 fn json_response(code: StatusCode, value: &Value) -> Response<Body> {
@@ -66,10 +86,13 @@ fn status(err: &ApiError) -> Response<Body> {
     json_response(code, &err.to_status())
 }
 
+/// Serves one request; `admitted` is the object admission webhooks let through (and perhaps
+/// mutated) for a create, update or patch, stored instead of the request's.
 fn serve(
     shared: &Arc<Shared>,
     parts: &http::request::Parts,
     body: &Bytes,
+    admitted: Option<Value>,
 ) -> Result<Response<Body>, ApiError> {
     let path = parts.uri.path();
     let query = Query::parse(&parts.uri)?;
@@ -97,7 +120,7 @@ fn serve(
         Route::Resources { group, version } => {
             discovery_doc(registry_doc(&|r| discovery::resources(r, &group, &version)))
         }
-        Route::Object(p) => serve_object(shared, parts, &query, body, &p),
+        Route::Object(p) => serve_object(shared, parts, &query, body, &p, admitted),
     }
 }
 
@@ -116,6 +139,7 @@ fn serve_object(
     query: &Query,
     body: &Bytes,
     p: &ObjectPath,
+    admitted: Option<Value>,
 ) -> Result<Response<Body>, ApiError> {
     let uri_path = parts.uri.path();
     let rt = lock(&shared.store)
@@ -188,12 +212,12 @@ fn serve_object(
         Verb::List => call.list(),
         Verb::Watch => call.watch(),
         Verb::Create => {
-            let obj = parse_json(body)?;
+            let obj = admitted.map_or_else(|| parse_json(body), Ok)?;
             let created = lock(&shared.store).create(&call.rt, ns, obj, dry_run)?;
             Ok(one(&created, StatusCode::CREATED))
         }
         Verb::Update => {
-            let obj = parse_json(body)?;
+            let obj = admitted.map_or_else(|| parse_json(body), Ok)?;
             let updated = lock(&shared.store).update(&call.rt, ns, name, obj, part, dry_run)?;
             Ok(one(&updated, StatusCode::OK))
         }
@@ -208,8 +232,15 @@ fn serve_object(
                 query.get("fieldManager"),
                 query.flag("force"),
             )?;
-            let patched =
-                lock(&shared.store).patch(&call.rt, ns, name, &kind, body, part, dry_run)?;
+            let mut store = lock(&shared.store);
+            let patched = match admitted {
+                // Admission saw the patched object (and may have changed it): store that one.
+                Some(obj) if store.get(&key(&call.rt, ns, name)).is_some() => {
+                    store.update(&call.rt, ns, name, obj, part, dry_run)?
+                }
+                Some(obj) => store.create(&call.rt, ns, obj, dry_run)?,
+                None => store.patch(&call.rt, ns, name, &kind, body, part, dry_run)?,
+            };
             Ok(one(&patched, StatusCode::OK))
         }
         Verb::Delete => {

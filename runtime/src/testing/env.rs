@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::envtest::{self, ControlPlane, Environment};
+use super::envtest::{self, ControlPlane, Environment, WebhookInstallOptions, WebhookServing};
 use super::{Error, FakeApiServer};
 
 /// An API server for tests, with the kinds of a [`crate::Scheme`] installed.
@@ -147,5 +147,35 @@ impl TestEnv {
     /// Whether this environment runs a real kube-apiserver (envtest).
     pub fn is_envtest(&self) -> bool {
         matches!(self.backend, Backend::Envtest(_))
+    }
+
+    /// Registers admission webhooks served by the test process, on either backend: generates
+    /// a CA and a serving certificate for `127.0.0.1`, rewrites every webhook of `options`'
+    /// configurations to `https://127.0.0.1:<port><path>` with that CA as `caBundle`, and
+    /// creates (or replaces) the configurations. Start the webhook server as
+    /// [`WebhookServing`] says (e.g. `WebhookServerOptions` with `cert_dir`, host `127.0.0.1`
+    /// and `port`); then creates, updates, patches and deletes the webhooks intercept are
+    /// defaulted, validated or denied by the API server itself — kube-apiserver's admission
+    /// plugins on envtest, the fake's model of them otherwise (see the [module docs](super)).
+    /// Mirrors controller-runtime's `envtest.WebhookInstallOptions` used after start.
+    ///
+    /// A real API server learns about new configurations through an informer: the first
+    /// intercepted request may come a moment later (poll with a dry-run request until the
+    /// webhook answers). The certificate files live as long as the returned value's clones.
+    ///
+    /// # Errors
+    /// [`Error::Envtest`] carrying [`envtest::Error::Io`] / [`envtest::Error::Certificates`]
+    /// for the certificates, [`envtest::Error::Manifests`] for unreadable configuration files,
+    /// [`envtest::Error::Api`] when the API server refuses a configuration.
+    pub async fn install_webhooks(
+        &self,
+        options: WebhookInstallOptions,
+    ) -> Result<WebhookServing, Error> {
+        let dir = tempfile::tempdir().map_err(envtest::Error::io(
+            "creating a folder for the webhook certificates".to_owned(),
+        ))?;
+        let mut serving = envtest::install_webhooks(&self.client, &options, dir.path()).await?;
+        serving.temp_dir = Some(Arc::new(dir));
+        Ok(serving)
     }
 }

@@ -127,7 +127,8 @@
 //! - **Discovery** (`/version`, `/api`, `/api/v1`, `/apis`, `/apis/<group>[/<version>]`) for the
 //!   built-in kinds (core/v1 Namespace, ConfigMap, Secret, Service, Pod, ServiceAccount, Event;
 //!   apps/v1 Deployment, ReplicaSet; coordination.k8s.io/v1 Lease; events.k8s.io/v1 Event;
-//!   apiextensions.k8s.io/v1 CustomResourceDefinition) and every kind of a [`crate::Scheme`],
+//!   apiextensions.k8s.io/v1 CustomResourceDefinition; admissionregistration.k8s.io/v1
+//!   Mutating/ValidatingWebhookConfiguration) and every kind of a [`crate::Scheme`],
 //!   every installed or created CRD, and every [`ResourceType`] registered by hand; namespaced
 //!   and cluster-scoped URLs.
 //! - **Verbs**: get, list, watch, create, update, patch (JSON merge patch, strategic merge
@@ -169,13 +170,22 @@
 //! - **Reviews**: `TokenReview` and `SubjectAccessReview` creates answered by test functions
 //!   ([`FakeApiServer::answer_token_reviews`], [`FakeApiServer::answer_subject_access_reviews`]),
 //!   for code that delegates authentication and authorization to the API server.
+//! - **Admission webhooks**: creates, updates, patches and deletes matched by the `rules` of a
+//!   stored Mutating/ValidatingWebhookConfiguration are sent as `AdmissionReview`s to the
+//!   webhook's `clientConfig.url` over HTTPS (trusting its `caBundle`): mutating webhooks'
+//!   JSON patches are applied in order, then validating webhooks decide; denials come back as
+//!   `admission webhook "<name>" denied the request: …` with the webhook's code, warnings as
+//!   `Warning` headers, `failurePolicy`/`timeoutSeconds` honoured. Not modelled: service
+//!   references, namespace/object selectors, `matchConditions`, `matchPolicy: Equivalent`,
+//!   reinvocation, deletecollection. [`TestEnv::install_webhooks`] registers a test's webhook
+//!   server on either backend.
 //!
 //! # What the fake does not model
 //! - **Namespaces need not exist**: objects can be created in any namespace without a Namespace
 //!   object (the real apiserver's `NamespaceLifecycle` admission plugin would refuse; create the
 //!   Namespace first, or use `default`, so tests pass on envtest too).
 //! - No scheduler, kubelet or controllers (Deployments make no ReplicaSets, Pods never run), no
-//!   admission plugins or webhooks, no authentication or RBAC (every request is allowed;
+//!   built-in admission plugins, no authentication or RBAC (every request is allowed;
 //!   reviews are answered by the test's functions only), no OpenAPI schema validation,
 //!   defaulting, pruning or CEL rules for custom resources, no version conversion (all
 //!   versions of a kind share storage; `apiVersion` is rewritten).
@@ -194,6 +204,7 @@
 //! no garbage collection, no namespace finalization (a deleted Namespace stays `Terminating`),
 //! no `default` ServiceAccounts or `kube-root-ca.crt` ConfigMaps, no Pods running.
 
+mod admission;
 mod api_error;
 mod apply;
 mod builtin;

@@ -178,6 +178,20 @@ impl Registry {
             )
             .cluster_scoped()
             .with_status(),
+            ResourceType::new(
+                "admissionregistration.k8s.io",
+                "v1",
+                "MutatingWebhookConfiguration",
+                "mutatingwebhookconfigurations",
+            )
+            .cluster_scoped(),
+            ResourceType::new(
+                "admissionregistration.k8s.io",
+                "v1",
+                "ValidatingWebhookConfiguration",
+                "validatingwebhookconfigurations",
+            )
+            .cluster_scoped(),
         ] {
             registry.add(rt);
         }

@@ -137,7 +137,7 @@ pub enum Error {
 
 impl Error {
     /// An [`Error::Io`] for `what`.
-    pub(super) fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> Self {
+    pub(crate) fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> Self {
         let what = what.into();
         move |source| Self::Io { what, source }
     }

@@ -69,4 +69,5 @@ pub use assets::{ASSETS_ENV, available};
 pub use control_plane::ControlPlane;
 pub use environment::Environment;
 pub use error::Error;
+pub(crate) use webhooks::install_all as install_webhooks;
 pub use webhooks::{WebhookInstallOptions, WebhookServing};

@@ -94,6 +94,9 @@ pub struct WebhookServing {
     pub ca_pem: String,
     /// A folder holding `tls.crt`, `tls.key` and `ca.crt`.
     pub cert_dir: PathBuf,
+    /// The temporary folder `cert_dir` is in, when nothing else owns it (removed with the
+    /// last clone).
+    pub(crate) temp_dir: Option<std::sync::Arc<tempfile::TempDir>>,
 }
 
 impl WebhookServing {
@@ -117,6 +120,17 @@ pub(super) async fn install(
     if options.is_empty() {
         return Ok(None);
     }
+    install_all(client, options, dir).await.map(Some)
+}
+
+/// Generates the CA and serving certificate in `<dir>/webhook` and installs the
+/// configurations of `options` (if any) pointing at them, through any API server `client`
+/// reaches (envtest or the fake, which calls webhooks too).
+pub(crate) async fn install_all(
+    client: &kube::Client,
+    options: &WebhookInstallOptions,
+    dir: &Path,
+) -> Result<WebhookServing, Error> {
     let mut mutating = options.mutating.clone();
     let mut validating = options.validating.clone();
     for path in &options.paths {
@@ -151,7 +165,7 @@ pub(super) async fn install(
     for configuration in &validating {
         create_or_replace(client, configuration).await?;
     }
-    Ok(Some(serving))
+    Ok(serving)
 }
 
 /// A CA and a serving certificate for the local webhook server, written to `<dir>/webhook`.
@@ -180,6 +194,7 @@ fn serving(port: Option<u16>, dir: &Path) -> Result<WebhookServing, Error> {
         key_pem: cert.key_pem,
         ca_pem,
         cert_dir,
+        temp_dir: None,
     })
 }
 
