@@ -76,9 +76,9 @@ pub enum Insertion {
 }
 
 /// Inserts `fragment` (whole lines, ending with `\n`) before the first line of `content` that is
-/// `marker`, unless `content` already holds the fragment's lines consecutively.
+/// `marker`, unless `content` already holds the fragment (see [`contains_lines`]).
 pub fn insert(content: &str, marker: Marker, fragment: &str) -> Insertion {
-    if contains_lines(content, fragment) {
+    if contains_lines(content, fragment, marker.style) {
         return Insertion::AlreadyPresent;
     }
     let mut offset = 0;
@@ -103,7 +103,7 @@ pub fn insert(content: &str, marker: Marker, fragment: &str) -> Insertion {
 /// that sorts after it. Attribute lines (`#[...]`) stay with the item below them; `r#` is
 /// ignored when comparing.
 pub fn insert_sorted(content: &str, marker: Marker, fragment: &str) -> Insertion {
-    if contains_lines(content, fragment) {
+    if contains_lines(content, fragment, marker.style) {
         return Insertion::AlreadyPresent;
     }
     let lines: Vec<&str> = content.split_inclusive('\n').collect();
@@ -149,17 +149,36 @@ fn sort_key<'a>(lines: impl Iterator<Item = &'a str>) -> String {
         .unwrap_or_default()
 }
 
-/// Whether the lines of `fragment` appear as consecutive whole lines of `content` (trailing
-/// whitespace ignored).
-fn contains_lines(content: &str, fragment: &str) -> bool {
-    let needle: Vec<&str> = fragment.lines().map(str::trim_end).collect();
-    if needle.is_empty() {
-        return true;
+/// Whether `content` already holds `fragment`.
+///
+/// YAML (`#` markers): the fragment's lines appear as consecutive whole lines (trailing
+/// whitespace ignored) — list entries and blocks repeat the same lines for different kinds.
+/// Rust (`//` markers): every line of the fragment is a whole line of `content` somewhere
+/// (surrounding whitespace ignored), because rustfmt reorders `mod` and `use` items and the
+/// user may add their own between them; each scaffolded Rust line (`mod x;`,
+/// `scheme.add::<X>();`, …) names its kind, so it is never present by accident.
+fn contains_lines(content: &str, fragment: &str, style: CommentStyle) -> bool {
+    match style {
+        CommentStyle::Hash => {
+            let needle: Vec<&str> = fragment.lines().map(str::trim_end).collect();
+            if needle.is_empty() {
+                return true;
+            }
+            let haystack: Vec<&str> = content.lines().map(str::trim_end).collect();
+            haystack
+                .windows(needle.len())
+                .any(|window| window == needle)
+        }
+        CommentStyle::Rust => {
+            let haystack: std::collections::HashSet<&str> =
+                content.lines().map(str::trim).collect();
+            fragment
+                .lines()
+                .map(str::trim)
+                .filter(|line| !line.is_empty())
+                .all(|line| haystack.contains(line))
+        }
     }
-    let haystack: Vec<&str> = content.lines().map(str::trim_end).collect();
-    haystack
-        .windows(needle.len())
-        .any(|window| window == needle)
 }
 
 #[cfg(test)]
@@ -238,6 +257,28 @@ mod tests {
             insert_sorted(&five, m, "pub mod eventing;\n"),
             Insertion::AlreadyPresent
         );
+    }
+
+    #[test]
+    fn rust_fragments_split_by_user_lines_are_still_present() {
+        // `mod x; pub use x::X;` after the user added a module that rustfmt sorted between.
+        let m = Marker::rust("kinds");
+        let lib = "mod alpha;\nmod helpers;\npub use alpha::Alpha;\n// +kbr:scaffold:kinds\n";
+        assert_eq!(
+            insert(lib, m, "mod alpha;\npub use alpha::Alpha;\n"),
+            Insertion::AlreadyPresent
+        );
+        assert_eq!(
+            insert_sorted(lib, m, "    mod alpha;\n"),
+            Insertion::AlreadyPresent,
+            "indentation is ignored"
+        );
+        // YAML blocks must still be consecutive: the same lines repeat for other kinds.
+        let yaml = "- a\n- x\n- b\n# +kbr:scaffold:k\n";
+        assert!(matches!(
+            insert(yaml, Marker::hash("k"), "- a\n- b\n"),
+            Insertion::Inserted(_)
+        ));
     }
 
     #[test]
