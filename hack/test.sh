@@ -20,6 +20,9 @@ cargo fmt --all --check
 step "cargo clippy (workspace, all targets, all features)"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 
+step "cargo doc (workspace, no broken links)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps --quiet
+
 step "cargo test (workspace)"
 cargo test --workspace --all-features
 

@@ -76,7 +76,8 @@ pub enum Insertion {
 }
 
 /// Inserts `fragment` (whole lines, ending with `\n`) before the first line of `content` that is
-/// `marker`, unless `content` already holds the fragment (see [`contains_lines`]).
+/// `marker`, unless `content` already holds the fragment: for YAML its lines consecutively, for
+/// Rust each of its lines anywhere (rustfmt and users reorder `mod` and `use` items).
 pub fn insert(content: &str, marker: Marker, fragment: &str) -> Insertion {
     if contains_lines(content, fragment, marker.style) {
         return Insertion::AlreadyPresent;

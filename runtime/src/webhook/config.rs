@@ -20,7 +20,7 @@ pub const MUTATING_CONFIGURATION: &str = "mutating-webhook-configuration";
 pub const VALIDATING_CONFIGURATION: &str = "validating-webhook-configuration";
 /// Where [`write_manifests`] writes, relative to the config directory.
 pub const MANIFESTS_FILE: &str = "webhook/manifests.yaml";
-/// Field manager of [`install_local`]'s server-side applies.
+/// Field manager of [`install`]'s server-side applies.
 pub const FIELD_MANAGER: &str = "kbr-webhook";
 
 /// How the API server reaches the webhook server: a webhook's `clientConfig`.

@@ -106,8 +106,9 @@ pub struct ConversionWebhook {
 }
 
 /// The webhooks of a project: the handlers a [`WebhookServer`](super::WebhookServer) serves
-/// and what [`configurations`](super::configurations) / [`write_manifests`](super::write_manifests)
-/// describe. controller-runtime keeps these in the manager's `webhook.Server` mux;
+/// and what [`mutating_configuration`](super::mutating_configuration) /
+/// [`validating_configuration`](super::validating_configuration) /
+/// [`write_manifests`](super::write_manifests) describe. controller-runtime keeps these in the manager's `webhook.Server` mux;
 /// kbr keeps them apart so `make manifests` can list them without a cluster.
 #[derive(Default)]
 pub struct Webhooks {
