@@ -22,6 +22,16 @@ use tokio::sync::oneshot;
 use webhook_support::channel::{Channel, ChannelSpec, Provisioner};
 use webhook_support::{v1, v2, webhooks, within};
 
+/// The Channel and both Widget versions.
+fn scheme() -> Scheme {
+    let mut scheme = Scheme::new();
+    scheme
+        .add::<Channel>()
+        .add::<v1::Widget>()
+        .add::<v2::Widget>();
+    scheme
+}
+
 /// A running test: the API server, the webhook server it calls, and how to stop the latter.
 struct Running {
     env: TestEnv,
@@ -40,12 +50,7 @@ impl Drop for Running {
 /// Starts the API server with the Channel and Widget kinds, the webhook server on the port
 /// and certificate the API server trusts, and registers the admission webhooks.
 async fn start() -> Running {
-    let mut scheme = Scheme::new();
-    scheme
-        .add::<Channel>()
-        .add::<v1::Widget>()
-        .add::<v2::Widget>();
-    let env = TestEnv::start(scheme)
+    let env = TestEnv::start(scheme())
         .await
         .unwrap_or_else(|e| panic!("starting the API server: {e}"));
     let webhooks = webhooks();
@@ -276,6 +281,41 @@ async fn the_configurations_point_at_the_local_server_with_its_ca() {
     }
 }
 
+#[tokio::test]
+async fn serve_webhooks_serves_and_registers_a_projects_webhooks_in_one_call() {
+    let env = TestEnv::start(scheme())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let served = env
+        .serve_webhooks(webhooks())
+        .await
+        .unwrap_or_else(|e| panic!("serving the webhooks: {e}"));
+    let running = Running {
+        env,
+        serving: served.serving().clone(),
+        stop: None,
+    };
+    wait_for_admission(&running).await;
+    let api = channels(&running.env);
+    let created = api
+        .create(&PostParams::default(), &channel("served", None))
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        created.spec.provisioner,
+        provisioner("ClusterChannelProvisioner", "in-memory")
+    );
+    let (code, _, message) = refusal(
+        api.create(
+            &PostParams::default(),
+            &channel("invalid", provisioner("ClusterChannelProvisioner", "")),
+        )
+        .await,
+    );
+    assert_eq!(code, 422, "{message}");
+    served.stop().await.unwrap_or_else(|e| panic!("{e}"));
+}
+
 /// Conversion through the API server needs a real one (the fake stores every version of a
 /// kind as one and does not call conversion webhooks).
 #[tokio::test]
@@ -286,16 +326,15 @@ async fn the_api_server_converts_through_the_webhook() {
         );
         return;
     }
-    let running = start().await;
-    let client = running.env.kube_client();
-    let base = running.serving.url("");
-    let target = ClientConfig::url(&base, running.serving.ca_pem.as_bytes().to_vec())
-        .unwrap_or_else(|e| panic!("{e}"));
-    // Switches the Widget CRD to `strategy: Webhook` at `<base>/convert`.
-    webhook::install(client.clone(), &webhooks(), &target)
+    let env = TestEnv::start(scheme())
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-
+    // Registers the admission webhooks and switches the Widget CRD to `strategy: Webhook`.
+    let _served = env
+        .serve_webhooks(webhooks())
+        .await
+        .unwrap_or_else(|e| panic!("serving the webhooks: {e}"));
+    let client = env.kube_client();
     let old_api: Api<v1::Widget> = Api::namespaced(client.clone(), "default");
     let new_api: Api<v2::Widget> = Api::namespaced(client, "default");
     let mut widget = v1::Widget::new(

@@ -6,6 +6,9 @@ use std::sync::Arc;
 
 use super::envtest::{self, ControlPlane, Environment, WebhookInstallOptions, WebhookServing};
 use super::{Error, FakeApiServer};
+use crate::webhook::{
+    self, ClientConfig, WebhookError, WebhookServer, WebhookServerOptions, Webhooks,
+};
 
 /// An API server for tests, with the kinds of a [`crate::Scheme`] installed.
 ///
@@ -177,5 +180,94 @@ impl TestEnv {
         let mut serving = envtest::install_webhooks(&self.client, &options, dir.path()).await?;
         serving.temp_dir = Some(Arc::new(dir));
         Ok(serving)
+    }
+
+    /// Serves a project's `webhooks` from the test process and registers them with this API
+    /// server — Kubebuilder's webhook suite test (envtest's `WebhookInstallOptions` plus the
+    /// manager's webhook server) in one call. After it returns, creates, updates and deletes
+    /// sent to the API server go through the defaulters and validators (on envtest also CRD
+    /// conversion through the conversion webhooks; the fake does not convert).
+    ///
+    /// What it does: a CA and serving certificate for `127.0.0.1` on a free port (as
+    /// [`TestEnv::install_webhooks`]), a [`crate::webhook::WebhookServer`] listening there
+    /// with them, and [`crate::webhook::install`] with that URL and CA (the
+    /// Mutating/ValidatingWebhookConfigurations `make manifests` would write, and each
+    /// converted kind's CRD switched to the conversion webhook). The server stops when the
+    /// returned [`ServedWebhooks`] is dropped.
+    ///
+    /// A real API server learns about new configurations through an informer, so on envtest
+    /// the first request may come a moment before they take effect (as with Kubebuilder's
+    /// suite); poll for a defaulted object when a test depends on the very first request.
+    ///
+    /// # Errors
+    /// As [`TestEnv::install_webhooks`]; [`Error::Webhook`] when the server cannot be built
+    /// or bound, or the API server refuses a configuration or CRD patch.
+    pub async fn serve_webhooks(&self, webhooks: Webhooks) -> Result<ServedWebhooks, Error> {
+        let serving = self.install_webhooks(WebhookInstallOptions::new()).await?;
+        let target = ClientConfig::url(&serving.url(""), serving.ca_pem.as_bytes().to_vec())?;
+        webhook::install(self.client.clone(), &webhooks, &target).await?;
+        let options = WebhookServerOptions {
+            host: "127.0.0.1".into(),
+            port: serving.port,
+            cert_dir: Some(serving.cert_dir.clone()),
+            ..WebhookServerOptions::default()
+        };
+        let server = WebhookServer::new(webhooks, options)?;
+        let address = serving.address();
+        let listener = tokio::net::TcpListener::bind(address)
+            .await
+            .map_err(|source| WebhookError::Bind {
+                address: address.to_string(),
+                source,
+            })?;
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(server.serve_on(listener, async {
+            let _ = stopped.await;
+        }));
+        Ok(ServedWebhooks {
+            serving,
+            stop: Some(stop),
+            task,
+        })
+    }
+}
+
+/// The webhook server [`TestEnv::serve_webhooks`] started, registered with the API server.
+/// Dropping it stops the server (the configurations stay registered).
+#[derive(Debug)]
+pub struct ServedWebhooks {
+    serving: WebhookServing,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<Result<(), WebhookError>>,
+}
+
+impl ServedWebhooks {
+    /// Where the server listens and the CA the API server trusts.
+    pub fn serving(&self) -> &WebhookServing {
+        &self.serving
+    }
+
+    /// Stops the server and waits for it (in-flight requests finish first).
+    ///
+    /// # Errors
+    /// [`Error::Webhook`] when the server failed while serving (a panic in it is resumed).
+    pub async fn stop(mut self) -> Result<(), Error> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        match (&mut self.task).await {
+            Ok(result) => result.map_err(Error::from),
+            // A panic in the server is the test's failure: pass it on.
+            Err(join) if join.is_panic() => std::panic::resume_unwind(join.into_panic()),
+            Err(_) => Ok(()),
+        }
+    }
+}
+
+impl Drop for ServedWebhooks {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
     }
 }

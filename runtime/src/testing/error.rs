@@ -24,6 +24,16 @@ pub enum Error {
     /// be started or prepared.
     #[error(transparent)]
     Envtest(Box<super::envtest::Error>),
+    /// The test's webhook server could not be started or registered
+    /// ([`super::TestEnv::serve_webhooks`]).
+    #[error(transparent)]
+    Webhook(Box<crate::webhook::WebhookError>),
+}
+
+impl From<crate::webhook::WebhookError> for Error {
+    fn from(e: crate::webhook::WebhookError) -> Self {
+        Self::Webhook(Box::new(e))
+    }
 }
 
 impl From<super::envtest::Error> for Error {

@@ -228,7 +228,7 @@ mod validation;
 mod watch;
 mod write;
 
-pub use env::TestEnv;
+pub use env::{ServedWebhooks, TestEnv};
 pub use error::Error;
 pub use faults::{Faults, RequestCounters};
 pub use registry::ResourceType;
