@@ -145,6 +145,19 @@ fn assert_builds(dir: &Path) {
     cargo(dir, &["test"]);
 }
 
+/// The manager's `--help`, from the binary `cargo build` made in `dir`.
+fn manager_help(dir: &Path) -> String {
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
+    let out = Command::new(env!("CARGO"))
+        .args(["run", "--quiet", "--bin", "knative-lite", "--", "--help"])
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target)
+        .output()
+        .expect("cargo runs");
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 #[test]
 #[ignore = "slow: builds generated projects against the workspace runtime"]
 fn knative_builds_after_every_step() {
@@ -161,6 +174,16 @@ fn knative_builds_after_every_step() {
         ],
     );
     assert_builds(&dir);
+    let help = manager_help(&dir);
+    for flag in [
+        "--metrics-cert-path <METRICS_CERT_PATH>",
+        "--metrics-cert-name <METRICS_CERT_NAME>",
+        "--metrics-cert-key <METRICS_CERT_KEY>",
+        "[default: tls.crt]",
+        "--webhook-cert-path <WEBHOOK_CERT_PATH>",
+    ] {
+        assert!(help.contains(flag), "{flag} in {help}");
+    }
     for api in KNATIVE_APIS {
         assert_eq!(create_api(&dir, api, &[]).code, 0);
         assert_builds(&dir);
