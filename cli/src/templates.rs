@@ -87,6 +87,8 @@ templates! {
     DefaultMetricsService(p: ProjectContext) => "init/config/default/metrics_service.yaml";
     /// `config/default/manager_metrics_patch.yaml`.
     DefaultManagerMetricsPatch(p: ProjectContext) => "init/config/default/manager_metrics_patch.yaml";
+    /// `config/default/cert_metrics_manager_patch.yaml`: the metrics certificate from cert-manager.
+    DefaultCertMetricsPatch(p: ProjectContext) => "init/config/default/cert_metrics_manager_patch.yaml";
     /// `config/manager/kustomization.yaml`.
     ManagerKustomization(p: ProjectContext) => "init/config/manager/kustomization.yaml";
     /// `config/manager/manager.yaml`.
@@ -117,6 +119,16 @@ templates! {
     PrometheusKustomization(p: ProjectContext) => "init/config/prometheus/kustomization.yaml";
     /// `config/prometheus/monitor.yaml`.
     PrometheusMonitor(p: ProjectContext) => "init/config/prometheus/monitor.yaml";
+    /// `config/prometheus/monitor_tls_patch.yaml`: verify the metrics certificate.
+    PrometheusMonitorTlsPatch(p: ProjectContext) => "init/config/prometheus/monitor_tls_patch.yaml";
+    /// `config/certmanager/issuer.yaml`.
+    CertManagerIssuer(p: ProjectContext) => "init/config/certmanager/issuer.yaml";
+    /// `config/certmanager/certificate-metrics.yaml`.
+    CertManagerMetricsCertificate(p: ProjectContext) => "init/config/certmanager/certificate-metrics.yaml";
+    /// `config/certmanager/kustomization.yaml`.
+    CertManagerKustomization(p: ProjectContext) => "init/config/certmanager/kustomization.yaml";
+    /// `config/certmanager/kustomizeconfig.yaml`.
+    CertManagerKustomizeConfig(p: ProjectContext) => "init/config/certmanager/kustomizeconfig.yaml";
     /// `config/network-policy/kustomization.yaml`.
     NetworkPolicyKustomization(p: ProjectContext) => "init/config/network-policy/kustomization.yaml";
     /// `config/network-policy/allow-metrics-traffic.yaml`.
@@ -185,14 +197,8 @@ templates! {
     WebhookKustomizeConfig(p: ProjectContext) => "webhook/config/webhook/kustomizeconfig.yaml";
     /// `config/webhook/service.yaml`.
     WebhookService(p: ProjectContext) => "webhook/config/webhook/service.yaml";
-    /// `config/certmanager/issuer.yaml`.
-    CertManagerIssuer(p: ProjectContext) => "webhook/config/certmanager/issuer.yaml";
     /// `config/certmanager/certificate-webhook.yaml`.
     CertManagerCertificate(p: ProjectContext) => "webhook/config/certmanager/certificate-webhook.yaml";
-    /// `config/certmanager/kustomization.yaml`.
-    CertManagerKustomization(p: ProjectContext) => "webhook/config/certmanager/kustomization.yaml";
-    /// `config/certmanager/kustomizeconfig.yaml`.
-    CertManagerKustomizeConfig(p: ProjectContext) => "webhook/config/certmanager/kustomizeconfig.yaml";
     /// `config/default/manager_webhook_patch.yaml`.
     ManagerWebhookPatch(p: ProjectContext) => "webhook/config/default/manager_webhook_patch.yaml";
     /// `config/network-policy/allow-webhook-traffic.yaml`.
@@ -218,6 +224,16 @@ templates! {
     FragDefaultWebhookPatches(p: ProjectContext) => "webhook/fragments/default_patches.yaml";
     /// Fragment for `config/default/kustomization.yaml` marker `webhookreplacements`.
     FragDefaultReplacements(p: ProjectContext) => "webhook/fragments/default_replacements.yaml";
+    /// Fragment for `config/default/kustomization.yaml` marker `webhookpatch`: the metrics
+    /// certificate's patch.
+    FragDefaultMetricsPatch(p: ProjectContext) => "webhook/fragments/default_metrics_patch.yaml";
+    /// Fragment for `config/default/kustomization.yaml` marker `webhookreplacements`: the metrics
+    /// certificate's DNS names.
+    FragDefaultMetricsReplacements(p: ProjectContext) => "webhook/fragments/default_metrics_replacements.yaml";
+    /// Fragment for `config/certmanager/kustomization.yaml` marker `certificates`.
+    FragCertManagerCertificates(p: ProjectContext) => "webhook/fragments/certmanager_certificates.yaml";
+    /// Fragment for `config/prometheus/kustomization.yaml` marker `monitortls`.
+    FragPrometheusPatches(p: ProjectContext) => "webhook/fragments/prometheus_patches.yaml";
     /// Fragment for `config/default/kustomization.yaml` marker `cainjection` (defaulting).
     FragCaInjectionMutating(p: ProjectContext) => "webhook/fragments/default_cainjection_mutating.yaml";
     /// Fragment for `config/default/kustomization.yaml` marker `cainjection` (validation).

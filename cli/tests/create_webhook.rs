@@ -90,6 +90,7 @@ fn defaulting_and_validation_for_the_knative_channel() {
         "config/webhook/service.yaml",
         "config/webhook/kustomizeconfig.yaml",
         "config/certmanager/issuer.yaml",
+        "config/certmanager/certificate-metrics.yaml",
         "config/certmanager/certificate-webhook.yaml",
         "config/certmanager/kustomization.yaml",
         "config/certmanager/kustomizeconfig.yaml",
@@ -107,10 +108,23 @@ fn defaulting_and_validation_for_the_knative_channel() {
     let default = read(&dir, "config/default/kustomization.yaml");
     for once in [
         "- ../webhook\n- ../certmanager\n# +kbr:scaffold:webhookresource\n",
-        "- path: manager_webhook_patch.yaml\n  target:\n    kind: Deployment\n# +kbr:scaffold:webhookpatch\n",
+        "- path: manager_webhook_patch.yaml\n  target:\n    kind: Deployment\n",
+        // Webhooks need cert-manager, so it issues the metrics certificate too.
+        "- path: cert_metrics_manager_patch.yaml\n  target:\n    kind: Deployment\n# +kbr:scaffold:webhookpatch\n",
+        "\n- source:\n    kind: Service\n    version: v1\n    name: controller-manager-metrics-service\n    fieldPath: .metadata.name\n",
     ] {
         assert_eq!(default.matches(once).count(), 1, "{once:?} in {default}");
     }
+    assert!(
+        read(&dir, "config/certmanager/kustomization.yaml").contains(
+            "- issuer.yaml\n- certificate-metrics.yaml\n# `kbr create webhook` adds the webhook server's certificate here.\n- certificate-webhook.yaml\n# +kbr:scaffold:certificates\n"
+        )
+    );
+    assert!(
+        read(&dir, "config/prometheus/kustomization.yaml").contains(
+            "\npatches:\n- path: monitor_tls_patch.yaml\n  target:\n    kind: ServiceMonitor\n# +kbr:scaffold:monitortls\n"
+        )
+    );
     // CA injection: the namespace and the name of the certificate, for each configuration.
     for kind in [
         "MutatingWebhookConfiguration",
@@ -119,7 +133,7 @@ fn defaulting_and_validation_for_the_knative_channel() {
         let select = format!("  - select:\n      kind: {kind}\n");
         assert_eq!(default.matches(&select).count(), 2, "{kind} in {default}");
     }
-    assert_eq!(default.matches("replacements:\n").count(), 1, "{default}");
+    assert_eq!(default.matches("\nreplacements:\n").count(), 1, "{default}");
     assert!(!default.contains("CustomResourceDefinition"), "{default}");
     assert!(!dir.join("config/crd/patches").exists());
 }
@@ -228,7 +242,7 @@ fn conversion_marks_hub_and_spokes_and_patches_the_crd() {
         2,
         "{default}"
     );
-    assert_eq!(default.matches("replacements:\n").count(), 1, "{default}");
+    assert_eq!(default.matches("\nreplacements:\n").count(), 1, "{default}");
     assert!(read(&dir, "config/webhook/kustomization.yaml").contains("- manifests.yaml\n"));
 
     // One hub per kind.

@@ -43,7 +43,13 @@ fn init_writes_a_project() {
         "config/crd/kustomization.yaml",
         "config/samples/kustomization.yaml",
         "config/prometheus/monitor.yaml",
+        "config/prometheus/monitor_tls_patch.yaml",
         "config/network-policy/allow-metrics-traffic.yaml",
+        "config/default/cert_metrics_manager_patch.yaml",
+        "config/certmanager/issuer.yaml",
+        "config/certmanager/certificate-metrics.yaml",
+        "config/certmanager/kustomization.yaml",
+        "config/certmanager/kustomizeconfig.yaml",
     ] {
         assert!(tree.contains_key(file), "missing {file}");
     }
@@ -100,6 +106,44 @@ fn init_writes_a_project() {
         "{main}"
     );
     assert!(!main.contains("WATCH_NAMESPACE"), "{main}");
+    // Kubebuilder's --metrics-cert-path/-name/-key, passed to the manager.
+    for field in ["metrics_cert_path", "metrics_cert_name", "metrics_cert_key"] {
+        assert!(
+            main.contains(&format!("        {field}: args.{field},\n")),
+            "{field} in {main}"
+        );
+    }
+    assert!(
+        main.contains("    metrics_cert_path: Option<PathBuf>,\n"),
+        "{main}"
+    );
+
+    // Without webhooks, cert-manager's metrics certificate is there but commented out.
+    let default = tree["config/default/kustomization.yaml"]
+        .clone()
+        .unwrap_or_default();
+    for commented in [
+        "\n#- ../certmanager\n",
+        "\n#- path: cert_metrics_manager_patch.yaml\n#  target:\n#    kind: Deployment\n",
+        "\n#replacements:\n#- source:\n#    kind: Service\n#    version: v1\n#    name: controller-manager-metrics-service\n",
+    ] {
+        assert!(default.contains(commented), "{commented:?} in {default}");
+    }
+    assert!(!default.contains("\nreplacements:"), "{default}");
+    let patch = tree["config/default/cert_metrics_manager_patch.yaml"]
+        .clone()
+        .unwrap_or_default();
+    assert!(
+        patch.contains("value: --metrics-cert-path=/tmp/k8s-metrics-server/metrics-certs\n"),
+        "{patch}"
+    );
+    let prometheus = tree["config/prometheus/kustomization.yaml"]
+        .clone()
+        .unwrap_or_default();
+    assert!(
+        prometheus.contains("\n#patches:\n#- path: monitor_tls_patch.yaml\n"),
+        "{prometheus}"
+    );
 }
 
 #[test]

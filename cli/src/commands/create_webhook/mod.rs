@@ -187,8 +187,9 @@ fn create_once(plan: &mut PlanBuilder, path: &str, content: String) -> Result<()
     plan.create(path, content, IfExists::Overwrite)
 }
 
-/// Plans `config/`: the webhook Service and configurations, cert-manager, the manager patch
-/// and CA injection in config/default, the network policy, and the CRD conversion patch.
+/// Plans `config/`: the webhook Service and configurations, cert-manager (for the metrics
+/// server's certificate too), the manager patches and CA injection in config/default, the network
+/// policy, and the CRD conversion patch.
 fn plan_config(
     plan: &mut PlanBuilder,
     p: &ProjectContext,
@@ -218,6 +219,11 @@ fn plan_config(
     )?;
     create_once(
         plan,
+        "config/certmanager/certificate-metrics.yaml",
+        render(&t::CertManagerMetricsCertificate { p })?,
+    )?;
+    create_once(
+        plan,
         "config/certmanager/certificate-webhook.yaml",
         render(&t::CertManagerCertificate { p })?,
     )?;
@@ -231,10 +237,28 @@ fn plan_config(
         "config/certmanager/kustomizeconfig.yaml",
         render(&t::CertManagerKustomizeConfig { p })?,
     )?;
+    // Projects from `kbr init` list their certificates at a marker; without it (a project made
+    // before kbr issued the metrics certificate) the metrics server keeps its own certificate.
+    let certmanager = "config/certmanager/kustomization.yaml";
+    let metrics_certs = plan
+        .content(certmanager)?
+        .is_some_and(|c| c.contains("+kbr:scaffold:certificates"));
+    if metrics_certs {
+        plan.insert(
+            certmanager,
+            Marker::hash("certificates"),
+            &render(&t::FragCertManagerCertificates { p })?,
+        )?;
+    }
     create_once(
         plan,
         "config/default/manager_webhook_patch.yaml",
         render(&t::ManagerWebhookPatch { p })?,
+    )?;
+    create_once(
+        plan,
+        "config/default/cert_metrics_manager_patch.yaml",
+        render(&t::DefaultCertMetricsPatch { p })?,
     )?;
     create_once(
         plan,
@@ -263,6 +287,31 @@ fn plan_config(
         Marker::hash("webhookreplacements"),
         &render(&t::FragDefaultReplacements { p })?,
     )?;
+    if metrics_certs {
+        // Webhooks need cert-manager, so it issues the metrics server's certificate too (with
+        // plain `kbr init` the same lines are there, commented out).
+        plan.insert(
+            default,
+            Marker::hash("webhookpatch"),
+            &render(&t::FragDefaultMetricsPatch { p })?,
+        )?;
+        plan.insert(
+            default,
+            Marker::hash("webhookreplacements"),
+            &render(&t::FragDefaultMetricsReplacements { p })?,
+        )?;
+        let prometheus = "config/prometheus/kustomization.yaml";
+        if plan
+            .content(prometheus)?
+            .is_some_and(|c| c.contains("+kbr:scaffold:monitortls"))
+        {
+            plan.insert(
+                prometheus,
+                Marker::hash("monitortls"),
+                &render(&t::FragPrometheusPatches { p })?,
+            )?;
+        }
+    }
     if new.defaulting || new.validation {
         plan.insert(
             "config/webhook/kustomization.yaml",
