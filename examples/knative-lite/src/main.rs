@@ -70,6 +70,20 @@ struct Args {
     )]
     enable_http2: bool,
 
+    /// The directory holding the secure metrics server's certificate and key (in-cluster:
+    /// cert-manager's Secret, see config/default/cert_metrics_manager_patch.yaml); the files are
+    /// re-read when they change. Without it, a self-signed certificate is generated at start.
+    #[arg(long)]
+    metrics_cert_path: Option<PathBuf>,
+
+    /// The metrics certificate's file name in --metrics-cert-path.
+    #[arg(long, default_value = "tls.crt")]
+    metrics_cert_name: String,
+
+    /// The metrics key's file name in --metrics-cert-path.
+    #[arg(long, default_value = "tls.key")]
+    metrics_cert_key: String,
+
     /// The directory holding the webhook server's certificate and key; without it, a CA and a
     /// certificate are generated in memory (local development).
     #[arg(long)]
@@ -105,6 +119,9 @@ async fn main() -> anyhow::Result<()> {
         leader_election: args.leader_elect,
         leader_election_id: "f9b6115c.knative.dev".to_owned(),
         metrics_secure: args.metrics_secure,
+        metrics_cert_path: args.metrics_cert_path,
+        metrics_cert_name: args.metrics_cert_name,
+        metrics_cert_key: args.metrics_cert_key,
         enable_http2: args.enable_http2,
         ..ManagerOptions::default()
     };
