@@ -14,7 +14,9 @@
 
 //! Tests of the Channel webhooks: the webhook methods are called directly; the defaulter reads
 //! its ConfigMap from the fake API server (or envtest), uncached or through a running manager's
-//! cache. kbr-runtime's own tests cover the HTTPS server and the review format.
+//! cache. The last test registers the webhooks with the API server itself, as in a cluster, and
+//! creates Channels through it. kbr-runtime's own tests cover the HTTPS server and the review
+//! format.
 
 mod support;
 
@@ -324,5 +326,67 @@ async fn the_samples_are_defaulted_and_admitted_with_the_sample_config_map() -> 
         assert_eq!(provisioner_name(&channel).as_deref(), Some("in-memory"));
         validator.validate_create(&ctx, &channel).await?;
     }
+    Ok(())
+}
+
+/// The seed article's point, end to end: a Channel created without a provisioner through the
+/// API server is stored with the one the ConfigMap names for its namespace, and one with an
+/// incomplete provisioner is refused by the API server.
+#[tokio::test]
+async fn the_api_server_defaults_channels_from_the_config_map() -> anyhow::Result<()> {
+    let env = env().await?;
+    let client = env.client();
+    put_config(&client, CONFIG).await?;
+    namespace(&client, "some-namespace").await?;
+    let _served = env
+        .serve_webhooks(knative_lite::webhooks(Some(client.clone()))?)
+        .await?;
+    // A real API server picks the configurations up through an informer: wait until a dry
+    // run comes back defaulted.
+    let api: kbr_runtime::kube::Api<Object> =
+        kbr_runtime::kube::Api::namespaced(env.kube_client(), "default");
+    let dry_run = kbr_runtime::kube::api::PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    eventually("the API server to call the defaulting webhook", || async {
+        let previewed = api.create(&dry_run, &new_object("default")).await.ok()?;
+        previewed.spec.provisioner.is_some().then_some(())
+    })
+    .await;
+
+    client.create(&new_object("default")).await?;
+    client.create(&new_object("some-namespace")).await?;
+    let stored: Object = client.get(Some("default"), "test-resource").await?;
+    assert_eq!(stored.spec.provisioner, Some(provisioner("in-memory")));
+    // Exactly what the defaulter gives when called directly.
+    let direct = webhook::ChannelCustomDefaulter::new(Some(client.clone()));
+    assert_eq!(stored.spec, defaulted(&direct, "default").await?.spec);
+    let stored: Object = client.get(Some("some-namespace"), "test-resource").await?;
+    assert_eq!(
+        provisioner_name(&stored).as_deref(),
+        Some("some-other-provisioner")
+    );
+
+    let mut no_name = new_object("default");
+    no_name.metadata.name = Some("no-name".into());
+    no_name.spec.provisioner = Some(ProvisionerReference {
+        name: None,
+        ..provisioner("in-memory")
+    });
+    let refused = client
+        .create(&no_name)
+        .await
+        .expect_err("the API server must refuse a provisioner without a name");
+    assert!(
+        refused.to_string().contains("spec.provisioner.name"),
+        "{refused}"
+    );
+    assert!(
+        client
+            .get::<Object>(Some("default"), "no-name")
+            .await
+            .is_err_and(|e| e.is_not_found())
+    );
     Ok(())
 }

@@ -1,7 +1,15 @@
-{{ p.header_rust }}//! Tests of the {{ r.kind }} webhooks of {{ r.version }}: the webhook methods are called directly,
-//! offline. kbr-runtime's own tests cover the HTTPS server and the review format.
+{{ p.header_rust }}//! Tests of the {{ r.kind }} webhooks of {{ r.version }}: the webhook methods called directly
+{%- if w.defaulting || w.validation %}, and
+//! the webhooks registered with the API server (envtest with `KUBEBUILDER_ASSETS`, the
+//! in-process fake API server otherwise), like Kubebuilder's webhook suite.
+{%- else %}.
+{%- endif %}
+//! kbr-runtime's own tests cover the HTTPS server and the review format.
 
 use kbr_runtime::resource::CustomResource as _;
+{%- if w.defaulting || w.validation %}
+use kbr_runtime::testing::TestEnv;
+{%- endif %}
 {%- if w.defaulting || w.validation %}
 {%- if w.test_imports_one_line %}
 use kbr_runtime::webhook::{{ "{" }}{{ w.test_imports|join(", ") }}{{ "}" }};
@@ -65,6 +73,22 @@ async fn validation_admits_a_new_object() -> anyhow::Result<()> {
     assert!(warnings.is_empty(), "{warnings:?}");
     // TODO(user): add the objects your validator refuses, e.g.
     // `assert!(validator.validate_create(&create, &invalid).await.is_err());`
+    Ok(())
+}
+{%- endif %}
+
+{%- if w.defaulting || w.validation %}
+
+#[tokio::test]
+async fn the_api_server_admits_a_new_object_through_the_webhooks() -> anyhow::Result<()> {
+    let env = TestEnv::start({{ p.crate_name }}::scheme()).await?;
+    let webhooks = {{ p.crate_name }}::webhooks(Some(env.client()))?;
+    let _served = env.serve_webhooks(webhooks).await?;
+    let created = env.client().create(&new_object()).await?;
+    assert_eq!(created.metadata.name.as_deref(), Some("test-resource"));
+    // TODO(user): check what the API server stored after your defaulter ran, and that it
+    // refuses what your validator refuses, e.g.
+    // `assert!(env.client().create(&invalid).await.is_err());`
     Ok(())
 }
 {%- endif %}

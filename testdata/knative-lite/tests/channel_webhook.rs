@@ -12,10 +12,13 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-//! Tests of the Channel webhooks of v1alpha1: the webhook methods are called directly,
-//! offline. kbr-runtime's own tests cover the HTTPS server and the review format.
+//! Tests of the Channel webhooks of v1alpha1: the webhook methods called directly, and
+//! the webhooks registered with the API server (envtest with `KUBEBUILDER_ASSETS`, the
+//! in-process fake API server otherwise), like Kubebuilder's webhook suite.
+//! kbr-runtime's own tests cover the HTTPS server and the review format.
 
 use kbr_runtime::resource::CustomResource as _;
+use kbr_runtime::testing::TestEnv;
 use kbr_runtime::webhook::{
     AdmissionContext, Defaulter, Operation, Validator, mutate_path, validate_path,
 };
@@ -60,6 +63,19 @@ async fn validation_admits_a_new_object() -> anyhow::Result<()> {
     assert!(warnings.is_empty(), "{warnings:?}");
     // TODO(user): add the objects your validator refuses, e.g.
     // `assert!(validator.validate_create(&create, &invalid).await.is_err());`
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_api_server_admits_a_new_object_through_the_webhooks() -> anyhow::Result<()> {
+    let env = TestEnv::start(knative_lite::scheme()).await?;
+    let webhooks = knative_lite::webhooks(Some(env.client()))?;
+    let _served = env.serve_webhooks(webhooks).await?;
+    let created = env.client().create(&new_object()).await?;
+    assert_eq!(created.metadata.name.as_deref(), Some("test-resource"));
+    // TODO(user): check what the API server stored after your defaulter ran, and that it
+    // refuses what your validator refuses, e.g.
+    // `assert!(env.client().create(&invalid).await.is_err());`
     Ok(())
 }
 
