@@ -1,0 +1,315 @@
+//! The `cache-memory` subcommand: heap bytes per cached object for kbr's cache (with and
+//! without managedFields stripping) and a plain kube-runtime reflector store (as is, and with
+//! managedFields dropped by `WatchStreamExt::modify`, exactly as kbr drops them: set to `None`;
+//! kube-rs's documented `managed_fields_mut().clear()` would keep the emptied `Vec`'s buffer).
+//!
+//! Each figure comes from two `cache-probe` child processes (fresh heaps): one fills its cache
+//! from a namespace holding N objects, one from an empty namespace. A probe counts live heap
+//! bytes ([`crate::heap`]) before the cache starts and once it has synced (after a short
+//! settle); per object = (full − empty) / N, so fixed costs (client, runtime, manager) cancel.
+//! The peak during the initial list is reported the same way: it includes the JSON of the list
+//! pages and, for the stripping variants, the managedFields decoded before they are dropped.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use futures::StreamExt;
+use kube::Api;
+use kube::runtime::{WatchStreamExt, reflector, watcher};
+use serde::{Deserialize, Serialize};
+
+use crate::populate::{self, ManagedFieldsSample};
+use crate::process::ChildProcess;
+use crate::report::{self, met, table};
+use crate::target::{Session, TargetArgs};
+use crate::workload::{self, BenchWidget};
+
+/// What holds the objects.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Variant {
+    /// kbr's manager cache, defaults (`strip_managed_fields: true`).
+    Kbr,
+    /// kbr's manager cache with `strip_managed_fields: false`.
+    KbrNoStrip,
+    /// `kube::runtime::reflector` over `watcher`, objects as served.
+    Reflector,
+    /// The same with `.modify(|o| o.meta_mut().managed_fields = None)`: stripping as kbr does.
+    ReflectorStrip,
+}
+
+impl Variant {
+    const ALL: [Self; 4] = [
+        Self::Kbr,
+        Self::KbrNoStrip,
+        Self::Reflector,
+        Self::ReflectorStrip,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            Self::Kbr => "kbr cache (default: strips managedFields)",
+            Self::KbrNoStrip => "kbr cache, `strip_managed_fields: false`",
+            Self::Reflector => "kube-runtime reflector store",
+            Self::ReflectorStrip => {
+                "kube-runtime reflector store, managedFields dropped by `.modify()`"
+            }
+        }
+    }
+
+    fn flag(self) -> &'static str {
+        match self {
+            Self::Kbr => "kbr",
+            Self::KbrNoStrip => "kbr-no-strip",
+            Self::Reflector => "reflector",
+            Self::ReflectorStrip => "reflector-strip",
+        }
+    }
+}
+
+/// Options of `kbr-bench cache-memory`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct CacheMemoryArgs {
+    /// Object counts, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1000,5000,10000")]
+    pub sizes: Vec<usize>,
+    /// Measurements per variant and size.
+    #[arg(long, default_value_t = 5)]
+    pub runs: usize,
+    /// Run against the cluster of this kubeconfig instead of fake API server processes.
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+}
+
+/// What a probe prints (one JSON line).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ProbeResult {
+    /// Objects in the cache once synced.
+    pub objects: usize,
+    /// Live heap growth from before the cache started to after it synced.
+    pub live_bytes: i64,
+    /// Highest heap growth in between.
+    pub peak_bytes: i64,
+}
+
+const FULL: &str = "kbr-bench-cache";
+const EMPTY: &str = "kbr-bench-cache-empty";
+
+/// Runs every measurement and returns the Markdown report.
+///
+/// # Errors
+/// The first setup or probe that fails.
+pub async fn run(args: &CacheMemoryArgs) -> anyhow::Result<String> {
+    let mut rows = Vec::new();
+    let mut checks = Vec::new();
+    let mut sample: Option<ManagedFieldsSample> = None;
+    for &n in &args.sizes {
+        let session = Session::start(args.kubeconfig.as_ref())?;
+        let client = session.target().client().await?;
+        populate::install_crd(&client).await?;
+        for ns in [FULL, EMPTY] {
+            populate::ensure_namespace(&client, ns).await?;
+        }
+        populate::create_objects(&client, FULL, n, true).await?;
+        sample = Some(populate::managed_fields_sample(&client, FULL).await?);
+        let mut per_object = [const { Vec::new() }; 4];
+        let mut peak = [const { Vec::new() }; 4];
+        for _ in 0..args.runs {
+            for (i, variant) in Variant::ALL.into_iter().enumerate() {
+                let full = probe(session.target(), variant, FULL)?;
+                let empty = probe(session.target(), variant, EMPTY)?;
+                if full.objects != n || empty.objects != 0 {
+                    bail!(
+                        "{}: cached {} and {} objects, expected {n} and 0",
+                        variant.flag(),
+                        full.objects,
+                        empty.objects
+                    );
+                }
+                eprintln!(
+                    "cache-memory: {:>15} N={n:<6} live {} B (empty {} B), peak {} B (empty {} B)",
+                    variant.flag(),
+                    full.live_bytes,
+                    empty.live_bytes,
+                    full.peak_bytes,
+                    empty.peak_bytes
+                );
+                per_object[i].push((full.live_bytes - empty.live_bytes) as f64 / n as f64);
+                peak[i].push((full.peak_bytes - empty.peak_bytes) as f64 / n as f64);
+            }
+        }
+        for (i, variant) in Variant::ALL.into_iter().enumerate() {
+            rows.push(vec![
+                n.to_string(),
+                variant.label().to_string(),
+                report::show(&per_object[i], 0),
+                report::show(&peak[i], 0),
+            ]);
+        }
+        let m = |i: usize| report::median(&per_object[i]);
+        let (kbr, kbr_raw, refl, refl_strip) = (m(0), m(1), m(2), m(3));
+        checks.push(vec![
+            n.to_string(),
+            format!("{:.2}", kbr / refl),
+            met(kbr / refl <= 0.6).to_string(),
+            format!("{:.2}", kbr / refl_strip),
+            met(kbr / refl_strip <= 1.05).to_string(),
+            format!("{:.2}", kbr_raw / refl),
+            met(kbr_raw / refl <= 1.05).to_string(),
+        ]);
+        if session.target().is_cluster() {
+            for ns in [FULL, EMPTY] {
+                populate::delete_namespace(&client, ns).await?;
+            }
+        }
+    }
+    let headers = [
+        "N",
+        "cache",
+        "heap bytes/object after sync",
+        "peak heap bytes/object during sync",
+    ];
+    let check_headers = [
+        "N",
+        "kbr default / reflector",
+        "≤ 0.6",
+        "kbr default / reflector, dropped",
+        "≤ 1.05",
+        "kbr no-strip / reflector",
+        "≤ 1.05",
+    ];
+    let mut out = format!(
+        "{}\n{}",
+        table(&headers, &rows),
+        table(&check_headers, &checks)
+    );
+    if let Some(s) = sample {
+        out.push_str(&format!(
+            "\nEach object: {} bytes of JSON, of which `managedFields` {} bytes in {} entries:\n\n```json\n{}\n```\n",
+            s.object_bytes, s.managed_fields_bytes, s.entries, s.example
+        ));
+    }
+    Ok(out)
+}
+
+/// Runs one `cache-probe` child and parses its result.
+fn probe(target: &TargetArgs, variant: Variant, namespace: &str) -> anyhow::Result<ProbeResult> {
+    let mut args = vec![
+        "cache-probe".to_string(),
+        "--variant".into(),
+        variant.flag().into(),
+        "--namespace".into(),
+        namespace.into(),
+    ];
+    args.extend(target.to_args());
+    let out = ChildProcess::spawn_self(&args, true)?.wait_for_output()?;
+    serde_json::from_str(out.trim()).with_context(|| format!("parsing probe output {out:?}"))
+}
+
+/// The `cache-probe` subcommand: fills one cache from `namespace`, prints a [`ProbeResult`].
+///
+/// # Errors
+/// When the cache cannot sync.
+pub async fn probe_main(
+    target: &TargetArgs,
+    variant: Variant,
+    namespace: &str,
+) -> anyhow::Result<()> {
+    crate::heap::enable();
+    let client = target.client().await?;
+    let before = crate::heap::live();
+    crate::heap::reset_peak();
+    let objects = match variant {
+        Variant::Kbr | Variant::KbrNoStrip => {
+            fill_kbr(client, namespace, variant == Variant::Kbr).await?
+        }
+        Variant::Reflector | Variant::ReflectorStrip => {
+            fill_reflector(client, namespace, variant == Variant::ReflectorStrip).await?
+        }
+    };
+    let result = ProbeResult {
+        objects: objects.count,
+        live_bytes: i64::try_from(objects.live - before)?,
+        peak_bytes: i64::try_from(objects.peak - before)?,
+    };
+    println!("{}", serde_json::to_string(&result)?);
+    Ok(())
+}
+
+/// Heap counters read once the cache synced, and its object count (read afterwards).
+struct Filled {
+    live: isize,
+    peak: isize,
+    count: usize,
+}
+
+/// Lets transient allocations of the initial list (response buffers, decode scratch) be freed.
+async fn settle() -> (isize, isize) {
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    (crate::heap::live(), crate::heap::peak())
+}
+
+async fn fill_kbr(client: kube::Client, namespace: &str, strip: bool) -> anyhow::Result<Filled> {
+    use kbr_runtime::manager::Namespaces;
+    use kbr_runtime::{Error, Manager, ManagerOptions, Scheme, client::ListOptions};
+
+    let mut scheme = Scheme::new();
+    scheme.add::<BenchWidget>();
+    let options = ManagerOptions {
+        namespaces: Namespaces::one(namespace),
+        health_probe_bind_address: "0".into(),
+        strip_managed_fields: strip,
+        ..ManagerOptions::default()
+    };
+    let manager = Manager::with_client(client, scheme, options);
+    let reader = manager.client();
+    tokio::spawn(manager.start_with_shutdown(std::future::pending()));
+    // A cached read starts the kind's informer and returns once it synced.
+    loop {
+        match reader
+            .get::<BenchWidget>(Some(namespace), &workload::name(0))
+            .await
+        {
+            Ok(_) => break,
+            Err(e) if e.is_not_found() => break,
+            Err(Error::CacheNotStarted) => tokio::time::sleep(Duration::from_millis(5)).await,
+            Err(e) => return Err(e).context("waiting for kbr's cache"),
+        }
+    }
+    let (live, peak) = settle().await;
+    let count = reader
+        .list::<BenchWidget>(Some(namespace), &ListOptions::default())
+        .await?
+        .len();
+    Ok(Filled { live, peak, count })
+}
+
+async fn fill_reflector(
+    client: kube::Client,
+    namespace: &str,
+    strip: bool,
+) -> anyhow::Result<Filled> {
+    use kube::Resource;
+
+    let api: Api<BenchWidget> = Api::namespaced(client, namespace);
+    let (reader, writer) = reflector::store();
+    let events = watcher(api, watcher::Config::default()).default_backoff();
+    let events = if strip {
+        events
+            .modify(|w: &mut BenchWidget| w.meta_mut().managed_fields = None)
+            .boxed()
+    } else {
+        events.boxed()
+    };
+    tokio::spawn(reflector(writer, events).for_each(|_| std::future::ready(())));
+    reader
+        .wait_until_ready()
+        .await
+        .context("waiting for the reflector store")?;
+    let (live, peak) = settle().await;
+    Ok(Filled {
+        live,
+        peak,
+        count: reader.len(),
+    })
+}

@@ -1,0 +1,101 @@
+//! `kbr-bench`: kbr's benchmarks, side by side with plain kube-runtime. See BENCHMARKS.md at
+//! the repository root for the method and the results, and `bench/run.sh` for the one command
+//! that produces them.
+//!
+//! Drivers (`converge`, `cache-memory`) print Markdown tables on stdout and progress on
+//! stderr; they start the other subcommands as child processes of this same binary.
+
+mod cache_memory;
+mod controllers;
+mod converge;
+mod heap;
+mod populate;
+mod process;
+mod report;
+mod target;
+mod workload;
+
+use clap::{Parser, Subcommand};
+
+#[global_allocator]
+static ALLOCATOR: heap::Counting = heap::Counting;
+
+/// kbr's benchmarks: reconcile throughput and cache memory against plain kube-runtime.
+#[derive(Parser, Debug)]
+#[command(name = "kbr-bench", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Time to converge and peak RSS of kbr's and kube-runtime's controllers (Markdown).
+    Converge(converge::ConvergeArgs),
+    /// Heap bytes per cached object: kbr's cache vs a kube-runtime reflector (Markdown).
+    CacheMemory(cache_memory::CacheMemoryArgs),
+    /// Serve a fresh fake API server over HTTP on 127.0.0.1; prints its URL, runs until stdin
+    /// closes.
+    FakeServer {
+        /// Changes kept for watches that resume from a resourceVersion.
+        #[arg(long, default_value_t = 1_000_000)]
+        watch_history: usize,
+    },
+    /// Run one controller on the BenchWidgets of a namespace until killed (or stdin closes).
+    Controller {
+        /// Which implementation.
+        #[arg(long = "impl", value_enum)]
+        which: controllers::Impl,
+        /// The namespace of the objects.
+        #[arg(long)]
+        namespace: String,
+        /// Concurrent reconciles.
+        #[arg(long, default_value_t = 16)]
+        concurrency: u16,
+        #[command(flatten)]
+        target: target::TargetArgs,
+    },
+    /// Fill one cache from a namespace and print its heap growth as JSON.
+    CacheProbe {
+        /// Which cache.
+        #[arg(long, value_enum)]
+        variant: cache_memory::Variant,
+        /// The namespace of the objects.
+        #[arg(long)]
+        namespace: String,
+        #[command(flatten)]
+        target: target::TargetArgs,
+    },
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Converge(args) => print!("{}", converge::run(&args).await?),
+        Command::CacheMemory(args) => print!("{}", cache_memory::run(&args).await?),
+        Command::FakeServer { watch_history } => {
+            process::exit_when_stdin_closes();
+            target::serve(watch_history).await?;
+        }
+        Command::Controller {
+            which,
+            namespace,
+            concurrency,
+            target,
+        } => {
+            process::exit_when_stdin_closes();
+            let client = target.client().await?;
+            controllers::run(which, client, &namespace, concurrency).await?;
+        }
+        Command::CacheProbe {
+            variant,
+            namespace,
+            target,
+        } => {
+            process::exit_when_stdin_closes();
+            cache_memory::probe_main(&target, variant, &namespace).await?;
+        }
+    }
+    Ok(())
+}

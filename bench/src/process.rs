@@ -1,0 +1,210 @@
+//! Child processes of the benchmark (the fake API server, the controllers, the cache-memory
+//! probes) and what is measured of them: peak resident memory and CPU time.
+//!
+//! Every child is this same binary with another subcommand. Children read their stdin until it
+//! closes and then exit ([`exit_when_stdin_closes`]), so none outlives the driver even if the
+//! driver is killed.
+//!
+//! Peak RSS is `VmHWM` from `/proc/<pid>/status`, read just before the child is killed — not
+//! `ru_maxrss` from `wait4`: Linux folds the spawning process's high-water mark into the
+//! child's `ru_maxrss` when the child calls `exec` from a `vfork`-style spawn, which is how
+//! `std::process::Command` starts children, so `ru_maxrss` would report the driver's size.
+//! CPU time (user + system) does come from `wait4`.
+
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+
+/// A child process of this binary, killed and reaped when dropped.
+pub struct ChildProcess {
+    child: Option<Child>,
+    what: String,
+}
+
+/// CPU time a child used.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CpuTime {
+    /// User time.
+    pub user: Duration,
+    /// System time.
+    pub system: Duration,
+}
+
+impl CpuTime {
+    /// User plus system time.
+    #[must_use]
+    pub fn total(self) -> Duration {
+        self.user + self.system
+    }
+}
+
+impl ChildProcess {
+    /// Starts this binary with `args`, its stdin a pipe the child watches (see the module docs)
+    /// and its stderr shared with ours; stdout is piped when `capture_stdout`.
+    ///
+    /// # Errors
+    /// When the binary cannot be found or started.
+    pub fn spawn_self(args: &[String], capture_stdout: bool) -> anyhow::Result<Self> {
+        let exe = std::env::current_exe().context("locating the kbr-bench binary")?;
+        let stdout = if capture_stdout {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        };
+        let child = Command::new(&exe)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(stdout)
+            .stderr(Stdio::inherit())
+            .spawn()
+            .with_context(|| format!("starting {} {}", exe.display(), args.join(" ")))?;
+        Ok(Self {
+            child: Some(child),
+            what: args.first().cloned().unwrap_or_default(),
+        })
+    }
+
+    /// The child's process id.
+    ///
+    /// # Errors
+    /// When the child was already reaped.
+    pub fn pid(&self) -> anyhow::Result<u32> {
+        self.child
+            .as_ref()
+            .map(Child::id)
+            .context("the child process is gone")
+    }
+
+    /// Takes the child's stdout (once).
+    ///
+    /// # Errors
+    /// When stdout was not captured or already taken.
+    pub fn take_stdout(&mut self) -> anyhow::Result<ChildStdout> {
+        self.child
+            .as_mut()
+            .and_then(|c| c.stdout.take())
+            .with_context(|| format!("{}: stdout not captured", self.what))
+    }
+
+    /// The first line the child prints (e.g. the fake API server's URL).
+    ///
+    /// # Errors
+    /// When the child exits or closes stdout first.
+    pub fn first_line(&mut self) -> anyhow::Result<String> {
+        let mut line = String::new();
+        let mut stdout = BufReader::new(self.take_stdout()?);
+        stdout
+            .read_line(&mut line)
+            .with_context(|| format!("reading the first line of {}", self.what))?;
+        if line.trim().is_empty() {
+            bail!("{} exited before printing anything", self.what);
+        }
+        // Keep draining stdout so the child never blocks on a full pipe.
+        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+        Ok(line.trim().to_string())
+    }
+
+    /// The child's peak resident set size in bytes so far (`VmHWM`).
+    ///
+    /// # Errors
+    /// When `/proc/<pid>/status` cannot be read (not Linux, or the child is gone).
+    pub fn peak_rss(&self) -> anyhow::Result<u64> {
+        let pid = self.pid()?;
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .with_context(|| format!("reading /proc/{pid}/status"))?;
+        parse_vm_hwm(&status).context("no VmHWM line in /proc/<pid>/status")
+    }
+
+    /// Kills the child (SIGKILL) and reaps it, returning the CPU time it used.
+    ///
+    /// # Errors
+    /// When the child cannot be signalled or reaped.
+    pub fn kill(mut self) -> anyhow::Result<CpuTime> {
+        let Some(mut child) = self.child.take() else {
+            bail!("{}: already reaped", self.what);
+        };
+        child
+            .kill()
+            .with_context(|| format!("killing {}", self.what))?;
+        reap(child.id())
+    }
+
+    /// Waits for the child to exit on its own and returns its stdout and exit status.
+    ///
+    /// # Errors
+    /// When waiting fails or the child exits unsuccessfully.
+    pub fn wait_for_output(mut self) -> anyhow::Result<String> {
+        let mut out = String::new();
+        self.take_stdout()?
+            .read_to_string(&mut out)
+            .with_context(|| format!("reading the output of {}", self.what))?;
+        let Some(mut child) = self.child.take() else {
+            bail!("{}: already reaped", self.what);
+        };
+        let status = child.wait()?;
+        if !status.success() {
+            bail!("{} failed ({status})", self.what);
+        }
+        Ok(out)
+    }
+}
+
+impl Drop for ChildProcess {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Parses `VmHWM:   12345 kB` into bytes.
+fn parse_vm_hwm(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Reaps child `pid` with `wait4(2)` for its resource usage.
+fn reap(pid: u32) -> anyhow::Result<CpuTime> {
+    let pid = libc::pid_t::try_from(pid).context("pid out of range")?;
+    let mut status: libc::c_int = 0;
+    // SAFETY: `rusage` is plain old data that `wait4` fills in; all-zero bytes are a valid value.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `pid` is our own unreaped child (std's `Child` only reaps in `wait`/`try_wait`,
+    // which were not called), and both pointers are valid for the duration of the call.
+    let reaped = unsafe { libc::wait4(pid, &raw mut status, 0, &raw mut usage) };
+    if reaped != pid {
+        bail!("wait4({pid}): {}", std::io::Error::last_os_error());
+    }
+    let time = |t: libc::timeval| {
+        Duration::from_secs(u64::try_from(t.tv_sec).unwrap_or(0))
+            + Duration::from_micros(u64::try_from(t.tv_usec).unwrap_or(0))
+    };
+    Ok(CpuTime {
+        user: time(usage.ru_utime),
+        system: time(usage.ru_stime),
+    })
+}
+
+/// In a child: exits the process as soon as stdin closes (the driver exited or dropped us).
+pub fn exit_when_stdin_closes() {
+    std::thread::spawn(|| {
+        let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+        std::process::exit(0);
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vm_hwm_is_read_in_bytes() {
+        let status = "Name:\tkbr-bench\nVmPeak:\t  999 kB\nVmHWM:\t   2048 kB\nVmRSS:\t 1000 kB\n";
+        assert_eq!(parse_vm_hwm(status), Some(2048 * 1024));
+        assert_eq!(parse_vm_hwm("Name: x\n"), None);
+    }
+}
