@@ -185,8 +185,12 @@ pub async fn run(args: &CacheMemoryArgs) -> anyhow::Result<String> {
     );
     if let Some(s) = sample {
         out.push_str(&format!(
-            "\nEach object: {} bytes of JSON, of which `managedFields` {} bytes in {} entries:\n\n```json\n{}\n```\n",
-            s.object_bytes, s.managed_fields_bytes, s.entries, s.example
+            "\nEach object: {} bytes of JSON, of which `managedFields` {} bytes in {} entr{}:\n\n```json\n{}\n```\n",
+            s.object_bytes,
+            s.managed_fields_bytes,
+            s.entries,
+            if s.entries == 1 { "y" } else { "ies" },
+            s.example
         ));
     }
     Ok(out)

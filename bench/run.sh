@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Every benchmark of BENCHMARKS.md, printed as Markdown on stdout (progress on stderr):
+#   1. reconcile throughput: time to converge and peak RSS, kbr vs plain kube-runtime;
+#   2. cache memory: heap bytes per object, kbr's cache vs a kube-runtime reflector store;
+#   3. CLI: `kbr init` + three `kbr create api` (bench/cli.sh);
+#   4. generated project: cold and incremental builds, release binary size (bench/build.sh).
+# Benchmarks, not tests: nothing here fails on a missed target, and CI does not run it.
+#
+#   bash bench/run.sh [--quick] [--runs R] [--sizes N1,N2,..] [--kubeconfig PATH]
+#                     [--cli-runs R] [--cold-runs C] [--only converge,cache,cli,build]
+#
+#   defaults: --runs 5 --sizes 1000,5000,10000 --cli-runs 30 --cold-runs 3, everything, and the
+#   fake API server (offline; a fresh server process per measurement).
+#   --quick: a smoke run (--runs 1 --sizes 200 --cli-runs 5 --cold-runs 1); later options win.
+#   --kubeconfig: measure 1 and 2 against that cluster instead (objects go to fresh
+#   kbr-bench-* namespaces, deleted after each measurement; the BenchWidget CRD is applied and
+#   left in place).
+#
+#   bash bench/run.sh > results.md     # then copy the tables into BENCHMARKS.md
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+invocation="$*"
+runs=5 sizes=1000,5000,10000 cli_runs=30 cold_runs=3 kubeconfig="" only="converge,cache,cli,build"
+usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --quick) runs=1 sizes=200 cli_runs=5 cold_runs=1 ;;
+    --runs) runs="$2"; shift ;;
+    --sizes) sizes="$2"; shift ;;
+    --kubeconfig) kubeconfig="$(realpath "$2")"; shift ;;
+    --cli-runs) cli_runs="$2"; shift ;;
+    --cold-runs) cold_runs="$2"; shift ;;
+    --only) only="$2"; shift ;;
+    -h|--help) usage ;;
+    *) echo "run.sh: unknown option $1" >&2; usage ;;
+  esac
+  shift
+done
+wants() { [[ ",$only," == *",$1,"* ]]; }
+
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$repo/target}"
+echo "==> building kbr-bench and kbr (release)" >&2
+cargo build --quiet --release --manifest-path "$repo/Cargo.toml" -p kbr-bench -p kbr
+bench="$CARGO_TARGET_DIR/release/kbr-bench"
+target_args=()
+[[ -n "$kubeconfig" ]] && target_args=(--kubeconfig "$kubeconfig")
+
+mem_gib="$(awk '/^MemTotal:/ { printf "%.1f", $2 / 1024 / 1024 }' /proc/meminfo)"
+cpu_model="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
+commit="$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+[[ -n "$(git -C "$repo" status --porcelain 2>/dev/null)" ]] && commit="$commit (uncommitted changes)"
+echo "# kbr benchmark results"
+echo
+echo "- date: $(date -u +%Y-%m-%dT%H:%MZ), commit $commit"
+echo "- machine: $(nproc) CPUs (${cpu_model:-unknown model}), $mem_gib GiB RAM, Linux $(uname -r)"
+echo "- toolchain: $(rustc --version)"
+if [[ -n "$kubeconfig" ]]; then
+  echo "- API server: the cluster of $kubeconfig"
+else
+  echo "- API server: kbr's fake API server, a fresh process per measurement"
+fi
+echo "- command: \`bash bench/run.sh${invocation:+ $invocation}\`"
+echo "- figures: median (min–max) over the runs given"
+
+if wants converge; then
+  echo
+  echo "## Reconcile throughput (N objects, one status write each)"
+  echo
+  echo "Reproduce: \`bash bench/run.sh --only converge --runs $runs --sizes $sizes${kubeconfig:+ --kubeconfig $kubeconfig}\`"
+  echo
+  echo "==> converge: sizes $sizes, $runs runs" >&2
+  "$bench" converge --sizes "$sizes" --runs "$runs" "${target_args[@]}"
+fi
+
+if wants cache; then
+  echo
+  echo "## Cache memory"
+  echo
+  echo "Reproduce: \`bash bench/run.sh --only cache --runs $runs --sizes $sizes${kubeconfig:+ --kubeconfig $kubeconfig}\`"
+  echo
+  echo "==> cache-memory: sizes $sizes, $runs runs" >&2
+  "$bench" cache-memory --sizes "$sizes" --runs "$runs" "${target_args[@]}"
+fi
+
+if wants cli; then
+  echo
+  echo "## CLI"
+  echo
+  echo "Reproduce: \`bash bench/run.sh --only cli --cli-runs $cli_runs\`"
+  echo
+  echo "==> cli: $cli_runs runs" >&2
+  bash "$repo/bench/cli.sh" --markdown "$cli_runs"
+fi
+
+if wants build; then
+  echo
+  echo "## Generated project build"
+  echo
+  echo "Reproduce: \`bash bench/run.sh --only build --runs $runs --cold-runs $cold_runs\`"
+  echo
+  echo "==> build: $runs incremental, $cold_runs cold runs" >&2
+  bash "$repo/bench/build.sh" --markdown --runs "$runs" --cold-runs "$cold_runs"
+fi
