@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use futures::{Stream, StreamExt, TryStreamExt};
 use kube::Api;
 use kube::runtime::watcher;
@@ -183,20 +183,24 @@ async fn measure(args: &ConvergeArgs, which: Impl, n: usize, run: usize) -> anyh
     child_args.extend(target.to_args());
     let started = Instant::now();
     let child = ChildProcess::spawn_self(&child_args, false)?;
-    let deadline = Duration::from_secs(args.timeout_secs);
-    tokio::time::timeout(
-        deadline,
-        wait_for(&mut events, &mut ready, |ready, _| !ready.is_empty()),
-    )
-    .await
-    .context("no object became ready before the timeout")??;
+    let deadline = started + Duration::from_secs(args.timeout_secs);
+    let waited = tokio::select! {
+        waited = tokio::time::timeout_at(
+            deadline.into(),
+            wait_for(&mut events, &mut ready, |ready, _| !ready.is_empty()),
+        ) => Some(waited),
+        () = child.exited() => None,
+    };
+    check(waited, "no object became ready", ready.len(), n)?;
     let first_ready = started.elapsed();
-    tokio::time::timeout(
-        deadline.saturating_sub(first_ready),
-        wait_for(&mut events, &mut ready, |ready, _| ready.len() >= n),
-    )
-    .await
-    .with_context(|| format!("{} of {n} objects ready at the timeout", ready.len()))??;
+    let waited = tokio::select! {
+        waited = tokio::time::timeout_at(
+            deadline.into(),
+            wait_for(&mut events, &mut ready, |ready, _| ready.len() >= n),
+        ) => Some(waited),
+        () = child.exited() => None,
+    };
+    check(waited, "not every object became ready", ready.len(), n)?;
     let converged = started.elapsed();
     let peak_rss = child.peak_rss()?;
     let cpu = child.kill()?;
@@ -210,6 +214,21 @@ async fn measure(args: &ConvergeArgs, which: Impl, n: usize, run: usize) -> anyh
         peak_rss,
         cpu,
     })
+}
+
+/// Turns the outcome of a wait into an error when the controller exited (`None`), the timeout
+/// passed, or the watch failed.
+fn check(
+    waited: Option<Result<anyhow::Result<()>, tokio::time::error::Elapsed>>,
+    what: &str,
+    ready: usize,
+    n: usize,
+) -> anyhow::Result<()> {
+    match waited {
+        None => bail!("{what}: the controller process exited ({ready} of {n} objects ready)"),
+        Some(Err(_)) => bail!("{what} before the timeout ({ready} of {n} objects ready)"),
+        Some(Ok(result)) => result,
+    }
 }
 
 /// Consumes watch events, keeping `ready` (the names of ready objects) current, until

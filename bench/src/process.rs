@@ -117,6 +117,25 @@ impl ChildProcess {
         parse_vm_hwm(&status).context("no VmHWM line in /proc/<pid>/status")
     }
 
+    /// Resolves once the child has exited, without reaping it (so [`ChildProcess::kill`] still
+    /// collects its CPU time): polls the state in `/proc/<pid>/stat` every 100 ms.
+    pub async fn exited(&self) {
+        let Ok(pid) = self.pid() else {
+            return;
+        };
+        loop {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            // `pid (command name) STATE ...`; the name may contain spaces and parentheses.
+            let state = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next());
+            if matches!(state, None | Some("Z" | "X")) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     /// Kills the child (SIGKILL) and reaps it, returning the CPU time it used.
     ///
     /// # Errors
