@@ -270,6 +270,19 @@ impl<K: CachedKind> Informer<K> {
         let mut guard = self.lock();
         let shared = &mut *guard;
         if shared.initial.is_some() {
+            if shared.partitions.len() == 1 {
+                // One list+watch: the store's writer buffers the first list itself and swaps
+                // it in at InitDone, as a reflector does — no second copy of every object.
+                let done = matches!(event, watcher::Event::InitDone);
+                shared.writer.apply_watcher_event(&event);
+                if done {
+                    shared.partitions[0].synced = true;
+                    shared.initial = None;
+                    shared.announce_initial_sync(&self.reader);
+                    tracing::debug!(kind = %self.kind, objects = self.reader.len(), "informer synced");
+                }
+                return;
+            }
             shared.apply_initial(index, event);
             if shared.partitions.iter().all(|p| p.synced) {
                 shared.complete_initial_sync(&self.reader);
@@ -337,6 +350,7 @@ impl<K: CachedKind> Shared<K> {
         }
     }
 
+    /// Several partitions: hands the objects every partition listed to the store at once.
     fn complete_initial_sync(&mut self, reader: &Store<K>) {
         let initial = self.initial.take().unwrap_or_default();
         self.writer.apply_watcher_event(&watcher::Event::Init);
@@ -345,6 +359,12 @@ impl<K: CachedKind> Shared<K> {
                 .apply_watcher_event(&watcher::Event::InitApply(obj));
         }
         self.writer.apply_watcher_event(&watcher::Event::InitDone);
+        self.announce_initial_sync(reader);
+    }
+
+    /// Once the store holds the first full list: builds the indexes and tells every
+    /// subscriber about every object.
+    fn announce_initial_sync(&mut self, reader: &Store<K>) {
         self.indexes.rebuild(reader);
         for obj in reader.state() {
             self.dispatch(&Event::Added(obj));
