@@ -10,11 +10,11 @@ use kbr_runtime::k8s_openapi::api::admissionregistration::v1::{
 use kbr_runtime::kube::api::{Api, Patch, PatchParams, PostParams};
 use kbr_runtime::testing::TestEnv;
 use kbr_runtime::testing::envtest::{WebhookInstallOptions, WebhookServing};
-use kbr_runtime::webhook::{self, ClientConfig, WebhookServer, WebhookServerOptions};
+use kbr_runtime::webhook::{self, ClientConfig};
 use kbr_runtime::{Scheme, kube};
 use tokio::sync::oneshot;
 use webhook_support::channel::{Channel, ChannelSpec, Provisioner};
-use webhook_support::webhooks;
+use webhook_support::{serve_for, webhooks};
 
 fn scheme() -> Scheme {
     let mut scheme = Scheme::new();
@@ -51,21 +51,7 @@ async fn start(
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let stop = if serve {
-        let options = WebhookServerOptions {
-            host: "127.0.0.1".into(),
-            port: serving.port,
-            cert_dir: Some(serving.cert_dir.clone()),
-            ..WebhookServerOptions::default()
-        };
-        let server = WebhookServer::new(webhooks(), options).unwrap_or_else(|e| panic!("{e}"));
-        let listener = tokio::net::TcpListener::bind(serving.address())
-            .await
-            .unwrap_or_else(|e| panic!("{e}"));
-        let (stop, stopped) = oneshot::channel::<()>();
-        tokio::spawn(server.serve_on(listener, async {
-            let _ = stopped.await;
-        }));
-        Some(stop)
+        Some(serve_for(&serving, webhooks()).await)
     } else {
         None
     };

@@ -16,11 +16,11 @@ use kbr_runtime::k8s_openapi::api::admissionregistration::v1::{
 use kbr_runtime::kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kbr_runtime::testing::TestEnv;
 use kbr_runtime::testing::envtest::{WebhookInstallOptions, WebhookServing};
-use kbr_runtime::webhook::{self, ClientConfig, WebhookServer, WebhookServerOptions, Webhooks};
+use kbr_runtime::webhook::{self, ClientConfig};
 use kbr_runtime::{Scheme, kube};
 use tokio::sync::oneshot;
 use webhook_support::channel::{Channel, ChannelSpec, Provisioner};
-use webhook_support::{v1, v2, webhooks, within};
+use webhook_support::{serve_for, v1, v2, webhooks, within};
 
 /// The Channel and both Widget versions.
 fn scheme() -> Scheme {
@@ -69,7 +69,7 @@ async fn start() -> Running {
         )
         .await
         .unwrap_or_else(|e| panic!("installing the webhook configurations: {e}"));
-    let stop = serve(webhooks, &serving).await;
+    let stop = serve_for(&serving, webhooks).await;
     let running = Running {
         env,
         serving,
@@ -77,26 +77,6 @@ async fn start() -> Running {
     };
     wait_for_admission(&running).await;
     running
-}
-
-/// Serves `webhooks` as the API server expects (`cert_dir`, `127.0.0.1`, the port); the
-/// listener is bound before this returns.
-async fn serve(webhooks: Webhooks, serving: &WebhookServing) -> oneshot::Sender<()> {
-    let options = WebhookServerOptions {
-        host: "127.0.0.1".into(),
-        port: serving.port,
-        cert_dir: Some(serving.cert_dir.clone()),
-        ..WebhookServerOptions::default()
-    };
-    let server = WebhookServer::new(webhooks, options).unwrap_or_else(|e| panic!("{e}"));
-    let listener = tokio::net::TcpListener::bind(serving.address())
-        .await
-        .unwrap_or_else(|e| panic!("binding {}: {e}", serving.address()));
-    let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(server.serve_on(listener, async {
-        let _ = stopped.await;
-    }));
-    stop
 }
 
 fn channels(env: &TestEnv) -> Api<Channel> {
