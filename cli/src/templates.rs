@@ -144,7 +144,9 @@ templates! {
     ControllerGroupMod(p: ProjectContext, r: ResourceContext) => "api/src/controller/group_mod.rs";
     /// `src/controller/<group>/<kind>.rs`: the reconciler.
     ControllerKind(p: ProjectContext, r: ResourceContext) => "api/src/controller/kind.rs";
-    /// `tests/<kind>_controller.rs`: the reconciler test.
+    /// `tests/controller/main.rs`: the controller test suite, one module per kind.
+    ControllerTestSuite(p: ProjectContext) => "api/tests/controller_main.rs";
+    /// `tests/controller/<kind>.rs`: the reconciler test.
     ControllerTest(p: ProjectContext, r: ResourceContext) => "api/tests/controller_test.rs";
     /// `config/samples/<group>_<version>_<kind>.yaml`.
     Sample(p: ProjectContext, r: ResourceContext) => "api/config/samples/sample.yaml";
@@ -168,6 +170,8 @@ templates! {
     /// Fragment `mod <kind>; pub use …Reconciler;` for the group's controller module (marker
     /// `controllers`).
     FragControllerKinds(r: ResourceContext) => "api/fragments/controller_kinds.rs";
+    /// Fragment `mod <kind>;` for `tests/controller/main.rs` (marker `tests`).
+    FragControllerTests(r: ResourceContext) => "api/fragments/controller_tests.rs";
     /// Fragment for `src/lib.rs` marker `scheme`.
     FragLibScheme(r: ResourceContext) => "api/fragments/lib_scheme.rs";
     /// Fragment for `src/lib.rs` marker `rbac`.
@@ -189,7 +193,9 @@ templates! {
     WebhookVersionMod(p: ProjectContext, r: ResourceContext) => "webhook/src/webhook/version_mod.rs";
     /// `src/webhook/<group>/<version>/<kind>.rs`: defaulter, validator, conversion.
     WebhookKind(p: ProjectContext, r: ResourceContext, w: WebhookContext) => "webhook/src/webhook/kind.rs";
-    /// `tests/<kind>_webhook.rs`: the webhook test.
+    /// `tests/webhook/main.rs`: the webhook test suite, one module per kind.
+    WebhookTestSuite(p: ProjectContext) => "webhook/tests/webhook_main.rs";
+    /// `tests/webhook/<kind>.rs`: the webhook test.
     WebhookTest(p: ProjectContext, r: ResourceContext, w: WebhookContext) => "webhook/tests/webhook_test.rs";
     /// `config/webhook/kustomization.yaml`.
     WebhookKustomization(p: ProjectContext) => "webhook/config/webhook/kustomization.yaml";
@@ -214,6 +220,8 @@ templates! {
     FragWebhookVersions(r: ResourceContext) => "webhook/fragments/webhook_versions.rs";
     /// Fragment `pub mod <kind>;` for the webhook version module (marker `kinds`).
     FragWebhookKinds(r: ResourceContext) => "webhook/fragments/webhook_kinds.rs";
+    /// Fragment `mod <kind>;` for `tests/webhook/main.rs` (marker `tests`).
+    FragWebhookTests(w: WebhookContext) => "webhook/fragments/webhook_tests.rs";
     /// Fragment for `src/lib.rs` marker `webhook`.
     FragLibWebhook(r: ResourceContext) => "webhook/fragments/lib_webhook.rs";
     /// Fragment for `config/webhook/kustomization.yaml` marker `webhookmanifests`.

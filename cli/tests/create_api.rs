@@ -30,9 +30,10 @@ fn knative_example() {
         "src/api/serving/v1alpha1/service.rs",
         "src/controller/eventing/broker.rs",
         "src/controller/serving/service.rs",
-        "tests/broker_controller.rs",
-        "tests/channel_controller.rs",
-        "tests/service_controller.rs",
+        "tests/controller/main.rs",
+        "tests/controller/broker.rs",
+        "tests/controller/channel.rs",
+        "tests/controller/service.rs",
         "config/samples/eventing_v1alpha1_broker.yaml",
         "config/samples/serving_v1alpha1_service.yaml",
         "config/rbac/eventing_broker_admin_role.yaml",
@@ -89,7 +90,12 @@ fn knative_example() {
             && controller.contains("Controller::new(reconciler).named(CONTROLLER_NAME)"),
         "{controller}"
     );
-    let test = file("tests/broker_controller.rs");
+    let suite = file("tests/controller/main.rs");
+    assert!(
+        suite.contains("\nmod broker;\nmod channel;\nmod service;\n// +kbr:scaffold:tests\n"),
+        "{suite}"
+    );
+    let test = file("tests/controller/broker.rs");
     assert!(
         test.contains("    let mut resource = v1alpha1::Broker::new(\"test-resource\", spec);\n    resource.metadata.namespace = Some(\"default\".into());\n"),
         "{test}"
@@ -335,7 +341,7 @@ fn blocked_path_is_caught_before_anything_is_written() {
             "--kind",
             "Broker",
         ],
-        "failed to create API: cannot write tests/broker_controller.rs: tests is a file, not a directory; move it out of the way",
+        "failed to create API: cannot write tests/controller/main.rs: tests is a file, not a directory; move it out of the way",
     );
 }
 
@@ -385,7 +391,7 @@ fn api_then_controller_and_cluster_scope() {
     let out = create_api(&dir, api, &["--resource=false"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let test =
-        fs::read_to_string(dir.join("tests/cluster_channel_provisioner_controller.rs")).unwrap();
+        fs::read_to_string(dir.join("tests/controller/cluster_channel_provisioner.rs")).unwrap();
     assert!(test.contains("    let resource = v1alpha1::ClusterChannelProvisioner::new(\"test-resource\", spec);\n"), "{test}");
     let controller =
         fs::read_to_string(dir.join("src/controller/eventing/cluster_channel_provisioner.rs"))
@@ -465,5 +471,49 @@ fn irregular_plurals_and_keyword_kinds() {
     assert!(
         project.contains("  path: knative_lite::api::r#match::v1\n"),
         "{project}"
+    );
+}
+
+#[test]
+fn every_kind_tests_in_one_controller_suite_under_distinct_modules() {
+    let (_tmp, dir) = init_knative();
+    for api in [
+        ["eventing", "v1", "Broker"],
+        ["messaging", "v1", "Broker"],
+        ["things", "v1", "Main"],
+        ["match", "v1", "Type"],
+        ["things", "v1", "Crate"],
+    ] {
+        let out = create_api(&dir, api, &[]);
+        assert_eq!(out.code, 0, "{api:?}: {}", out.stderr);
+    }
+    let suite = fs::read_to_string(dir.join("tests/controller/main.rs")).unwrap();
+    assert!(
+        suite.contains("\nmod broker;\nmod crate_;\nmod messaging_broker;\nmod things_main;\nmod r#type;\n// +kbr:scaffold:tests\n"),
+        "{suite}"
+    );
+    for file in [
+        "broker",
+        "crate_",
+        "messaging_broker",
+        "type",
+        "things_main",
+    ] {
+        let test = fs::read_to_string(dir.join(format!("tests/controller/{file}.rs"))).unwrap();
+        assert!(test.contains("#[tokio::test]\n"), "{file}: {test}");
+    }
+    let messaging = fs::read_to_string(dir.join("tests/controller/messaging_broker.rs")).unwrap();
+    assert!(
+        messaging.contains("use knative_lite::controller::messaging::BrokerReconciler;\n"),
+        "{messaging}"
+    );
+    let tests: Vec<_> = fs::read_dir(dir.join("tests"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(
+        tests,
+        ["controller"],
+        "one test binary, no files directly under tests/"
     );
 }

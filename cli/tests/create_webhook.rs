@@ -63,7 +63,7 @@ fn defaulting_and_validation_for_the_knative_channel() {
     assert!(webhook.contains("        .with_defaulter(ChannelCustomDefaulter)\n        .with_validator(ChannelCustomValidator)\n        .complete(webhooks)\n"), "{webhook}");
     assert!(!webhook.contains("Convertible"), "{webhook}");
     assert!(
-        read(&dir, "tests/channel_webhook.rs")
+        read(&dir, "tests/webhook/channel.rs")
             .contains("let webhooks = knative_lite::webhooks(None)?;")
     );
     assert_eq!(
@@ -503,22 +503,6 @@ fn generated_webhooks_are_rustfmt_clean() {
     );
 }
 
-/// Runs `cargo <args>` in `dir` with the workspace's target directory.
-fn cargo(dir: &Path, args: &[&str]) {
-    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
-    let status = std::process::Command::new(env!("CARGO"))
-        .args(args)
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", target)
-        .status()
-        .unwrap_or_else(|e| panic!("cargo: {e}"));
-    assert!(
-        status.success(),
-        "cargo {args:?} failed in {}",
-        dir.display()
-    );
-}
-
 #[test]
 #[ignore = "slow: builds a generated project with webhooks against the workspace runtime"]
 fn webhooks_build_lint_and_pass_their_tests() {
@@ -563,9 +547,9 @@ fn webhooks_build_lint_and_pass_their_tests() {
         create_webhook(&dir, [group, hub, LONGEST_KIND], &all).code,
         0
     );
-    cargo(&dir, &["clippy", "--all-targets", "--", "-D", "warnings"]);
-    cargo(&dir, &["test"]);
-    cargo(
+    cargo_in(&dir, &["clippy", "--all-targets", "--", "-D", "warnings"]);
+    cargo_in(&dir, &["test"]);
+    cargo_in(
         &dir,
         &["run", "--quiet", "--bin", "manifests", "--", "config"],
     );

@@ -61,6 +61,9 @@ fn tricky_names_are_rustfmt_clean() {
 fn tricky_kinds_are_spelled_unambiguously() {
     let (_tmp, dir) = tricky_project(&["--runtime-version", "0.1.0"]);
     let read = |path: &str| std::fs::read_to_string(dir.join(path)).expect(path);
+    let suite = read("tests/controller/main.rs");
+    assert!(suite.contains("\nmod things_main;\n"), "{suite}");
+    assert!(read("tests/controller/things_main.rs").contains("MainReconciler"));
     let option = read("src/api/things/v1/option.rs");
     assert!(
         option.contains("pub foo: ::std::option::Option<String>,"),
@@ -123,35 +126,18 @@ fn tricky_kinds_are_spelled_unambiguously() {
     );
 }
 
-/// Runs `cargo <args>` in `dir` with the workspace's target directory.
-fn cargo(dir: &Path, args: &[&str]) {
-    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
-    let status = Command::new(env!("CARGO"))
-        .args(args)
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", target)
-        .status()
-        .expect("cargo runs");
-    assert!(
-        status.success(),
-        "cargo {args:?} failed in {}",
-        dir.display()
-    );
-}
-
 fn assert_builds(dir: &Path) {
-    cargo(dir, &["build", "--all-targets"]);
-    cargo(dir, &["clippy", "--all-targets", "--", "-D", "warnings"]);
-    cargo(dir, &["test"]);
+    cargo_in(dir, &["build", "--all-targets"]);
+    cargo_in(dir, &["clippy", "--all-targets", "--", "-D", "warnings"]);
+    cargo_in(dir, &["test"]);
 }
 
 /// The manager's `--help`, from the binary `cargo build` made in `dir`.
 fn manager_help(dir: &Path) -> String {
-    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
     let out = Command::new(env!("CARGO"))
         .args(["run", "--quiet", "--bin", "knative-lite", "--", "--help"])
         .current_dir(dir)
-        .env("CARGO_TARGET_DIR", target)
+        .env("CARGO_TARGET_DIR", workspace_target())
         .output()
         .expect("cargo runs");
     assert!(out.status.success(), "{out:?}");

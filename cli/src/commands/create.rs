@@ -4,7 +4,7 @@
 
 use super::{PROJECT_PATH, ScaffoldError, render_project};
 use crate::cli::Env;
-use crate::context::{KBR_VERSION, ProjectContext};
+use crate::context::{KBR_VERSION, ProjectContext, ResourceContext};
 use crate::plan::{IfExists, Marker, PlanBuilder};
 use crate::project::{Project, Resource};
 
@@ -74,6 +74,41 @@ pub fn add_module(
         plan.create(child, content()?, IfExists::Overwrite)?;
     }
     Ok(())
+}
+
+/// Adds a kind's tests to the test suite in the directory `suite` (`tests/controller`,
+/// `tests/webhook`), one test binary for all kinds: creates `<suite>/main.rs` from `main`
+/// unless it exists, declares the kind's module there (`declaration`, at the marker `tests`,
+/// sorted), and creates the module's file `<suite>/<module>.rs` from `test`, which is the
+/// user's to edit ([`own_file_policy`]).
+pub fn add_test(
+    plan: &mut PlanBuilder,
+    suite: &str,
+    main: impl FnOnce() -> Result<String, askama::Error>,
+    (module, declaration): (&str, &str),
+    test: String,
+    force: bool,
+) -> Result<(), ScaffoldError> {
+    let main_path = format!("{suite}/main.rs");
+    if !plan.exists(&main_path) {
+        plan.create(&main_path, main()?, IfExists::Overwrite)?;
+    }
+    plan.insert_sorted(&main_path, Marker::rust("tests"), declaration)?;
+    let file = crate::names::rust::file_stem(module);
+    plan.create(&format!("{suite}/{file}.rs"), test, own_file_policy(force))?;
+    Ok(())
+}
+
+/// The module of a kind in a test suite (`tests/controller/`, `tests/webhook/`): the kind's
+/// module name (`broker`, `r#match`, `crate_`), or `qualified` when `clash` (another resource
+/// of the suite has a kind of the same snake_case name) or when the kind's module would be the
+/// suite's root, `main`.
+pub fn suite_module(r: &ResourceContext, clash: bool, qualified: String) -> String {
+    if clash || r.kind_module == "main" {
+        qualified
+    } else {
+        r.kind_module.clone()
+    }
 }
 
 /// What to do when one of the resource's own files (kind, controller, webhook, test) exists:

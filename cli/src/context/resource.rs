@@ -41,8 +41,9 @@ pub struct ResourceContext {
     pub reconciler: String,
     /// The Rust module of the type, e.g. `knative_lite::api::eventing::v1alpha1` (PROJECT `path`).
     pub module_path: String,
-    /// The test file stem under `tests/`, e.g. `broker_controller`.
-    pub test_name: String,
+    /// The kind's module in the controller test suite `tests/controller/`, e.g. `broker`,
+    /// `r#match`, `eventing_broker`; its file is `tests/controller/<file stem>.rs`.
+    pub test_module: String,
     /// How the API file names items the kind could shadow.
     pub paths: ApiPaths,
     /// The shapes of lines whose width depends on the names.
@@ -65,8 +66,8 @@ const MAX_VAR_LEN: usize = 30;
 const DISALLOWED_NAMES: &[&str] = &["foo", "bar", "baz", "quux"];
 
 impl ResourceContext {
-    /// The context for validated names. `test_name` is chosen by the caller (it depends on the
-    /// other kinds of the project).
+    /// The context for validated names. `test_module` is chosen by the caller (it depends on
+    /// the other kinds of the project).
     pub fn new(project: &ProjectContext, resource: &Resource) -> Self {
         let snake = names::kind_snake(&resource.kind);
         let kind_module = rust::module_ident(&snake);
@@ -101,7 +102,7 @@ impl ResourceContext {
             plural: resource.plural.clone(),
             namespaced,
             reconciler: format!("{}Reconciler", resource.kind),
-            test_name: format!("{snake}_controller"),
+            test_module: kind_module.clone(),
             paths: ApiPaths::for_kind(&resource.kind),
             layout,
             group_is_api: group_module == "api",

@@ -98,6 +98,34 @@ pub fn workspace_runtime() -> String {
         .to_string()
 }
 
+/// The workspace's target directory, shared with generated projects so dependencies build once.
+pub fn workspace_target() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../target")
+}
+
+/// Runs `cargo <args>` in the generated project `dir` with the workspace's target directory and,
+/// unless the project has one, the workspace's `Cargo.lock`: the project then builds the very
+/// dependency versions the workspace built (no resolution against the registry, nothing built
+/// twice). Panics when cargo fails.
+pub fn cargo_in(dir: &Path, args: &[&str]) {
+    let lock = dir.join("Cargo.lock");
+    if !lock.exists() {
+        let workspace_lock = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.lock");
+        fs::copy(&workspace_lock, &lock).expect("copy the workspace's Cargo.lock");
+    }
+    let status = Command::new(env!("CARGO"))
+        .args(args)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", workspace_target())
+        .status()
+        .unwrap_or_else(|e| panic!("cargo: {e}"));
+    assert!(
+        status.success(),
+        "cargo {args:?} failed in {}",
+        dir.display()
+    );
+}
+
 /// `kbr init` for knative-lite in a fresh directory, depending on crates.io kbr-runtime 0.1.0.
 pub fn init_knative() -> (tempfile::TempDir, PathBuf) {
     let (tmp, dir) = empty_dir("knative-lite");
@@ -180,6 +208,7 @@ pub const TRICKY_KINDS: &[&str] = &[
     "Future",
     "I64",
     "Metav1",
+    "Main",
 ];
 
 /// A kind as long as generated code stays rustfmt-clean for with version `v2alpha1`: 52

@@ -6,7 +6,7 @@ use std::io::Write;
 mod validate;
 
 use super::create::{
-    add_module, load_project, own_file_policy, upsert_resource, write_with_project,
+    add_module, add_test, load_project, own_file_policy, upsert_resource, write_with_project,
 };
 use super::{ScaffoldError, project_context};
 use crate::cli::{CreateApiArgs, Env};
@@ -14,7 +14,7 @@ use crate::context::{ProjectContext, ResourceContext};
 use crate::names::NameError;
 use crate::plan::{IfExists, Marker, PlanBuilder, PlanError};
 use crate::templates::{self as t, render};
-use validate::{test_name, validate};
+use validate::{test_module, validate};
 
 /// `kbr create api` failed; nothing was written. Displayed after `failed to create API: `.
 #[derive(Debug, thiserror::Error)]
@@ -83,7 +83,7 @@ fn plan_and_write(args: &CreateApiArgs, env: &Env) -> Result<(), CreateApiError>
     let resource = validate(args, &project)?;
     let p = project_context(&project, env)?;
     let mut r = ResourceContext::new(&p, &resource);
-    r.test_name = test_name(&project, &resource, &r);
+    r.test_module = test_module(&project, &resource, &r);
 
     upsert_resource(&mut project, resource);
 
@@ -223,10 +223,13 @@ fn plan_controller(
         render(&t::ControllerKind { p, r })?,
         own_file_policy(force),
     )?;
-    plan.create(
-        &format!("tests/{}.rs", r.test_name),
+    add_test(
+        plan,
+        "tests/controller",
+        || render(&t::ControllerTestSuite { p }),
+        (&r.test_module, &render(&t::FragControllerTests { r })?),
         render(&t::ControllerTest { p, r })?,
-        own_file_policy(force),
+        force,
     )?;
     plan.insert(
         "src/lib.rs",

@@ -3,6 +3,7 @@
 
 use super::CreateApiError;
 use crate::cli::CreateApiArgs;
+use crate::commands::create::suite_module;
 use crate::context::{self, ProjectContext, ResourceContext};
 use crate::names;
 use crate::project::{Api, Project, Resource};
@@ -162,19 +163,15 @@ fn check_clashes(
     Ok(())
 }
 
-/// `tests/<kind>_controller.rs`, qualified with the group when another group has a kind with the
-/// same file stem.
-pub(super) fn test_name(project: &Project, resource: &Resource, r: &ResourceContext) -> String {
+/// The kind's module in the controller test suite, `tests/controller/` ([`suite_module`]):
+/// qualified as `<group>_<kind>` when another group has a controller for a kind of the same name.
+pub(super) fn test_module(project: &Project, resource: &Resource, r: &ResourceContext) -> String {
     let p = ProjectContext::new(project, Default::default());
     let shared = project.resources.iter().any(|other| {
         other.group != resource.group
             && other.controller
             && ResourceContext::new(&p, other).snake == r.snake
     });
-    if shared {
-        let group = crate::names::rust::snake_from_dns(&resource.group);
-        format!("{group}_{}_controller", r.snake)
-    } else {
-        format!("{}_controller", r.snake)
-    }
+    let group = crate::names::rust::snake_from_dns(&resource.group);
+    suite_module(r, shared, format!("{group}_{}", r.snake))
 }

@@ -9,7 +9,7 @@ mod storage;
 mod validate;
 
 use super::create::{
-    add_module, load_project, own_file_policy, upsert_resource, write_with_project,
+    add_module, add_test, load_project, own_file_policy, upsert_resource, write_with_project,
 };
 use super::{ScaffoldError, project_context};
 use crate::cli::{CreateWebhookArgs, Env};
@@ -17,7 +17,7 @@ use crate::context::{ProjectContext, ResourceContext, WebhookContext};
 use crate::names::NameError;
 use crate::plan::{IfExists, Marker, PlanBuilder, PlanError};
 use crate::templates::{self as t, render};
-use validate::{test_name, validate};
+use validate::{test_module, validate};
 
 /// `kbr create webhook` failed; nothing was written. Displayed after `failed to create webhook: `.
 #[derive(Debug, thiserror::Error)]
@@ -115,7 +115,7 @@ fn plan_and_write(args: &CreateWebhookArgs, env: &Env) -> Result<(), CreateWebho
     let resource = &request.resource;
     let r = ResourceContext::new(&p, resource);
     let hooks = resource.webhooks.clone().unwrap_or_default();
-    let w = WebhookContext::new(&p, &r, &hooks, test_name(&project, resource, &r));
+    let w = WebhookContext::new(&p, &r, &hooks, test_module(&project, resource, &r));
 
     let mut plan = PlanBuilder::new(&env.dir);
     plan_code(&mut plan, &p, &r, &w, args.force)?;
@@ -166,10 +166,13 @@ fn plan_code(
         render(&t::WebhookKind { p, r, w })?,
         own_file_policy(force),
     )?;
-    plan.create(
-        &format!("tests/{}.rs", w.test_name),
+    add_test(
+        plan,
+        "tests/webhook",
+        || render(&t::WebhookTestSuite { p }),
+        (&w.test_module, &render(&t::FragWebhookTests { w })?),
         render(&t::WebhookTest { p, r, w })?,
-        own_file_policy(force),
+        force,
     )?;
     plan.insert(
         "src/lib.rs",

@@ -3,6 +3,7 @@
 
 use super::CreateWebhookError;
 use crate::cli::CreateWebhookArgs;
+use crate::commands::create::suite_module;
 use crate::context::{ProjectContext, ResourceContext};
 use crate::names;
 use crate::project::{Project, Resource, Webhooks};
@@ -139,19 +140,20 @@ pub(super) fn validate(
     })
 }
 
-/// The test file stem of the kind's webhooks: `<kind>_webhook`, qualified with the group and
-/// version when another resource with webhooks shares the kind's snake_case name.
-pub(super) fn test_name(project: &Project, resource: &Resource, r: &ResourceContext) -> String {
+/// The kind's module in the webhook test suite, `tests/webhook/` ([`suite_module`]): qualified
+/// as `<group>_<kind>_<version>` when another resource with webhooks shares the kind's
+/// snake_case name.
+pub(super) fn test_module(project: &Project, resource: &Resource, r: &ResourceContext) -> String {
     let p = ProjectContext::new(project, Default::default());
     let shared = project.resources.iter().any(|other| {
         other.webhooks.is_some()
             && (other.group != resource.group || other.version != resource.version)
             && ResourceContext::new(&p, other).snake == r.snake
     });
-    if shared {
-        let group = names::rust::snake_from_dns(&resource.group);
-        format!("{group}_{}_{}_webhook", r.snake, resource.version)
-    } else {
-        format!("{}_webhook", r.snake)
-    }
+    let group = names::rust::snake_from_dns(&resource.group);
+    suite_module(
+        r,
+        shared,
+        format!("{group}_{}_{}", r.snake, resource.version),
+    )
 }

@@ -15,8 +15,6 @@
 //! Tests of the Channel reconciler: the fake API server, or envtest when `KUBEBUILDER_ASSETS`
 //! is set. The spec: `shared/knative-example.md`, section Channel.
 
-mod support;
-
 use std::sync::Arc;
 
 use kbr_runtime::conditions::find_condition;
@@ -27,7 +25,7 @@ use kbr_runtime::{Action, Reconciler};
 use knative_lite::api::eventing::v1alpha1;
 use knative_lite::controller::eventing::ChannelReconciler;
 
-use support::{env, eventually};
+use crate::support::{env, eventually};
 
 fn in_memory() -> v1alpha1::ProvisionerReference {
     v1alpha1::ProvisionerReference {

@@ -15,8 +15,6 @@
 //! Tests of the Broker reconciler: the fake API server, or envtest when `KUBEBUILDER_ASSETS`
 //! is set. The spec: `shared/knative-example.md`, section Broker.
 
-mod support;
-
 use std::sync::Arc;
 
 use kbr_runtime::client::ListOptions;
@@ -29,7 +27,7 @@ use kbr_runtime::{Action, Client, Reconciler};
 use knative_lite::api::eventing::v1alpha1;
 use knative_lite::controller::eventing::BrokerReconciler;
 
-use support::{Running, env, eventually, manager};
+use crate::support::{Running, env, eventually, manager};
 
 /// The spec's first input, as YAML: a Broker without a spec.
 const DEFAULT_BROKER: &str = "

@@ -18,8 +18,6 @@
 //! creates Channels through it. kbr-runtime's own tests cover the HTTPS server and the review
 //! format.
 
-mod support;
-
 use kbr_runtime::Client;
 use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
 use kbr_runtime::resource::CustomResource as _;
@@ -31,7 +29,7 @@ use knative_lite::api::eventing as api;
 use knative_lite::api::eventing::v1alpha1::ProvisionerReference;
 use knative_lite::webhook::eventing::v1alpha1::channel as webhook;
 
-use support::{Running, env, eventually, manager, namespace};
+use crate::support::{Running, env, eventually, manager, namespace};
 
 /// The kind under test.
 type Object = api::v1alpha1::Channel;

@@ -15,8 +15,6 @@
 //! Tests of the (Knative) Service reconciler: the fake API server, or envtest when
 //! `KUBEBUILDER_ASSETS` is set. The spec: `shared/knative-example.md`, section Service.
 
-mod support;
-
 use std::sync::Arc;
 
 use kbr_runtime::Client;
@@ -30,7 +28,7 @@ use kbr_runtime::{Action, Reconciler};
 use knative_lite::api::serving::v1alpha1;
 use knative_lite::controller::serving::ServiceReconciler;
 
-use support::{env, eventually};
+use crate::support::{env, eventually};
 
 const NAME: &str = "helloworld-python";
 

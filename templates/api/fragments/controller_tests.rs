@@ -1,0 +1,1 @@
+mod {{ r.test_module }};

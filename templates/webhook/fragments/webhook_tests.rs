@@ -1,0 +1,1 @@
+mod {{ w.test_module }};
