@@ -8,13 +8,12 @@ use kbr_runtime::k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
 use kbr_runtime::kube::api::{Api, Patch, PatchParams, PostParams};
-use kbr_runtime::testing::TestEnv;
-use kbr_runtime::testing::envtest::{WebhookInstallOptions, WebhookServing};
+use kbr_runtime::testing::envtest::WebhookInstallOptions;
+use kbr_runtime::testing::{ServedWebhooks, TestEnv};
 use kbr_runtime::webhook::{self, ClientConfig};
 use kbr_runtime::{Scheme, kube};
-use tokio::sync::oneshot;
 use webhook_support::channel::{Channel, ChannelSpec, Provisioner};
-use webhook_support::{serve_for, webhooks};
+use webhook_support::webhooks;
 
 fn scheme() -> Scheme {
     let mut scheme = Scheme::new();
@@ -38,7 +37,7 @@ fn configurations() -> (MutatingWebhookConfiguration, ValidatingWebhookConfigura
 async fn start(
     serve: bool,
     edit: impl FnOnce(&mut MutatingWebhookConfiguration, &mut ValidatingWebhookConfiguration),
-) -> (TestEnv, WebhookServing, Option<oneshot::Sender<()>>) {
+) -> (TestEnv, Option<ServedWebhooks>) {
     let env = TestEnv::start_fake(scheme()).unwrap_or_else(|e| panic!("{e}"));
     let (mut mutating, mut validating) = configurations();
     edit(&mut mutating, &mut validating);
@@ -50,12 +49,13 @@ async fn start(
         )
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    let stop = if serve {
-        Some(serve_for(&serving, webhooks()).await)
+    let served = if serve {
+        let served = ServedWebhooks::start(serving, webhooks()).await;
+        Some(served.unwrap_or_else(|e| panic!("{e}")))
     } else {
         None
     };
-    (env, serving, stop)
+    (env, served)
 }
 
 fn channel(name: &str, provisioner: Option<(&str, &str)>) -> Channel {
@@ -86,7 +86,7 @@ fn code_and_message(result: Result<Channel, kube::Error>) -> (u16, String) {
 
 #[tokio::test]
 async fn warnings_come_back_as_warning_headers() {
-    let (env, _serving, _stop) = start(true, |_, _| {}).await;
+    let (env, _served) = start(true, |_, _| {}).await;
     let body = serde_json::to_vec(&channel(
         "old-style",
         Some(("ClusterChannelProvisioner", "deprecated")),
@@ -118,7 +118,7 @@ async fn warnings_come_back_as_warning_headers() {
 #[tokio::test]
 async fn an_unreachable_webhook_fails_requests_unless_its_policy_is_ignore() {
     // No server listening on the port: calls fail.
-    let (env, _serving, _stop) = start(false, |_, _| {}).await;
+    let (env, _served) = start(false, |_, _| {}).await;
     let (code, message) = code_and_message(
         api(&env)
             .create(&PostParams::default(), &channel("a", None))
@@ -142,7 +142,7 @@ async fn an_unreachable_webhook_fails_requests_unless_its_policy_is_ignore() {
             w.failure_policy = Some("Ignore".into());
         }
     };
-    let (env, _serving, _stop) = start(false, ignore).await;
+    let (env, _served) = start(false, ignore).await;
     let created = api(&env)
         .create(&PostParams::default(), &channel("a", None))
         .await
@@ -170,7 +170,7 @@ async fn webhooks_whose_rules_do_not_match_are_not_called() {
             rule.api_versions = Some(vec!["v1".into()]);
         }
     };
-    let (env, _serving, _stop) = start(false, other_version).await;
+    let (env, _served) = start(false, other_version).await;
     let created = api(&env)
         .create(&PostParams::default(), &channel("a", None))
         .await
@@ -180,7 +180,7 @@ async fn webhooks_whose_rules_do_not_match_are_not_called() {
 
 #[tokio::test]
 async fn dry_runs_and_server_side_apply_are_admitted_too() {
-    let (env, _serving, _stop) = start(true, |_, _| {}).await;
+    let (env, _served) = start(true, |_, _| {}).await;
     let api = api(&env);
     let dry_run = PostParams {
         dry_run: true,

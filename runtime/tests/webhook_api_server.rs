@@ -14,13 +14,12 @@ use kbr_runtime::k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
 use kbr_runtime::kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use kbr_runtime::testing::TestEnv;
-use kbr_runtime::testing::envtest::{WebhookInstallOptions, WebhookServing};
+use kbr_runtime::testing::envtest::WebhookInstallOptions;
+use kbr_runtime::testing::{ServedWebhooks, TestEnv};
 use kbr_runtime::webhook::{self, ClientConfig};
 use kbr_runtime::{Scheme, kube};
-use tokio::sync::oneshot;
 use webhook_support::channel::{Channel, ChannelSpec, Provisioner};
-use webhook_support::{serve_for, v1, v2, webhooks, within};
+use webhook_support::{v1, v2, webhooks, within};
 
 /// The Channel and both Widget versions.
 fn scheme() -> Scheme {
@@ -32,19 +31,10 @@ fn scheme() -> Scheme {
     scheme
 }
 
-/// A running test: the API server, the webhook server it calls, and how to stop the latter.
+/// A running test: the API server and the webhook server it calls (stopped on drop).
 struct Running {
     env: TestEnv,
-    serving: WebhookServing,
-    stop: Option<oneshot::Sender<()>>,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-    }
+    served: ServedWebhooks,
 }
 
 /// Starts the API server with the Channel and Widget kinds, the webhook server on the port
@@ -69,12 +59,10 @@ async fn start() -> Running {
         )
         .await
         .unwrap_or_else(|e| panic!("installing the webhook configurations: {e}"));
-    let stop = serve_for(&serving, webhooks).await;
-    let running = Running {
-        env,
-        serving,
-        stop: Some(stop),
-    };
+    let served = ServedWebhooks::start(serving, webhooks)
+        .await
+        .unwrap_or_else(|e| panic!("serving the webhooks: {e}"));
+    let running = Running { env, served };
     wait_for_admission(&running).await;
     running
 }
@@ -249,14 +237,14 @@ async fn the_configurations_point_at_the_local_server_with_its_ca() {
     for config in configs {
         let url = config.url.as_deref().unwrap_or("");
         assert!(
-            url.starts_with(&running.serving.url("/"))
+            url.starts_with(&running.served.serving().url("/"))
                 && url.contains("-eventing-knative-dev-v1alpha1-channel"),
             "{url}"
         );
         assert!(config.service.is_none());
         assert_eq!(
             config.ca_bundle.as_ref().map(|b| b.0.as_slice()),
-            Some(running.serving.ca_pem.as_bytes())
+            Some(running.served.serving().ca_pem.as_bytes())
         );
     }
 }
@@ -270,11 +258,7 @@ async fn serve_webhooks_serves_and_registers_a_projects_webhooks_in_one_call() {
         .serve_webhooks(webhooks())
         .await
         .unwrap_or_else(|e| panic!("serving the webhooks: {e}"));
-    let running = Running {
-        env,
-        serving: served.serving().clone(),
-        stop: None,
-    };
+    let running = Running { env, served };
     wait_for_admission(&running).await;
     let api = channels(&running.env);
     let created = api
@@ -293,7 +277,11 @@ async fn serve_webhooks_serves_and_registers_a_projects_webhooks_in_one_call() {
         .await,
     );
     assert_eq!(code, 422, "{message}");
-    served.stop().await.unwrap_or_else(|e| panic!("{e}"));
+    running
+        .served
+        .stop()
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
 }
 
 /// Conversion through the API server needs a real one (the fake stores every version of a

@@ -206,6 +206,30 @@ impl TestEnv {
         let serving = self.install_webhooks(WebhookInstallOptions::new()).await?;
         let target = ClientConfig::url(&serving.url(""), serving.ca_pem.as_bytes().to_vec())?;
         webhook::install(self.client.clone(), &webhooks, &target).await?;
+        ServedWebhooks::start(serving, webhooks).await
+    }
+}
+
+/// The webhook server [`TestEnv::serve_webhooks`] started, registered with the API server.
+/// Dropping it stops the server (the configurations stay registered).
+#[derive(Debug)]
+pub struct ServedWebhooks {
+    serving: WebhookServing,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<Result<(), WebhookError>>,
+}
+
+impl ServedWebhooks {
+    /// Serves `webhooks` where an API server that [`TestEnv::install_webhooks`] set up through
+    /// `serving` calls them: a [`WebhookServer`] on `127.0.0.1:<serving.port>` with the serving
+    /// certificate in `serving.cert_dir`. The listener is bound before this returns, so the
+    /// first admission request finds it. For configurations of a test's own; otherwise
+    /// [`TestEnv::serve_webhooks`] does both steps.
+    ///
+    /// # Errors
+    /// [`Error::Webhook`] when the server cannot be built (certificate files) or the port
+    /// cannot be bound.
+    pub async fn start(serving: WebhookServing, webhooks: Webhooks) -> Result<Self, Error> {
         let options = WebhookServerOptions {
             host: "127.0.0.1".into(),
             port: serving.port,
@@ -224,24 +248,13 @@ impl TestEnv {
         let task = tokio::spawn(server.serve_on(listener, async {
             let _ = stopped.await;
         }));
-        Ok(ServedWebhooks {
+        Ok(Self {
             serving,
             stop: Some(stop),
             task,
         })
     }
-}
 
-/// The webhook server [`TestEnv::serve_webhooks`] started, registered with the API server.
-/// Dropping it stops the server (the configurations stay registered).
-#[derive(Debug)]
-pub struct ServedWebhooks {
-    serving: WebhookServing,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: tokio::task::JoinHandle<Result<(), WebhookError>>,
-}
-
-impl ServedWebhooks {
     /// Where the server listens and the CA the API server trusts.
     pub fn serving(&self) -> &WebhookServing {
         &self.serving

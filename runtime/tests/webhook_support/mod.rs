@@ -608,27 +608,3 @@ pub fn response_of(reply: &Reply, uid: &str) -> Value {
     assert_eq!(response["uid"], uid, "{body}");
     response
 }
-
-/// Serves `webhooks` where an API server registered through `serving` expects them
-/// (`cert_dir`, `127.0.0.1`, the port); the listener is bound before this returns. Send on
-/// (or drop) the returned sender to stop the server.
-pub async fn serve_for(
-    serving: &kbr_runtime::testing::envtest::WebhookServing,
-    webhooks: Webhooks,
-) -> oneshot::Sender<()> {
-    let options = WebhookServerOptions {
-        host: "127.0.0.1".into(),
-        port: serving.port,
-        cert_dir: Some(serving.cert_dir.clone()),
-        ..WebhookServerOptions::default()
-    };
-    let server = WebhookServer::new(webhooks, options).unwrap_or_else(|e| panic!("{e}"));
-    let listener = tokio::net::TcpListener::bind(serving.address())
-        .await
-        .unwrap_or_else(|e| panic!("binding {}: {e}", serving.address()));
-    let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(server.serve_on(listener, async {
-        let _ = stopped.await;
-    }));
-    stop
-}
