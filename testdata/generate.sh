@@ -33,12 +33,14 @@ scaffold() {
 }
 
 # project: one group, one cluster-scoped kind with an irregular plural, in two versions
-# converted through the hub v1 (Kubebuilder's testdata has the same Captain webhooks).
+# converted through the hub v1 (Kubebuilder's testdata has the same Captain webhooks), and a
+# controller for the built-in Deployment kind (as in Kubebuilder's multigroup testdata).
 scaffold project <<'CMDS'
 init --domain testproject.org --project-name project --owner "The kbr authors" --runtime-path ../../runtime
 create api --group crew --version v1 --kind Captain --namespaced=false
 create api --group crew --version v2 --kind Captain --namespaced=false --controller=false
 create webhook --group crew --version v1 --kind Captain --defaulting --programmatic-validation --conversion --spoke v2
+create api --group apps --version v1 --kind Deployment --resource=false
 CMDS
 
 # knative-lite: the scaffold commands of shared/knative-example.md.

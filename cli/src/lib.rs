@@ -15,6 +15,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod builtin;
 pub mod cli;
 pub mod commands;
 pub mod context;

@@ -26,6 +26,12 @@
 //!     defaulting: true
 //!     validation: true
 //!     webhookVersion: v1
+//! - controller: true           # a controller for a built-in kind (`--resource=false`)
+//!   group: apps                # Kubebuilder's name: core, apps, networking, rbac.authorization
+//!   kind: Deployment           # (domain: k8s.io for the *.k8s.io groups)
+//!   path: kbr_runtime::k8s_openapi::api::apps::v1
+//!   plural: deployments
+//!   version: v1
 //! runtime:                     # kbr: where the kbr-runtime dependency comes from
 //!   path: ../../runtime        # or `version: 0.1.0`
 //! version: "3"                 # the PROJECT format version
@@ -117,13 +123,16 @@ pub struct Resource {
     /// Whether kbr scaffolded a controller for the kind.
     #[serde(default, skip_serializing_if = "is_false")]
     pub controller: bool,
-    /// The project domain at the time.
+    /// The project domain at the time; for a built-in kind its group's domain (`k8s.io`),
+    /// omitted when the group has none (`core`, `apps`, `batch`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub domain: String,
     /// `--group`, without the domain.
     pub group: String,
     /// `--kind`.
     pub kind: String,
-    /// The Rust module holding the type, e.g. `knative_lite::api::eventing::v1alpha1`.
+    /// The Rust module holding the type, e.g. `knative_lite::api::eventing::v1alpha1`, or
+    /// `kbr_runtime::k8s_openapi::api::apps::v1` for a built-in kind.
     pub path: String,
     /// The REST resource name, e.g. `brokers`.
     pub plural: String,

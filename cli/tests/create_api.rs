@@ -517,3 +517,145 @@ fn every_kind_tests_in_one_controller_suite_under_distinct_modules() {
         "one test binary, no files directly under tests/"
     );
 }
+
+#[test]
+fn controllers_for_built_in_kinds() {
+    let (_tmp, dir) = init_knative();
+    let before = snapshot(&dir);
+    let builtin = |group: &str, version: &str, kind: &str, extra: &[&str]| {
+        let mut args = vec!["--resource=false"];
+        args.extend_from_slice(extra);
+        create_api(&dir, [group, version, kind], &args)
+    };
+    assert_eq!(builtin("apps", "v1", "Deployment", &[]).code, 0);
+    assert_eq!(builtin("core", "v1", "Pod", &[]).code, 0);
+    assert_eq!(builtin("networking.k8s.io", "v1", "Ingress", &[]).code, 0);
+    assert_eq!(builtin("storage", "v1", "StorageClass", &[]).code, 0);
+
+    let read = |path: &str| fs::read_to_string(dir.join(path)).expect(path);
+    let deployment = read("src/controller/apps/deployment.rs");
+    for line in [
+        "//! The controller of Deployment objects (apps/v1, a built-in kind).\n",
+        "use kbr_runtime::k8s_openapi::api::apps::v1;\nuse kbr_runtime::{Action, Client, Controller, Error, Manager, Rbac, Reconciler};\n",
+        "#[rbac(groups = [\"apps\"], resources = [\"deployments\"], verbs = [\"get\", \"list\", \"watch\", \"create\", \"update\", \"patch\", \"delete\"])]\n#[rbac(groups = [\"apps\"], resources = [\"deployments/finalizers\"], verbs = [\"update\"])]\n",
+        "    type Object = v1::Deployment;\n",
+    ] {
+        assert!(deployment.contains(line), "{line} in {deployment}");
+    }
+    // The status belongs to Kubernetes' own controllers.
+    assert!(!deployment.contains("deployments/status"), "{deployment}");
+    let pod = read("src/controller/core/pod.rs");
+    assert!(
+        pod.contains("#[rbac(groups = [\"\"], resources = [\"pods\"]"),
+        "{pod}"
+    );
+    assert!(pod.contains("(v1, a built-in kind)"), "{pod}");
+    let ingress = read("src/controller/networking/ingress.rs");
+    assert!(
+        ingress.contains("groups = [\"networking.k8s.io\"]"),
+        "{ingress}"
+    );
+    let test = read("tests/controller/storage_class.rs");
+    assert!(
+        test.contains("    let mut resource = v1::StorageClass::default();\n    resource.metadata.name = Some(\"test-resource\".into());\n\n"),
+        "cluster-scoped, not created: {test}"
+    );
+    assert!(!test.contains("client.create"), "{test}");
+    let project = read("PROJECT");
+    assert!(
+        project.contains("- controller: true\n  group: apps\n  kind: Deployment\n  path: kbr_runtime::k8s_openapi::api::apps::v1\n  plural: deployments\n  version: v1\n"),
+        "{project}"
+    );
+    assert!(
+        project.contains(
+            "- controller: true\n  domain: k8s.io\n  group: networking\n  kind: Ingress\n"
+        ),
+        "{project}"
+    );
+
+    // No API type, CRD, sample or helper role for a kind Kubernetes defines.
+    let added: Vec<String> = snapshot(&dir)
+        .into_iter()
+        .filter(|(path, content)| content.is_some() && !before.contains_key(path))
+        .map(|(path, _)| path)
+        .collect();
+    for path in &added {
+        assert!(
+            path.starts_with("src/controller/") || path.starts_with("tests/controller/"),
+            "{path} added for a built-in kind"
+        );
+    }
+
+    let fails = |args: &[&str], message: &str| {
+        let mut all = vec!["create", "api"];
+        all.extend_from_slice(args);
+        assert_fails(&dir, &all, message);
+    };
+    fails(
+        &[
+            "--group",
+            "apps",
+            "--version",
+            "v1",
+            "--kind",
+            "Deployment",
+            "--resource=false",
+        ],
+        "failed to create API: controller for apps/v1, Kind=Deployment already exists; pass --force to overwrite its files",
+    );
+    fails(
+        &[
+            "--group",
+            "apps",
+            "--version",
+            "v1",
+            "--kind",
+            "Deploymnt",
+            "--resource=false",
+        ],
+        "failed to create API: apps/v1 has no built-in kind Deploymnt; its kinds are ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet: check --kind (kinds are CamelCase)",
+    );
+    fails(
+        &[
+            "--group",
+            "batch",
+            "--version",
+            "v2",
+            "--kind",
+            "Job",
+            "--resource=false",
+        ],
+        "failed to create API: batch is a built-in API group without version v2; its versions are v1: pass one of them with --version",
+    );
+    fails(
+        &[
+            "--group",
+            "batch",
+            "--version",
+            "v1",
+            "--kind",
+            "Job",
+            "--resource=false",
+            "--plural",
+            "jobz",
+        ],
+        "failed to create API: the built-in kind Job has the plural \"jobs\", not \"jobz\"; drop --plural",
+    );
+    assert_fails(
+        &dir,
+        &[
+            "create",
+            "webhook",
+            "--group",
+            "apps",
+            "--version",
+            "v1",
+            "--kind",
+            "Deployment",
+            "--defaulting",
+        ],
+        "failed to create webhook: apps/v1, Kind=Deployment is a built-in kind: kbr scaffolds webhooks for the project's own APIs only; write a kbr_runtime::webhook::Defaulter or Validator for it by hand",
+    );
+    // --force rewrites the controller's own files.
+    assert_eq!(builtin("apps", "v1", "Deployment", &["--force"]).code, 0);
+}

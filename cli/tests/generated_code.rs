@@ -63,6 +63,14 @@ fn tricky_kinds_are_spelled_unambiguously() {
     let read = |path: &str| std::fs::read_to_string(dir.join(path)).expect(path);
     let suite = read("tests/controller/main.rs");
     assert!(suite.contains("\nmod things_main;\n"), "{suite}");
+    assert!(
+        suite.contains("\nmod core_service;\n") && suite.contains("\nmod service;\n"),
+        "{suite}"
+    );
+    assert!(
+        read("src/controller/core/service.rs")
+            .contains("use kbr_runtime::k8s_openapi::api::core::v1;\n")
+    );
     assert!(read("tests/controller/things_main.rs").contains("MainReconciler"));
     let option = read("src/api/things/v1/option.rs");
     assert!(

@@ -2,6 +2,7 @@
 
 use super::layout::Names;
 use super::{ApiPaths, Layout, ProjectContext};
+use crate::builtin;
 use crate::names::{self, rust};
 use crate::plural;
 use crate::project::Resource;
@@ -11,8 +12,16 @@ use crate::project::Resource;
 pub struct ResourceContext {
     /// `--group`, e.g. `eventing`.
     pub group: String,
-    /// `<group>.<domain>`, e.g. `eventing.knative.dev`.
+    /// The API group: `<group>.<domain>`, e.g. `eventing.knative.dev`; for a built-in kind as
+    /// the API server names it (`apps`, `networking.k8s.io`, empty for `core`).
     pub qualified_group: String,
+    /// The group in prose, e.g. "the API group `eventing.knative.dev`", "the core API group".
+    pub group_title: String,
+    /// `apiVersion` of the kind's objects, e.g. `eventing.knative.dev/v1alpha1`, `apps/v1`, `v1`.
+    pub api_version: String,
+    /// A built-in kind (`--resource=false` for a group such as `apps`): the controller
+    /// reconciles the k8s-openapi type; there is no API type, CRD, sample or helper role.
+    pub builtin: bool,
     /// `--version`, e.g. `v1alpha1`.
     pub version: String,
     /// `--kind`, e.g. `Broker`.
@@ -39,8 +48,12 @@ pub struct ResourceContext {
     pub var: String,
     /// The reconciler type, e.g. `BrokerReconciler`.
     pub reconciler: String,
-    /// The Rust module of the type, e.g. `knative_lite::api::eventing::v1alpha1` (PROJECT `path`).
+    /// The Rust module of the type, e.g. `knative_lite::api::eventing::v1alpha1` (PROJECT `path`),
+    /// `kbr_runtime::k8s_openapi::api::apps::v1` for a built-in kind.
     pub module_path: String,
+    /// The type's module as the project's library imports it: `crate::api::<group>::<version>`,
+    /// or [`Self::module_path`] for a built-in kind.
+    pub lib_module_path: String,
     /// The kind's module in the controller test suite `tests/controller/`, e.g. `broker`,
     /// `r#match`, `eventing_broker`; its file is `tests/controller/<file stem>.rs`.
     pub test_module: String,
@@ -80,8 +93,25 @@ impl ResourceContext {
             snake.clone()
         };
         let kind_snake = rust::file_stem(&kind_module).to_owned();
-        let qualified_group = format!("{}.{}", resource.group, resource.domain);
-        let namespaced = resource.api.as_ref().is_none_or(|api| api.namespaced);
+        let builtin = resource.api.as_ref().map_or_else(
+            || {
+                builtin::of(
+                    &resource.group,
+                    &resource.domain,
+                    &resource.version,
+                    &resource.kind,
+                )
+            },
+            |_| None,
+        );
+        let qualified_group = match builtin {
+            Some(b) => b.api_group(),
+            None => format!("{}.{}", resource.group, resource.domain),
+        };
+        let namespaced = match builtin {
+            Some(b) => b.namespaced,
+            None => resource.api.as_ref().is_none_or(|api| api.namespaced),
+        };
         let layout = Layout::new(Names {
             qualified_group: &qualified_group,
             version: &resource.version,
@@ -92,12 +122,31 @@ impl ResourceContext {
             namespaced,
         });
         let group_dir = rust::file_stem(&group_module).to_owned();
-        Self {
-            qualified_group,
-            module_path: format!(
-                "{}::api::{}::{}",
-                project.crate_name, group_module, resource.version
+        let (module_path, lib_module_path) = match builtin {
+            Some(b) => (b.module_path(), b.module_path()),
+            None => (
+                format!(
+                    "{}::api::{}::{}",
+                    project.crate_name, group_module, resource.version
+                ),
+                format!("crate::api::{}::{}", group_module, resource.version),
             ),
+        };
+        Self {
+            group_title: if qualified_group.is_empty() {
+                "the core API group".to_owned()
+            } else {
+                format!("the API group `{qualified_group}`")
+            },
+            api_version: if qualified_group.is_empty() {
+                resource.version.clone()
+            } else {
+                format!("{qualified_group}/{}", resource.version)
+            },
+            builtin: builtin.is_some(),
+            qualified_group,
+            module_path,
+            lib_module_path,
             kind_lower: resource.kind.to_lowercase(),
             plural: resource.plural.clone(),
             namespaced,

@@ -234,6 +234,9 @@ pub fn tricky_project(runtime: &[&str]) -> (tempfile::TempDir, PathBuf) {
         (["cache", "v1beta1", "Cache"], &[]),
         (["a-b.c", "v10", "Long"], &["--controller=false"]),
         (["a-b.c", "v10", "Long"], &["--resource=false"]),
+        // Built-in kinds: `core` as a module name, and a Service beside `things`' own.
+        (["core", "v1", "Service"], &["--resource=false"]),
+        (["rbac.authorization", "v1", "Role"], &["--resource=false"]),
         (["eventing", "v1alpha1", "ClusterChannelProvisioner"], &[]),
         (
             [

@@ -39,6 +39,7 @@ const ADD_TO_SCHEME: &[fn(&mut Scheme)] = &[
 /// The RBAC rules of every reconciler, from its `#[rbac(...)]` markers.
 const RBAC_RULES: &[fn() -> Vec<rbac::Rule>] = &[
     <controller::crew::CaptainReconciler as rbac::Rbac>::rbac_rules,
+    <controller::apps::DeploymentReconciler as rbac::Rbac>::rbac_rules,
     // +kbr:scaffold:rbac
 ];
 
@@ -48,6 +49,7 @@ type SetupWithManager = fn(&mut Manager) -> Result<(), Error>;
 /// The `setup_with_manager` function of every reconciler.
 const SETUP_WITH_MANAGER: &[SetupWithManager] = &[
     controller::crew::CaptainReconciler::setup_with_manager,
+    controller::apps::DeploymentReconciler::setup_with_manager,
     // +kbr:scaffold:builder
 ];
 

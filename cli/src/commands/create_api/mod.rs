@@ -39,7 +39,7 @@ pub enum CreateApiError {
         /// The GVK, Kubebuilder-style.
         gvk: String,
     },
-    /// `--resource=false` for a type kbr has not scaffolded.
+    /// `--resource=false` for a type kbr has not scaffolded and Kubernetes does not define.
     #[error(
         "API resource {gvk} does not exist; drop --resource=false to scaffold its type along with the controller"
     )]
@@ -47,6 +47,9 @@ pub enum CreateApiError {
         /// The GVK, Kubebuilder-style.
         gvk: String,
     },
+    /// `--resource=false` for a built-in group (`apps`, `core`, …) without that version or kind.
+    #[error(transparent)]
+    Builtin(#[from] crate::builtin::BuiltinError),
     /// The new names collide with another resource's Rust modules, types or CRD.
     #[error("{0}")]
     Clash(String),

@@ -2,6 +2,7 @@
 //! that would collide in Rust modules, types or CRDs.
 
 use super::CreateApiError;
+use crate::builtin::{self, BuiltinKind};
 use crate::cli::CreateApiArgs;
 use crate::commands::create::suite_module;
 use crate::context::{self, ProjectContext, ResourceContext};
@@ -34,7 +35,10 @@ pub(super) fn validate(
         return Err(CreateApiError::ApiExists { gvk: gvk() });
     }
     if !args.resource && !has_api {
-        return Err(CreateApiError::NoApi { gvk: gvk() });
+        return match builtin::lookup(&args.group, &args.version, &args.kind)? {
+            Some(kind) => validate_builtin(args, project, kind),
+            None => Err(CreateApiError::NoApi { gvk: gvk() }),
+        };
     }
     if args.controller && existing.is_some_and(|e| e.controller) && !args.force {
         return Err(CreateApiError::ControllerExists { gvk: gvk() });
@@ -81,6 +85,42 @@ pub(super) fn validate(
         path: r.module_path,
         ..resource
     })
+}
+
+/// A controller for the built-in kind `kind` (`--resource=false` for a group Kubernetes
+/// defines, Kubebuilder's "core types"): recorded under the group's Kubebuilder name and domain,
+/// with the k8s-openapi module as `path`.
+fn validate_builtin(
+    args: &CreateApiArgs,
+    project: &Project,
+    kind: &BuiltinKind,
+) -> Result<Resource, CreateApiError> {
+    if let Some(plural) = args.plural.as_ref().filter(|p| *p != kind.plural) {
+        return Err(CreateApiError::Clash(format!(
+            "the built-in kind {} has the plural {:?}, not {plural:?}; drop --plural",
+            kind.kind, kind.plural
+        )));
+    }
+    let existing = project.find(kind.group, kind.version, kind.kind);
+    if existing.is_some_and(|e| e.controller) && !args.force {
+        return Err(CreateApiError::Clash(format!(
+            "controller for {} already exists; pass --force to overwrite its files",
+            kind.gvk()
+        )));
+    }
+    let resource = Resource {
+        api: None,
+        controller: true,
+        domain: kind.domain.to_owned(),
+        group: kind.group.to_owned(),
+        kind: kind.kind.to_owned(),
+        path: kind.module_path(),
+        plural: kind.plural.to_owned(),
+        version: kind.version.to_owned(),
+        webhooks: None,
+    };
+    check_clashes(project, &resource, None, true)?;
+    Ok(resource)
 }
 
 /// Errors if `new` collides with another resource of `project`: module names, type names,

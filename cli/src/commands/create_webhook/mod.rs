@@ -41,6 +41,15 @@ pub enum CreateWebhookError {
         /// The hub version.
         version: String,
     },
+    /// The GVK is a built-in kind (`apps/v1, Kind=Deployment`): kbr scaffolds webhooks only
+    /// for the project's own APIs so far.
+    #[error(
+        "{gvk} is a built-in kind: kbr scaffolds webhooks for the project's own APIs only; write a kbr_runtime::webhook::Defaulter or Validator for it by hand"
+    )]
+    Builtin {
+        /// The GVK, Kubebuilder-style.
+        gvk: String,
+    },
     /// No API type for the GVK (or a spoke's GVK).
     #[error("no API found for {gvk}: run kbr create api --version {version} first")]
     NoApi {

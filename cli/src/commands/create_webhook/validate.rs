@@ -2,6 +2,7 @@
 //! that exist already, and the spoke versions of a conversion.
 
 use super::CreateWebhookError;
+use crate::builtin;
 use crate::cli::CreateWebhookArgs;
 use crate::commands::create::suite_module;
 use crate::context::{ProjectContext, ResourceContext};
@@ -43,13 +44,18 @@ pub(super) fn validate(
             args.group, project.domain, version, args.kind
         )
     };
-    let resource = project
+    let own = project
         .find(&args.group, &args.version, &args.kind)
-        .filter(|r| r.api.is_some())
-        .ok_or_else(|| CreateWebhookError::NoApi {
-            gvk: gvk(&args.version),
-            version: args.version.clone(),
-        })?;
+        .filter(|r| r.api.is_some());
+    if own.is_none()
+        && let Ok(Some(kind)) = builtin::lookup(&args.group, &args.version, &args.kind)
+    {
+        return Err(CreateWebhookError::Builtin { gvk: kind.gvk() });
+    }
+    let resource = own.ok_or_else(|| CreateWebhookError::NoApi {
+        gvk: gvk(&args.version),
+        version: args.version.clone(),
+    })?;
 
     let existing = resource.webhooks.clone().unwrap_or_default();
     for (asked, exists, what) in [

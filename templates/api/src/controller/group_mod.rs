@@ -1,3 +1,3 @@
-{{ p.header_rust }}//! The reconcilers of the API group `{{ r.qualified_group }}`.
+{{ p.header_rust }}//! The reconcilers of {{ r.group_title }}.
 
 // +kbr:scaffold:controllers

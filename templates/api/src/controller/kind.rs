@@ -1,22 +1,36 @@
-{{ p.header_rust }}//! The controller of {{ r.kind }} objects ({{ r.qualified_group }}/{{ r.version }}).
+{{ p.header_rust }}//! The controller of {{ r.kind }} objects ({{ r.api_version }}{% if r.builtin %}, a built-in kind{% endif %}).
 
 use std::sync::Arc;
 
+{% if r.builtin -%}
+use {{ r.lib_module_path }};
+use kbr_runtime::{Action, Client, Controller, Error, Manager, Rbac, Reconciler};
+{%- else -%}
 use kbr_runtime::{Action, Client, Controller, Error, Manager, Rbac, Reconciler};
 
-use crate::api::{{ r.group_module }}::{{ r.version }};
+use {{ r.lib_module_path }};
+{%- endif %}
 
 /// The controller's name, in logs and metrics.
 const CONTROLLER_NAME: &str = "{{ r.kind_lower }}";
 
+{% if r.builtin -%}
+/// Reconciles {{ r.kind }} objects, a kind Kubernetes defines.
+///
+/// It acts on each one, for example by creating or updating the objects it owns; the status
+/// belongs to Kubernetes' own controllers.
+{% else -%}
 /// Reconciles {{ r.kind }} objects: moves the cluster towards each {{ r.kind }}'s spec and records
 /// what it observes in its status.
+{% endif -%}
 ///
 /// The `#[rbac(...)]` attributes are the permissions it needs; `make manifests` writes them to
 /// `config/rbac/role.yaml`.
 #[derive(Rbac)]
 #[rbac(groups = ["{{ r.qualified_group }}"], resources = ["{{ r.plural }}"], verbs = ["get", "list", "watch", "create", "update", "patch", "delete"])]
+{%- if !r.builtin %}
 #[rbac(groups = ["{{ r.qualified_group }}"], resources = ["{{ r.plural }}/status"], verbs = ["get", "update", "patch"])]
+{%- endif %}
 #[rbac(groups = ["{{ r.qualified_group }}"], resources = ["{{ r.plural }}/finalizers"], verbs = ["update"])]
 pub struct {{ r.reconciler }} {
     /// Reads from the manager's cache, writes to the API server.
@@ -35,7 +49,11 @@ impl Reconciler for {{ r.reconciler }} {
         {{ r.var }}: Arc<{{ r.version }}::{{ r.kind }}>,
     ) -> Result<Action, Error> {
 {%- endif %}
+{%- if r.builtin %}
+        // TODO(user): act on `{{ r.var }}`, e.g. create or update the objects it should own.
+{%- else %}
         // TODO(user): move the cluster towards `{{ r.var }}.spec` and record what you see in its status.
+{%- endif %}
         let _ = (&self.client, {{ r.var }});
         Ok(Action::await_change())
     }

@@ -15,5 +15,6 @@
 //! The reconcilers of this project, one module per API group:
 //! `controller::<group>::<Kind>Reconciler`. `kbr create api` adds them.
 
+pub mod apps;
 pub mod crew;
 // +kbr:scaffold:groups

@@ -21,4 +21,5 @@
 //! separately. `kbr create api` adds a module here.
 
 mod captain;
+mod deployment;
 // +kbr:scaffold:tests

@@ -1,0 +1,62 @@
+// Copyright 2026 The kbr authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+//! The controller of Deployment objects (apps/v1, a built-in kind).
+
+use std::sync::Arc;
+
+use kbr_runtime::k8s_openapi::api::apps::v1;
+use kbr_runtime::{Action, Client, Controller, Error, Manager, Rbac, Reconciler};
+
+/// The controller's name, in logs and metrics.
+const CONTROLLER_NAME: &str = "deployment";
+
+/// Reconciles Deployment objects, a kind Kubernetes defines.
+///
+/// It acts on each one, for example by creating or updating the objects it owns; the status
+/// belongs to Kubernetes' own controllers.
+///
+/// The `#[rbac(...)]` attributes are the permissions it needs; `make manifests` writes them to
+/// `config/rbac/role.yaml`.
+#[derive(Rbac)]
+#[rbac(groups = ["apps"], resources = ["deployments"], verbs = ["get", "list", "watch", "create", "update", "patch", "delete"])]
+#[rbac(groups = ["apps"], resources = ["deployments/finalizers"], verbs = ["update"])]
+pub struct DeploymentReconciler {
+    /// Reads from the manager's cache, writes to the API server.
+    pub client: Client,
+}
+
+impl Reconciler for DeploymentReconciler {
+    type Object = v1::Deployment;
+    type Error = Error;
+    async fn reconcile(&self, deployment: Arc<v1::Deployment>) -> Result<Action, Error> {
+        // TODO(user): act on `deployment`, e.g. create or update the objects it should own.
+        let _ = (&self.client, deployment);
+        Ok(Action::await_change())
+    }
+}
+
+impl DeploymentReconciler {
+    /// Registers a controller named `deployment` for Deployment objects with `manager`.
+    ///
+    /// # Errors
+    ///
+    /// When the manager already has a controller of that name.
+    pub fn setup_with_manager(manager: &mut Manager) -> Result<(), Error> {
+        let reconciler = Self {
+            client: manager.client(),
+        };
+        manager.add_controller(Controller::new(reconciler).named(CONTROLLER_NAME))
+    }
+}

@@ -1,0 +1,41 @@
+// Copyright 2026 The kbr authors.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+//! Tests of the Deployment reconciler against the in-process fake API server.
+
+use std::sync::Arc;
+
+use kbr_runtime::k8s_openapi::api::apps::v1;
+use kbr_runtime::testing::TestEnv;
+use kbr_runtime::{Action, Reconciler};
+
+use project::controller::apps::DeploymentReconciler;
+
+#[tokio::test]
+async fn reconciling_a_new_resource_awaits_change() -> anyhow::Result<()> {
+    let scheme = project::scheme();
+    let env = TestEnv::start(scheme).await?;
+    let client = env.client();
+
+    // A Deployment as the cache hands it to the reconciler. It is not created: built-in kinds
+    // need more than their defaults to pass the API server's validation.
+    let mut resource = v1::Deployment::default();
+    resource.metadata.name = Some("test-resource".into());
+    resource.metadata.namespace = Some("default".into());
+
+    let reconciler = DeploymentReconciler { client };
+    let action = reconciler.reconcile(Arc::new(resource)).await?;
+    assert_eq!(action, Action::await_change());
+    Ok(())
+}
