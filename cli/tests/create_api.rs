@@ -527,7 +527,14 @@ fn controllers_for_built_in_kinds() {
         args.extend_from_slice(extra);
         create_api(&dir, [group, version, kind], &args)
     };
-    assert_eq!(builtin("apps", "v1", "Deployment", &[]).code, 0);
+    let out = builtin("apps", "v1", "Deployment", &[]);
+    assert_eq!(
+        (out.code, out.stdout.as_str()),
+        (
+            0,
+            "Next: implement the Deployment controller and generate the manifests (e.g. the RBAC role) with:\n$ make manifests\n"
+        )
+    );
     assert_eq!(builtin("core", "v1", "Pod", &[]).code, 0);
     assert_eq!(builtin("networking.k8s.io", "v1", "Ingress", &[]).code, 0);
     assert_eq!(builtin("storage", "v1", "StorageClass", &[]).code, 0);

@@ -72,16 +72,20 @@ impl From<askama::Error> for CreateApiError {
 
 /// Runs `kbr create api` in `env.dir`, printing the next step to `out`.
 pub fn run(args: &CreateApiArgs, env: &Env, out: &mut dyn Write) -> Result<(), crate::Error> {
-    plan_and_write(args, env).map_err(crate::Error::CreateApi)?;
-    writeln!(
-        out,
-        "Next: implement your new API and generate the manifests (e.g. CRDs, CRs) with:\n$ make manifests"
-    )
-    .map_err(crate::Error::Output)
+    let r = plan_and_write(args, env).map_err(crate::Error::CreateApi)?;
+    let next = if r.builtin {
+        format!(
+            "Next: implement the {} controller and generate the manifests (e.g. the RBAC role) with:",
+            r.kind
+        )
+    } else {
+        "Next: implement your new API and generate the manifests (e.g. CRDs, CRs) with:".to_owned()
+    };
+    writeln!(out, "{next}\n$ make manifests").map_err(crate::Error::Output)
 }
 
-/// Reads PROJECT, validates, plans and writes.
-fn plan_and_write(args: &CreateApiArgs, env: &Env) -> Result<(), CreateApiError> {
+/// Reads PROJECT, validates, plans and writes; returns the scaffolded resource's context.
+fn plan_and_write(args: &CreateApiArgs, env: &Env) -> Result<ResourceContext, CreateApiError> {
     let mut project = load_project(env)?;
     let resource = validate(args, &project)?;
     let p = project_context(&project, env)?;
@@ -97,7 +101,8 @@ fn plan_and_write(args: &CreateApiArgs, env: &Env) -> Result<(), CreateApiError>
     if args.controller {
         plan_controller(&mut plan, &p, &r, args.force)?;
     }
-    Ok(write_with_project(plan, &p, &mut project)?)
+    write_with_project(plan, &p, &mut project)?;
+    Ok(r)
 }
 
 /// Plans the API type: modules, kind file, scheme registration, CRD, sample and helper roles.
