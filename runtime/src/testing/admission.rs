@@ -190,10 +190,11 @@ fn prepare(shared: &Arc<Shared>, parts: &http::request::Parts, body: &Bytes) -> 
     ) else {
         return None;
     };
-    let configurations = |rt: &ResourceType| -> Vec<Value> {
+    // The stored configurations are shared (`Arc`): nothing is copied until a webhook matches.
+    let configurations = |rt: &ResourceType| -> Vec<Arc<Value>> {
         store
             .range(&rt.storage(), None, None)
-            .map(|c| (**c).clone())
+            .map(Arc::clone)
             .collect()
     };
     let (mutating, validating) = (configurations(&mutating), configurations(&validating));
