@@ -352,3 +352,75 @@ fn version_and_completion() {
     }
     assert_eq!(kbr(&dir, &["completion", "tcsh"]).code, 2);
 }
+
+/// `make setup-envtest` installs the envtest binaries from an archive laid out as
+/// controller-tools publishes them, once; a bad archive fails the target by name.
+#[test]
+fn make_setup_envtest_installs_the_binaries_once() {
+    let (tmp, dir) = empty_dir("et");
+    kbr_ok(
+        &dir,
+        &["init", "--domain", "example.com", "--project-name", "et"],
+    );
+    let package = tmp.path().join("package/controller-tools/envtest");
+    fs::create_dir_all(&package).unwrap();
+    for bin in ["etcd", "kube-apiserver", "kubectl"] {
+        let path = package.join(bin);
+        fs::write(&path, format!("#!/bin/sh\necho {bin}\n")).unwrap();
+        let mut permissions = fs::metadata(&path).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+        fs::set_permissions(&path, permissions).unwrap();
+    }
+    let archive = tmp.path().join("envtest.tar.gz");
+    let tar = std::process::Command::new("tar")
+        .arg("-czf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(tmp.path().join("package"))
+        .arg("controller-tools")
+        .status()
+        .unwrap();
+    assert!(tar.success());
+    let make = |url: &str| {
+        std::process::Command::new("make")
+            .args([
+                "--no-print-directory",
+                "setup-envtest",
+                &format!("ENVTEST_URL={url}"),
+                "ENVTEST_K8S_VERSION=1.32.0",
+                "ENVTEST_OS=linux",
+                "ENVTEST_ARCH=amd64",
+            ])
+            .current_dir(&dir)
+            .output()
+            .unwrap()
+    };
+    let url = format!("file://{}", archive.display());
+    let out = make(&url);
+    assert!(out.status.success(), "{out:?}");
+    let assets = dir.join("bin/k8s/1.32.0-linux-amd64");
+    for bin in ["etcd", "kube-apiserver", "kubectl"] {
+        let content = fs::read_to_string(assets.join(bin)).unwrap();
+        assert!(content.contains(&format!("echo {bin}")), "{bin}: {content}");
+    }
+    // Present: no download (the URL would fail).
+    let again = make("file:///nonexistent/envtest.tar.gz");
+    assert!(again.status.success(), "{again:?}");
+    assert!(!String::from_utf8_lossy(&again.stdout).contains("downloading"));
+
+    fs::remove_dir_all(dir.join("bin")).unwrap();
+    let empty = tmp.path().join("empty.tar.gz");
+    let tar = std::process::Command::new("tar")
+        .arg("-czf")
+        .arg(&empty)
+        .arg("-C")
+        .arg(&dir)
+        .arg("Makefile")
+        .status()
+        .unwrap();
+    assert!(tar.success());
+    let out = make(&format!("file://{}", empty.display()));
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("holds no executable etcd"), "{stderr}");
+}
