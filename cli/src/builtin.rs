@@ -50,6 +50,12 @@ impl BuiltinKind {
         }
     }
 
+    /// Whether `group` names this kind's group: Kubebuilder's name, or the full API group
+    /// (the core group has no name but `core`).
+    fn is_group(&self, group: &str) -> bool {
+        self.group == group || (self.group != "core" && self.api_group() == group)
+    }
+
     /// The Rust module of the type in a generated project, e.g.
     /// `kbr_runtime::k8s_openapi::api::apps::v1`.
     pub fn module_path(&self) -> String {
@@ -140,12 +146,6 @@ pub fn of(group: &str, domain: &str, version: &str, kind: &str) -> Option<&'stat
     KINDS
         .iter()
         .find(|k| k.group == group && k.domain == domain && k.version == version && k.kind == kind)
-}
-
-impl BuiltinKind {
-    fn is_group(&self, group: &str) -> bool {
-        self.group == group || (self.group != "core" && self.api_group() == group)
-    }
 }
 
 /// Shorthand for the table.

@@ -93,17 +93,17 @@ impl ResourceContext {
             snake.clone()
         };
         let kind_snake = rust::file_stem(&kind_module).to_owned();
-        let builtin = resource.api.as_ref().map_or_else(
-            || {
-                builtin::of(
-                    &resource.group,
-                    &resource.domain,
-                    &resource.version,
-                    &resource.kind,
-                )
-            },
-            |_| None,
-        );
+        // A PROJECT entry without an API type is a built-in kind when the table knows it.
+        let builtin = if resource.api.is_none() {
+            builtin::of(
+                &resource.group,
+                &resource.domain,
+                &resource.version,
+                &resource.kind,
+            )
+        } else {
+            None
+        };
         let qualified_group = match builtin {
             Some(b) => b.api_group(),
             None => format!("{}.{}", resource.group, resource.domain),
