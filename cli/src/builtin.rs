@@ -44,10 +44,11 @@ impl BuiltinKind {
 
     /// The GVK, Kubebuilder-style: `apps/v1, Kind=Deployment`, `v1, Kind=Pod`.
     pub fn gvk(&self) -> String {
-        match self.api_group().as_str() {
-            "" => format!("{}, Kind={}", self.version, self.kind),
-            group => format!("{group}/{}, Kind={}", self.version, self.kind),
-        }
+        format!(
+            "{}, Kind={}",
+            api_version(&self.api_group(), self.version),
+            self.kind
+        )
     }
 
     /// Whether `group` names this kind's group: Kubebuilder's name, or the full API group
@@ -60,6 +61,16 @@ impl BuiltinKind {
     /// `kbr_runtime::k8s_openapi::api::apps::v1`.
     pub fn module_path(&self) -> String {
         format!("{MODULE_PREFIX}::{}", self.module)
+    }
+}
+
+/// `apiVersion` for an API group and version: `<group>/<version>`, or the bare version for the
+/// core group (empty), e.g. `apps/v1`, `v1`.
+pub fn api_version(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        version.to_owned()
+    } else {
+        format!("{group}/{version}")
     }
 }
 

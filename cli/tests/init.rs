@@ -371,16 +371,20 @@ fn make_setup_envtest_installs_the_binaries_once() {
         std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
         fs::set_permissions(&path, permissions).unwrap();
     }
+    // `tar -czf <archive> -C <dir> <entry>`.
+    let tar_gz = |archive: &std::path::Path, dir: &std::path::Path, entry: &str| {
+        let status = std::process::Command::new("tar")
+            .arg("-czf")
+            .arg(archive)
+            .arg("-C")
+            .arg(dir)
+            .arg(entry)
+            .status()
+            .unwrap();
+        assert!(status.success(), "tar {}", archive.display());
+    };
     let archive = tmp.path().join("envtest.tar.gz");
-    let tar = std::process::Command::new("tar")
-        .arg("-czf")
-        .arg(&archive)
-        .arg("-C")
-        .arg(tmp.path().join("package"))
-        .arg("controller-tools")
-        .status()
-        .unwrap();
-    assert!(tar.success());
+    tar_gz(&archive, &tmp.path().join("package"), "controller-tools");
     let make = |url: &str| {
         std::process::Command::new("make")
             .args([
@@ -410,15 +414,7 @@ fn make_setup_envtest_installs_the_binaries_once() {
 
     fs::remove_dir_all(dir.join("bin")).unwrap();
     let empty = tmp.path().join("empty.tar.gz");
-    let tar = std::process::Command::new("tar")
-        .arg("-czf")
-        .arg(&empty)
-        .arg("-C")
-        .arg(&dir)
-        .arg("Makefile")
-        .status()
-        .unwrap();
-    assert!(tar.success());
+    tar_gz(&empty, &dir, "Makefile");
     let out = make(&format!("file://{}", empty.display()));
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -138,11 +138,7 @@ impl ResourceContext {
             } else {
                 format!("the API group `{qualified_group}`")
             },
-            api_version: if qualified_group.is_empty() {
-                resource.version.clone()
-            } else {
-                format!("{qualified_group}/{}", resource.version)
-            },
+            api_version: builtin::api_version(&qualified_group, &resource.version),
             builtin: builtin.is_some(),
             qualified_group,
             module_path,
