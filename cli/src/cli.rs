@@ -87,7 +87,7 @@ pub struct AlphaUpdateArgs {
 
     /// The kbr version to update to: `current` (this kbr) or a version to install with cargo.
     #[arg(long, value_name = "VERSION", default_value = "current")]
-    pub to_version: Option<String>,
+    pub to_version: String,
 
     /// The kbr binary to update to (instead of --to-version).
     #[arg(long, value_name = "PATH", conflicts_with = "to_version")]

@@ -1,9 +1,9 @@
 //! `kbr alpha update`: user edits kept, scaffold changes merged, conflicts reported.
 //!
-//! The fast tests use a stand-in for an older kbr: a script running this kbr and then changing
-//! what `init` wrote, as an older scaffold would differ. The golden test (ignored by default:
-//! it builds kbr from an older commit and the updated project) is in `update_golden.rs`'s
-//! module below.
+//! These tests use a stand-in for an older kbr: a script running this kbr and then changing
+//! what `init` wrote, as an older scaffold would differ. The golden test with a real older kbr
+//! (ignored by default: it builds kbr from an older commit and the updated project) is
+//! `alpha_update_golden.rs`.
 
 mod common;
 

@@ -72,7 +72,7 @@ pub fn run(args: &AlphaUpdateArgs, env: &Env, out: &mut dyn Write) -> Result<(),
     .map_err(to_error)?;
     let to = scaffolder(
         args.to_binary.as_deref(),
-        args.to_version.as_deref().filter(|v| *v != "current"),
+        Some(args.to_version.as_str()).filter(|v| *v != "current"),
         env,
         ("--to-version", "--to-binary"),
     )
