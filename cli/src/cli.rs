@@ -64,7 +64,8 @@ pub struct AlphaGenerateArgs {
     #[arg(long, value_name = "DIR")]
     pub input_dir: Option<PathBuf>,
 
-    /// Where to write the project [default: --input-dir, overwriting every scaffolded file].
+    /// Where to write the project [default: --input-dir, overwriting every scaffolded file]; a
+    /// relative runtime path in PROJECT is then relative to it.
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
 

@@ -8,8 +8,11 @@
 //! render the base of `kbr alpha update`.
 //!
 //! Every recorded flag is one line in the function of its command ([`init`], [`create_api`],
-//! [`create_webhook`]): a flag is passed only when its recorded value differs from the flag's
+//! [`create_webhook`]; a `kbr edit` step would go between `init` and the first `create api` in
+//! [`commands`]): a flag is passed only when its recorded value differs from the flag's
 //! default, so an older kbr never sees a flag it does not know unless the project uses it.
+//! Those functions destructure PROJECT's structs without `..`, so a new PROJECT key does not
+//! compile until it is replayed or marked as needing no flag.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -20,7 +23,7 @@ use clap::Parser;
 
 use crate::cli::{Cli, Env};
 use crate::context::KBR_VERSION;
-use crate::project::{License, Project, Resource, Runtime};
+use crate::project::{Api, License, Project, Resource, Runtime, Webhooks};
 
 /// A rendered project: file path (relative, `/`-separated) -> content.
 pub type Tree = BTreeMap<String, String>;
@@ -170,19 +173,33 @@ pub fn commands(project: &Project) -> Vec<Vec<String>> {
 /// `kbr init` with the project's recorded flags. `--project-name` is always given: the scratch
 /// directory's name is not the project's.
 pub fn init(project: &Project) -> Vec<String> {
+    // Every field, without `..`: a new PROJECT key does not compile until it is replayed here
+    // or named below as one that needs no flag.
+    let Project {
+        cli_version: _, // written by whichever kbr replays
+        domain,
+        layout: _, // one layout so far
+        license,
+        namespaced,
+        owner,
+        project_name,
+        resources: _, // replayed by create api and create webhook
+        runtime,
+        version: _, // the PROJECT format
+    } = project;
     let mut args = words(&["init"]);
-    args.push(format!("--domain={}", project.domain));
-    args.push(format!("--project-name={}", project.project_name));
-    if !project.owner.is_empty() {
-        args.push(format!("--owner={}", project.owner));
+    args.push(format!("--domain={domain}"));
+    args.push(format!("--project-name={project_name}"));
+    if !owner.is_empty() {
+        args.push(format!("--owner={owner}"));
     }
-    if project.license != License::default() {
-        args.push(format!("--license={}", project.license));
+    if *license != License::default() {
+        args.push(format!("--license={license}"));
     }
-    if project.namespaced {
+    if *namespaced {
         args.push("--namespaced".to_owned());
     }
-    args.push(match &project.runtime {
+    args.push(match runtime {
         Runtime::Path(path) => format!("--runtime-path={path}"),
         Runtime::Version(version) => format!("--runtime-version={version}"),
     });
@@ -193,14 +210,29 @@ pub fn init(project: &Project) -> Vec<String> {
 /// from what a newer pluralizer would say, and scope) and/or its controller; a resource without
 /// an API type is a controller for a built-in kind (`--resource=false`).
 pub fn create_api(resource: &Resource) -> Vec<String> {
+    // Every field, without `..` (see `init`).
+    let Resource {
+        api,
+        controller,
+        domain: _, // the project's, or a built-in group's (known to kbr)
+        group: _,
+        kind: _,
+        path: _, // follows from the names
+        plural,
+        version: _,
+        webhooks: _, // replayed by create webhook
+    } = resource;
     let mut args = gvk(&["create", "api"], resource);
-    match &resource.api {
-        Some(api) => {
-            args.push(format!("--plural={}", resource.plural));
-            if !api.namespaced {
+    match api {
+        Some(Api {
+            crd_version: _, // always v1
+            namespaced,
+        }) => {
+            args.push(format!("--plural={plural}"));
+            if !namespaced {
                 args.push("--namespaced=false".to_owned());
             }
-            if !resource.controller {
+            if !controller {
                 args.push("--controller=false".to_owned());
             }
         }
@@ -212,20 +244,27 @@ pub fn create_api(resource: &Resource) -> Vec<String> {
 /// `kbr create webhook` for one resource, `None` when it has no webhooks. Webhooks added by
 /// several commands are replayed as one.
 pub fn create_webhook(resource: &Resource) -> Option<Vec<String>> {
-    let hooks = resource.webhooks.as_ref()?;
-    if !(hooks.defaulting || hooks.validation || hooks.conversion) {
+    // Every field, without `..` (see `init`).
+    let Webhooks {
+        conversion,
+        defaulting,
+        spoke,
+        validation,
+        webhook_version: _, // always v1
+    } = resource.webhooks.as_ref()?;
+    if !(*defaulting || *validation || *conversion) {
         return None;
     }
     let mut args = gvk(&["create", "webhook"], resource);
-    if hooks.defaulting {
+    if *defaulting {
         args.push("--defaulting".to_owned());
     }
-    if hooks.validation {
+    if *validation {
         args.push("--programmatic-validation".to_owned());
     }
-    if hooks.conversion {
+    if *conversion {
         args.push("--conversion".to_owned());
-        args.push(format!("--spoke={}", hooks.spoke.join(",")));
+        args.push(format!("--spoke={}", spoke.join(",")));
     }
     Some(args)
 }
