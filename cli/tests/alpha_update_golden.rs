@@ -9,9 +9,10 @@
 //! 4. the same project with an edit of the very lines of src/main.rs the new scaffold changes:
 //!    the update writes conflict markers there, exits 1, and merges everything else the same.
 //!
-//! `KBR_OLD_BINARY=PATH` uses another old kbr instead of building [`OLD_COMMIT`], e.g. when the
-//! clone lacks that commit (a shallow clone): the test fails with that advice rather than
-//! skipping, since a skipped acceptance test would pass without testing anything.
+//! A clone without [`OLD_COMMIT`] (a shallow one) fetches that commit from `origin`; if that
+//! fails too, the test fails naming the fix (`git fetch --unshallow`, or `KBR_OLD_BINARY=PATH`
+//! to use another old kbr) rather than skipping, since a skipped acceptance test would pass
+//! without testing anything.
 //!
 //! Run it with `cargo test -p kbr --test alpha_update_golden -- --ignored`.
 
@@ -40,14 +41,16 @@ fn old_kbr() -> PathBuf {
     let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("kbr-{}", &OLD_COMMIT[..7]));
     let src = work.join("src");
     if !src.join("Cargo.toml").is_file() {
-        let has_commit = Command::new("git")
-            .args(["cat-file", "-e", &format!("{OLD_COMMIT}^{{commit}}")])
-            .current_dir(&repo)
-            .status()
-            .is_ok_and(|status| status.success());
+        if !has_commit(&repo) {
+            // A shallow clone: fetch that one commit from origin, as CI's clone would allow.
+            let _ = Command::new("git")
+                .args(["fetch", "--quiet", "--depth=1", "origin", OLD_COMMIT])
+                .current_dir(&repo)
+                .status();
+        }
         assert!(
-            has_commit,
-            "the golden update test builds kbr from commit {OLD_COMMIT}, which this clone lacks (a shallow clone?): run `git fetch --unshallow`, or set KBR_OLD_BINARY to a kbr built from that commit"
+            has_commit(&repo),
+            "the golden update test builds kbr from commit {OLD_COMMIT}, which this clone lacks and could not fetch from origin: run `git fetch --unshallow`, or set KBR_OLD_BINARY to a kbr built from that commit"
         );
         let partial = work.join("src.partial");
         let _ = fs::remove_dir_all(&partial);
@@ -84,6 +87,16 @@ fn old_kbr() -> PathBuf {
         .expect("cargo runs");
     assert!(status.success(), "building kbr at {OLD_COMMIT} failed");
     work.join("target/debug/kbr")
+}
+
+/// Whether the git repository `repo` holds [`OLD_COMMIT`].
+fn has_commit(repo: &Path) -> bool {
+    Command::new("git")
+        .args(["cat-file", "-e", &format!("{OLD_COMMIT}^{{commit}}")])
+        .current_dir(repo)
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
 }
 
 /// Scaffolds knative-lite in `dir` with `kbr`: the commands of testdata/generate.sh, depending
