@@ -52,6 +52,12 @@ check_project() {
 check_project testdata/project
 check_project testdata/knative-lite
 
+# kbr alpha update end to end: knative-lite scaffolded by kbr built from an older commit, edited
+# like a user would, updated by this kbr, then built and tested (with the dependencies just
+# built for testdata/); plus a conflict in main.rs reported with markers.
+step "kbr alpha update: an older kbr's knative-lite keeps every user edit, builds and passes its tests"
+cargo test -p kbr --test alpha_update_golden -- --ignored
+
 # The knative-lite example (the scaffold plus real logic): its generated manifests must be
 # current, then it is checked like a generated project.
 step "examples/knative-lite: regenerate manifests and diff"

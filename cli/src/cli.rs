@@ -1,5 +1,5 @@
-//! The command line: `kbr init`, `kbr create api`, `kbr create webhook`, `kbr version`,
-//! `kbr completion`.
+//! The command line: `kbr init`, `kbr create api`, `kbr create webhook`, `kbr alpha generate`,
+//! `kbr alpha update`, `kbr version`, `kbr completion`.
 //!
 //! Flags and defaults mirror Kubebuilder's (`kubebuilder init`, `kubebuilder create api`,
 //! `kubebuilder create webhook`), minus
@@ -30,6 +30,9 @@ pub enum Command {
     /// Scaffold a Kubernetes API.
     #[command(subcommand)]
     Create(CreateCommand),
+    /// Re-render or update a project from its PROJECT file.
+    #[command(subcommand)]
+    Alpha(AlphaCommand),
     /// Print the kbr version and the Kubernetes versions its runtime targets.
     Version,
     /// Print a shell completion script.
@@ -43,6 +46,57 @@ pub enum CreateCommand {
     Api(CreateApiArgs),
     /// Scaffold defaulting, validating or conversion webhooks for an existing API.
     Webhook(CreateWebhookArgs),
+}
+
+/// `kbr alpha <what>` (Kubebuilder's `alpha` commands).
+#[derive(Debug, Subcommand)]
+pub enum AlphaCommand {
+    /// Re-render the whole project from its PROJECT file with this kbr, then run make manifests.
+    Generate(AlphaGenerateArgs),
+    /// Move the project to this kbr's scaffold, keeping your edits (a 3-way merge per file).
+    Update(AlphaUpdateArgs),
+}
+
+/// `kbr alpha generate` flags.
+#[derive(Debug, Clone, Args)]
+pub struct AlphaGenerateArgs {
+    /// The project directory holding PROJECT [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub input_dir: Option<PathBuf>,
+
+    /// Where to write the project [default: --input-dir, overwriting every scaffolded file]; a
+    /// relative runtime path in PROJECT is then relative to it.
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+
+    /// Do not run make manifests afterwards (no build of the project).
+    #[arg(long)]
+    pub no_manifests: bool,
+}
+
+/// `kbr alpha update` flags.
+#[derive(Debug, Clone, Args)]
+pub struct AlphaUpdateArgs {
+    /// The kbr version that scaffolded the project [default: PROJECT's cliVersion]; installed
+    /// with cargo install unless it is this kbr's.
+    #[arg(long, value_name = "VERSION")]
+    pub from_version: Option<String>,
+
+    /// The kbr binary that scaffolded the project (instead of installing --from-version).
+    #[arg(long, value_name = "PATH", conflicts_with = "from_version")]
+    pub from_binary: Option<PathBuf>,
+
+    /// The kbr version to update to: `current` (this kbr) or a version to install with cargo.
+    #[arg(long, value_name = "VERSION", default_value = "current")]
+    pub to_version: String,
+
+    /// The kbr binary to update to (instead of --to-version).
+    #[arg(long, value_name = "PATH", conflicts_with = "to_version")]
+    pub to_binary: Option<PathBuf>,
+
+    /// Exit with 0 even when files are left with conflict markers (e.g. in automation).
+    #[arg(long)]
+    pub force_conflicts: bool,
 }
 
 /// `kbr init` flags.

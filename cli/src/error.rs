@@ -2,6 +2,8 @@
 
 use std::io;
 
+use crate::commands::alpha::generate::GenerateError;
+use crate::commands::alpha::update::UpdateError;
 use crate::commands::create_api::CreateApiError;
 use crate::commands::create_webhook::CreateWebhookError;
 use crate::commands::init::InitError;
@@ -18,6 +20,12 @@ pub enum Error {
     /// `kbr create webhook` failed (Kubebuilder's `failed to create webhook:` prefix).
     #[error("failed to create webhook: {0}")]
     CreateWebhook(CreateWebhookError),
+    /// `kbr alpha generate` failed.
+    #[error("failed to generate the project: {0}")]
+    Generate(GenerateError),
+    /// `kbr alpha update` failed, or left conflicts.
+    #[error(transparent)]
+    Update(UpdateError),
     /// Printing to stdout failed.
     #[error("cannot write to standard output: {0}")]
     Output(io::Error),

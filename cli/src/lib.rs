@@ -31,7 +31,7 @@ pub use error::Error;
 
 use std::io::Write;
 
-use cli::{Cli, Command, CreateCommand, Env};
+use cli::{AlphaCommand, Cli, Command, CreateCommand, Env};
 
 /// Runs the command of `cli` in `env`, writing its normal output to `out`.
 ///
@@ -45,6 +45,10 @@ pub fn run(cli: Cli, env: &Env, out: &mut dyn Write) -> Result<(), Error> {
         Command::Create(CreateCommand::Webhook(args)) => {
             commands::create_webhook::run(&args, env, out)
         }
+        Command::Alpha(AlphaCommand::Generate(args)) => {
+            commands::alpha::generate::run(&args, env, out)
+        }
+        Command::Alpha(AlphaCommand::Update(args)) => commands::alpha::update::run(&args, env, out),
         Command::Version => commands::version::run(out).map_err(Error::Output),
         Command::Completion(args) => {
             commands::completion::run(args.shell, out);

@@ -2,6 +2,8 @@
 //! PROJECT from the project directory, recording the resource in it, and writing the plan
 //! together with the new PROJECT.
 
+use std::path::Path;
+
 use super::{PROJECT_PATH, ScaffoldError, render_project};
 use crate::cli::Env;
 use crate::context::{KBR_VERSION, ProjectContext, ResourceContext};
@@ -14,12 +16,18 @@ use crate::project::{Project, Resource};
 /// [`ScaffoldError::ReadProject`] on any other I/O error, [`ScaffoldError::Project`] when it does
 /// not parse.
 pub fn load_project(env: &Env) -> Result<Project, ScaffoldError> {
-    let path = env.dir.join(PROJECT_PATH);
+    read_project(&env.dir).map(|(project, _)| project)
+}
+
+/// Reads and parses `PROJECT` in the project directory `dir`; returns the project and the
+/// file's text. Errors as [`load_project`].
+pub fn read_project(dir: &Path) -> Result<(Project, String), ScaffoldError> {
+    let path = dir.join(PROJECT_PATH);
     let yaml = match std::fs::read_to_string(&path) {
         Ok(yaml) => yaml,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
             return Err(ScaffoldError::NoProject {
-                dir: env.dir.display().to_string(),
+                dir: dir.display().to_string(),
             });
         }
         Err(source) => {
@@ -29,7 +37,8 @@ pub fn load_project(env: &Env) -> Result<Project, ScaffoldError> {
             });
         }
     };
-    Ok(Project::parse(&yaml, &path.display().to_string())?)
+    let project = Project::parse(&yaml, &path.display().to_string())?;
+    Ok((project, yaml))
 }
 
 /// Replaces the entry of `project` with the same group, version and kind as `resource`, or

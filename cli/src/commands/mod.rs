@@ -1,6 +1,7 @@
 //! The commands, one module each. Each takes its parsed flags and an [`Env`], validates every
 //! name, builds a [`crate::plan::Plan`] and applies it, then prints what to do next.
 
+pub mod alpha;
 pub mod completion;
 mod create;
 pub mod create_api;

@@ -2,11 +2,12 @@
 //! write, then written atomically ([`Plan::apply`]).
 //!
 //! DESIGN §1: flags -> validated names -> a render plan -> written atomically. A [`PlanBuilder`]
-//! collects new files ([`PlanBuilder::create`]) and marker insertions into existing or planned
-//! files ([`PlanBuilder::insert`]); every conflict (a file that exists without `--force`, a
+//! collects new files ([`PlanBuilder::create`]), marker insertions into existing or planned
+//! files ([`PlanBuilder::insert`]) and removals ([`PlanBuilder::remove`]); every conflict (a file that exists without `--force`, a
 //! missing marker, a path blocked by a regular file) is an error from the builder, so a command
 //! that fails has written nothing. Applying writes each file through a temporary file and a
-//! rename, and on any failure restores everything already written.
+//! rename (a removal is a plain unlink), and on any failure restores everything already written or
+//! removed.
 
 pub mod marker;
 mod write;
@@ -32,8 +33,8 @@ pub enum IfExists {
 pub struct PlannedFile {
     /// The path relative to the project root, with `/` separators.
     pub path: String,
-    /// The complete new content.
-    pub content: String,
+    /// The complete new content; `None` removes the file.
+    pub content: Option<String>,
     /// The content on disk before the plan, `None` for a new file.
     pub previous: Option<String>,
 }
@@ -159,7 +160,7 @@ impl PlanBuilder {
         }
         self.push(PlannedFile {
             path: path.into(),
-            content,
+            content: Some(content),
             previous,
         });
         Ok(())
@@ -167,6 +168,17 @@ impl PlanBuilder {
 
     /// Plans `content` for `path`, whether or not it exists (e.g. the PROJECT file).
     pub fn put(&mut self, path: &str, content: String) -> Result<(), PlanError> {
+        self.set(path, Some(content))
+    }
+
+    /// Plans removing the file `path`; nothing happens if it exists neither on disk nor in the
+    /// plan. Directories left empty stay.
+    pub fn remove(&mut self, path: &str) -> Result<(), PlanError> {
+        self.set(path, None)
+    }
+
+    /// Plans `content` for `path` (`None`: removed), replacing what was planned for it.
+    fn set(&mut self, path: &str, content: Option<String>) -> Result<(), PlanError> {
         if let Some(&i) = self.index.get(path) {
             self.files[i].content = content;
             return Ok(());
@@ -180,17 +192,21 @@ impl PlanBuilder {
         Ok(())
     }
 
-    /// The content of `path` as planned so far, else as on disk; `None` if it exists in neither.
+    /// The content of `path` as planned so far, else as on disk; `None` if it exists in neither
+    /// or is planned to be removed.
     pub fn content(&self, path: &str) -> Result<Option<String>, PlanError> {
         match self.index.get(path) {
-            Some(&i) => Ok(Some(self.files[i].content.clone())),
+            Some(&i) => Ok(self.files[i].content.clone()),
             None => self.read_disk(path),
         }
     }
 
-    /// Whether `path` is planned or exists on disk.
+    /// Whether `path` is planned (and not to be removed) or exists on disk.
     pub fn exists(&self, path: &str) -> bool {
-        self.index.contains_key(path) || self.root.join(path).exists()
+        match self.index.get(path) {
+            Some(&i) => self.files[i].content.is_some(),
+            None => self.root.join(path).exists(),
+        }
     }
 
     /// Plans inserting `fragment` before `marker` in `path`, which is a file planned earlier or
@@ -218,7 +234,13 @@ impl PlanBuilder {
         insert: fn(&str, Marker, &str) -> marker::Insertion,
     ) -> Result<(), PlanError> {
         let i = match self.index.get(path) {
-            Some(&i) => i,
+            Some(&i) if self.files[i].content.is_some() => i,
+            Some(_) => {
+                return Err(PlanError::MissingFile {
+                    path: path.into(),
+                    marker,
+                });
+            }
             None => {
                 let previous = self
                     .read_disk(path)?
@@ -228,13 +250,14 @@ impl PlanBuilder {
                     })?;
                 self.push(PlannedFile {
                     path: path.into(),
-                    content: previous.clone(),
+                    content: Some(previous.clone()),
                     previous: Some(previous),
                 })
             }
         };
-        match insert(&self.files[i].content, marker, fragment) {
-            marker::Insertion::Inserted(content) => self.files[i].content = content,
+        let current = self.files[i].content.as_deref().unwrap_or_default();
+        match insert(current, marker, fragment) {
+            marker::Insertion::Inserted(content) => self.files[i].content = Some(content),
             marker::Insertion::AlreadyPresent => {}
             marker::Insertion::MarkerMissing => {
                 return Err(PlanError::MarkerMissing {
@@ -252,9 +275,9 @@ impl PlanBuilder {
         let files: Vec<PlannedFile> = self
             .files
             .into_iter()
-            .filter(|f| f.previous.as_deref() != Some(f.content.as_str()))
+            .filter(|f| f.previous != f.content)
             .collect();
-        for file in &files {
+        for file in files.iter().filter(|f| f.content.is_some()) {
             check_parents(&self.root, &file.path)?;
         }
         Ok(Plan {
@@ -328,9 +351,9 @@ impl Plan {
         self.apply_with(&mut RealFs)
     }
 
-    /// Writes every file through `fs`, creating missing directories. If a write fails, the files
-    /// already written get their old content back, new files and directories are removed, and
-    /// the error says whether that succeeded.
+    /// Writes (or removes) every file through `fs`, creating missing directories. If a write
+    /// fails, the files already written or removed get their old content back, new files and
+    /// directories are removed, and the error says whether that succeeded.
     pub fn apply_with(&self, fs: &mut dyn Fs) -> Result<(), PlanError> {
         write::apply(self, fs)
     }

@@ -225,8 +225,56 @@ fn insert_into_planned_file() {
         .unwrap();
     let plan = builder.finish().unwrap();
     assert_eq!(
-        plan.files()[0].content,
-        "pub mod a;\npub mod b;\n// +kbr:scaffold:groups\n"
+        plan.files()[0].content.as_deref(),
+        Some("pub mod a;\npub mod b;\n// +kbr:scaffold:groups\n")
     );
     assert_eq!(plan.files()[0].previous, None);
+}
+
+#[test]
+fn removals_apply_and_roll_back() {
+    let plan_with_removal = |root: &Path| {
+        let mut builder = PlanBuilder::new(root);
+        builder.remove("README.md").unwrap();
+        builder
+            .create("tests/broker.rs", "// test\n".into(), IfExists::Overwrite)
+            .unwrap();
+        // Nothing to remove: not planned.
+        builder.remove("gone.txt").unwrap();
+        assert!(!builder.exists("README.md"));
+        assert_eq!(builder.content("README.md").unwrap(), None);
+        builder.finish().unwrap()
+    };
+    let dir = tree();
+    let plan = plan_with_removal(dir.path());
+    assert_eq!(plan.files().len(), 2);
+    assert_eq!(plan.files()[0].content, None);
+    assert_eq!(plan.files()[0].previous.as_deref(), Some("mine\n"));
+    plan.apply().unwrap();
+    let after = snapshot(dir.path());
+    assert!(!after.contains_key("README.md"), "{after:?}");
+    assert_eq!(after["tests/broker.rs"].as_deref(), Some("// test\n"));
+
+    // The write after the removal fails: the removed file comes back.
+    let dir = tree();
+    let before = snapshot(dir.path());
+    let err = plan_with_removal(dir.path())
+        .apply_with(&mut FailingFs {
+            writes: 0,
+            fail_at: 0,
+        })
+        .unwrap_err();
+    assert!(matches!(err, PlanError::Write { .. }), "{err}");
+    assert_eq!(snapshot(dir.path()), before);
+}
+
+#[test]
+fn a_removed_file_has_no_marker_to_insert_at() {
+    let dir = tree();
+    let mut builder = PlanBuilder::new(dir.path());
+    builder.remove("src/lib.rs").unwrap();
+    let err = builder
+        .insert("src/lib.rs", Marker::rust("scheme"), "    1,\n")
+        .unwrap_err();
+    assert!(matches!(err, PlanError::MissingFile { .. }), "{err}");
 }

@@ -1,4 +1,5 @@
-//! Applying a [`Plan`]: temp file + rename per file, and a full rollback on failure.
+//! Applying a [`Plan`]: temp file + rename per file (unlink for a removal), and a full rollback
+//! on failure.
 
 use std::fs;
 use std::io::{self, Write};
@@ -71,7 +72,11 @@ pub(super) fn apply(plan: &Plan, fs: &mut dyn Fs) -> Result<(), PlanError> {
     let mut done: Vec<Undo<'_>> = Vec::new();
     for file in &plan.files {
         let full = plan.root.join(&file.path);
-        if let Err(source) = write_one(plan.root(), &full, &file.content, fs, &mut done) {
+        let result = match &file.content {
+            Some(content) => write_one(plan.root(), &full, content, fs, &mut done),
+            None => fs.remove_file(&full),
+        };
+        if let Err(source) = result {
             let unrestored = rollback(done, fs);
             return Err(if unrestored.is_empty() {
                 PlanError::Write {

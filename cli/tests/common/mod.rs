@@ -24,11 +24,17 @@ pub struct Output {
 
 /// Runs `kbr args` in `dir`.
 pub fn kbr(dir: &Path, args: &[&str]) -> Output {
+    kbr_with(dir, args, &[])
+}
+
+/// Runs `kbr args` in `dir` with the environment variables `envs` set too.
+pub fn kbr_with(dir: &Path, args: &[&str], envs: &[(&str, &std::ffi::OsStr)]) -> Output {
     let output = Command::new(env!("CARGO_BIN_EXE_kbr"))
         .args(args)
         .current_dir(dir)
         .env("SOURCE_DATE_EPOCH", EPOCH)
         .env_remove("RUST_BACKTRACE")
+        .envs(envs.iter().copied())
         .output()
         .expect("kbr runs");
     Output {
