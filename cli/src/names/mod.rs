@@ -128,9 +128,9 @@ pub enum NameError {
         /// The rejected value.
         value: String,
     },
-    /// `--plural` is not a lower-case DNS-1123 label.
+    /// `--plural` is not a lower-case DNS-1035 label.
     #[error(
-        "invalid plural {value:?}: a plural must be a lower-case DNS-1123 label (at most 63 characters of a-z, 0-9 and '-', starting and ending with a letter or digit); pass e.g. --plural {suggestion}"
+        "invalid plural {value:?}: a plural must be a lower-case DNS-1035 label (at most 63 characters of a-z, 0-9 and '-', starting with a letter and ending with a letter or digit); pass e.g. --plural {suggestion}"
     )]
     Plural {
         /// The rejected value.
@@ -335,9 +335,10 @@ pub fn validate_kind(kind: &str) -> Result<(), NameError> {
     Ok(())
 }
 
-/// Validates `--plural`: a lower-case DNS-1123 label. `kind` provides the hint.
+/// Validates `--plural`: a lower-case DNS-1035 label, as Kubebuilder (`resource.Validate`) and
+/// the API server (a CRD's `spec.names.plural`) require. `kind` provides the hint.
 pub fn validate_plural(plural: &str, kind: &str) -> Result<(), NameError> {
-    if dns::dns1123_label(plural).is_ok() {
+    if dns::dns1035_label(plural).is_ok() {
         Ok(())
     } else {
         Err(NameError::Plural {
