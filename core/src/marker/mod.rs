@@ -29,42 +29,76 @@ pub use registry::MARKERS;
 /// Every marker, one variant each, in [`MARKERS`]' order (`MARKERS[id as usize].id == id`):
 /// lets the runtime match on markers exhaustively instead of on strings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[allow(missing_docs)] // Each is the marker of the same name in `MARKERS`.
 pub enum MarkerId {
+    /// `minimum`.
     Minimum,
+    /// `maximum`.
     Maximum,
+    /// `exclusive_minimum`.
     ExclusiveMinimum,
+    /// `exclusive_maximum`.
     ExclusiveMaximum,
+    /// `multiple_of`.
     MultipleOf,
+    /// `min_length`.
     MinLength,
+    /// `max_length`.
     MaxLength,
+    /// `pattern`.
     Pattern,
+    /// `enum`.
     Enum,
+    /// `format`.
     Format,
+    /// `min_items`.
     MinItems,
+    /// `max_items`.
     MaxItems,
+    /// `unique_items`.
     UniqueItems,
+    /// `min_properties`.
     MinProperties,
+    /// `max_properties`.
     MaxProperties,
+    /// `default`.
     Default,
+    /// `example`.
     Example,
+    /// `nullable`.
     Nullable,
+    /// `required`.
     Required,
+    /// `optional`.
     Optional,
+    /// `preserve_unknown_fields`.
     PreserveUnknownFields,
+    /// `embedded_resource`.
     EmbeddedResource,
+    /// `int_or_string`.
     IntOrString,
+    /// `schemaless`.
     Schemaless,
+    /// `title`.
     Title,
+    /// `validation`.
     Validation,
+    /// `immutable`.
     Immutable,
+    /// `exactly_one_of`.
     ExactlyOneOf,
+    /// `at_most_one_of`.
     AtMostOneOf,
+    /// `at_least_one_of`.
     AtLeastOneOf,
+    /// `list_type`.
     ListType,
+    /// `list_map_keys`.
     ListMapKeys,
+    /// `map_type`.
     MapType,
+    /// `struct_type`.
     StructType,
+    /// `items`.
     Items,
 }
 

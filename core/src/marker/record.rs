@@ -19,39 +19,53 @@ pub const FIELD_RECORD: &str = "x-kbr-field";
 /// the same record key in [`super::MARKERS`]; `None` or empty when not given.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "camelCase", deny_unknown_fields)]
-#[allow(missing_docs)] // Each field is documented by the marker of the same record key.
 pub struct Record {
     /// The Rust type's name (type records only), for errors: "enum `Setting`".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// The `minimum` marker's value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub minimum: Option<Number>,
+    /// The `maximum` marker's value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub maximum: Option<Number>,
+    /// The `exclusive_minimum` marker's value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exclusive_minimum: Option<bool>,
+    /// The `exclusive_maximum` marker's value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exclusive_maximum: Option<bool>,
+    /// The `multiple_of` marker's value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub multiple_of: Option<Number>,
+    /// The `min_length` marker's value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_length: Option<u64>,
+    /// The `max_length` marker's value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_length: Option<u64>,
+    /// The `pattern` marker's value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pattern: Option<String>,
+    /// The `enum` marker's value.
     #[serde(rename = "enum", skip_serializing_if = "Option::is_none")]
     pub enum_values: Option<Vec<Value>>,
+    /// The `format` marker's value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
+    /// The `min_items` marker's value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_items: Option<u64>,
+    /// The `max_items` marker's value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_items: Option<u64>,
+    /// The `unique_items` marker's value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unique_items: Option<bool>,
+    /// The `min_properties` marker's value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_properties: Option<u64>,
+    /// The `max_properties` marker's value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_properties: Option<u64>,
     /// `Some(Value::Null)` for `default = null`.
@@ -60,24 +74,31 @@ pub struct Record {
     /// `Some(Value::Null)` for `example = null`.
     #[serde(deserialize_with = "present", skip_serializing_if = "Option::is_none")]
     pub example: Option<Value>,
+    /// The `nullable` marker's value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nullable: Option<bool>,
     /// `Some(true)` for `required`, `Some(false)` for `optional`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub required: Option<bool>,
+    /// The `preserve_unknown_fields` marker's value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preserve_unknown_fields: Option<bool>,
+    /// The `embedded_resource` marker's value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embedded_resource: Option<bool>,
+    /// The `int_or_string` marker's value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub int_or_string: Option<bool>,
+    /// The `schemaless` marker's value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub schemaless: Option<bool>,
+    /// The `title` marker's value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     /// Every `validation(...)`, in order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub validations: Vec<Rule>,
+    /// The `immutable` marker's value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub immutable: Option<bool>,
     /// Every `exactly_one_of = [..]`: the JSON names of each group of fields.
@@ -89,12 +110,16 @@ pub struct Record {
     /// Every `at_least_one_of = [..]`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub at_least_one_of: Vec<Vec<String>>,
+    /// The `list_type` marker's value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub list_type: Option<ListType>,
+    /// The `list_map_keys` marker's value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub list_map_keys: Option<Vec<String>>,
+    /// The `map_type` marker's value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub map_type: Option<MapType>,
+    /// The `struct_type` marker's value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub struct_type: Option<MapType>,
     /// `items(...)`: the record of a list's items.
@@ -175,11 +200,14 @@ pub struct Rule {
 /// The reasons the API server accepts for a failed rule (apiextensions'
 /// `FieldValueErrorReason`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[allow(missing_docs)] // The names are the API's.
 pub enum Reason {
+    /// The value is invalid (the default).
     FieldValueInvalid,
+    /// The value is not allowed.
     FieldValueForbidden,
+    /// A value is required.
     FieldValueRequired,
+    /// The value is a duplicate.
     FieldValueDuplicate,
 }
 
