@@ -2,7 +2,7 @@
 //!
 //! The library behind the `kbr` binary, so every command is testable without spawning a
 //! process. A command flows one way (DESIGN §1): parsed flags ([`cli`]) -> validated names
-//! ([`names`], [`plural`]) -> template contexts ([`context`]) -> a render plan of new files and
+//! ([`names`], plurals from [`kbr_core::plural`]) -> template contexts ([`context`]) -> a render plan of new files and
 //! marker insertions ([`plan`], [`templates`]) -> written atomically. The `PROJECT` file
 //! ([`project`]) records what was scaffolded.
 //!
@@ -23,7 +23,6 @@ pub mod error;
 pub mod license;
 pub mod names;
 pub mod plan;
-pub mod plural;
 pub mod project;
 pub mod templates;
 

@@ -232,7 +232,7 @@ fn bad_names() {
         (
             ["eventing", "v1alpha1", "Trigger"],
             &["--plural", "Triggers"],
-            "invalid plural \"Triggers\": a plural must be a lower-case DNS-1123 label (at most 63 characters of a-z, 0-9 and '-', starting and ending with a letter or digit); pass e.g. --plural triggers",
+            "invalid plural \"Triggers\": a plural must be a lower-case DNS-1035 label (at most 63 characters of a-z, 0-9 and '-', starting with a letter and ending with a letter or digit); pass e.g. --plural triggers",
         ),
         (
             ["eventing", "v1alpha1", "Trigger"],

@@ -13,7 +13,6 @@
 mod custom_resource;
 mod names;
 mod parse;
-mod plural;
 mod rbac;
 mod schema;
 #[cfg(test)]
@@ -51,7 +50,7 @@ use proc_macro::TokenStream;
 /// | attribute | marker |
 /// |---|---|
 /// | `group = "..."`, `version = "..."`, `kind = "..."` (required) | `groupName`, `versionName`, type name |
-/// | `plural = "..."` (default: English plural of the lower-cased kind), `singular = "..."` | `resource:path=`, `resource:singular=` |
+/// | `plural = "..."` (default: Kubebuilder's, flect's plural of the singular, e.g. `oxen`), `singular = "..."` (default: the lower-cased kind) | `resource:path=`, `resource:singular=` |
 /// | `namespaced` / `namespaced = bool` (absent = cluster-scoped) | `resource:scope=` |
 /// | `status = "TypeName"` (turns the status subresource on) | `subresource:status` |
 /// | `shortname = "..."` (or `short_name`, `shortnames = [..]`) | `resource:shortName=` |

@@ -1,60 +1,28 @@
-//! Checks of Kubernetes names (RFC 1123 / RFC 1035), API versions, kinds and JSONPaths, each
-//! returning the reason a value is invalid.
+//! Checks of a CRD's names (group, version, plural, singular, short names, categories),
+//! kinds and JSONPaths, each returning the reason a value is invalid.
+//!
+//! The DNS rules and their wording are kbr-core's (apimachinery's), placed as apiextensions'
+//! `ValidateCustomResourceDefinitionSpec` places them
+//! (`apiextensions-apiserver/pkg/apis/apiextensions/validation/validation.go`), so the derive
+//! rejects at compile time, in the API server's words, what the API server would reject.
 
-/// DNS-1035 label: lower-case alphanumerics and `-`, starting with a letter, ending with an
-/// alphanumeric, at most 63 characters (plural, singular, short names, categories, versions).
+use kbr_core::dns;
+
+/// A DNS-1035 label (plural, singular, short names, categories, versions).
 pub(crate) fn dns1035_label(value: &str) -> Result<(), String> {
-    if value.is_empty() {
-        return Err("must not be empty".into());
-    }
-    if value.len() > 63 {
-        return Err(format!(
-            "must be at most 63 characters (has {})",
-            value.len()
-        ));
-    }
-    if !value
-        .bytes()
-        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-    {
-        return Err("must consist of lower-case letters, digits and '-'".into());
-    }
-    if !value.as_bytes()[0].is_ascii_lowercase() {
-        return Err("must start with a lower-case letter".into());
-    }
-    if value.ends_with('-') {
-        return Err("must end with a letter or digit".into());
-    }
-    Ok(())
+    dns::dns1035_label(value).map_err(|error| format!("{value:?} is invalid: {error}"))
 }
 
-/// DNS-1123 subdomain with at least one dot, as apiextensions requires of a CRD's group.
+/// A CRD group: a DNS-1123 subdomain with at least one dot.
 pub(crate) fn group(value: &str) -> Result<(), String> {
     if value.is_empty() {
         return Err("must not be empty (custom resources cannot use the core group)".into());
     }
-    if value.len() > 253 {
-        return Err(format!(
-            "must be at most 253 characters (has {})",
-            value.len()
-        ));
-    }
+    dns::dns1123_subdomain(value).map_err(|error| format!("{value:?} is invalid: {error}"))?;
     if !value.contains('.') {
-        return Err("must be a domain with at least one dot, e.g. \"eventing.knative.dev\"".into());
-    }
-    for label in value.split('.') {
-        let ok = !label.is_empty()
-            && label.len() <= 63
-            && label
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-            && !label.starts_with('-')
-            && !label.ends_with('-');
-        if !ok {
-            return Err(format!(
-                "label \"{label}\" is not a DNS label (lower-case letters, digits and '-', not at either end)"
-            ));
-        }
+        return Err(
+            "should be a domain with at least one dot, e.g. \"eventing.knative.dev\"".into(),
+        );
     }
     Ok(())
 }
@@ -107,17 +75,27 @@ mod tests {
     fn labels() {
         assert!(dns1035_label("brokers").is_ok());
         assert!(dns1035_label("v1alpha1").is_ok());
-        assert!(dns1035_label("Brokers").is_err());
-        assert!(dns1035_label("1broker").is_err());
-        assert!(dns1035_label("broker-").is_err());
-        assert!(dns1035_label("").is_err());
+        for bad in ["Brokers", "1broker", "broker-", ""] {
+            let reason = dns1035_label(bad).unwrap_err();
+            assert!(
+                reason.starts_with(&format!("{bad:?} is invalid: a DNS-1035 label must")),
+                "{reason}"
+            );
+        }
     }
 
     #[test]
     fn groups() {
         assert!(group("eventing.knative.dev").is_ok());
-        assert!(group("eventing").is_err());
-        assert!(group("Eventing.dev").is_err());
+        assert_eq!(
+            group("eventing").unwrap_err(),
+            "should be a domain with at least one dot, e.g. \"eventing.knative.dev\""
+        );
+        assert!(
+            group("Eventing.dev")
+                .unwrap_err()
+                .contains("RFC 1123 subdomain")
+        );
         assert!(group("a..b").is_err());
         assert!(group("").is_err());
     }

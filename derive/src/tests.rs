@@ -217,12 +217,12 @@ fn names_are_validated() {
     });
     assert_error(
         &found,
-        "`group` must be a domain with at least one dot",
+        "`group` should be a domain with at least one dot",
         "\"eventing\"",
     );
     assert_error(
         &found,
-        "`version` must consist of lower-case letters",
+        "`version` \"V1\" is invalid: a DNS-1035 label must consist of",
         "\"V1\"",
     );
     assert_error(
@@ -232,12 +232,12 @@ fn names_are_validated() {
     );
     assert_error(
         &found,
-        "`plural` must consist of lower-case letters",
+        "`plural` \"Foos\" is invalid: a DNS-1035 label must consist of",
         "\"Foos\"",
     );
     assert_error(
         &found,
-        "short name must consist of lower-case letters",
+        "short name \"f_1\" is invalid: a DNS-1035 label must consist of",
         "\"f_1\"",
     );
     assert_eq!(found.len(), 5, "{found:#?}");

@@ -159,6 +159,59 @@ pub struct SilentSpec {
     pub size: Option<i32>,
 }
 
+/// An integer the macro cannot see through.
+type Count = i32;
+
+/// A string the macro cannot see through.
+type Text = String;
+
+/// HiddenSpec: markers on aliased types, which only the runtime can check.
+#[kbr_runtime::schema]
+#[derive(CustomResource, Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[kbr(group = "markers.example.com", version = "v1", kind = "Hidden")]
+pub struct HiddenSpec {
+    /// A count with a string marker.
+    #[kbr(min_length = 1)]
+    pub count: Count,
+}
+
+/// LooseTextSpec: `preserve_unknown_fields` on an aliased string.
+#[kbr_runtime::schema]
+#[derive(CustomResource, Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[kbr(group = "markers.example.com", version = "v1", kind = "LooseText")]
+pub struct LooseTextSpec {
+    /// Text with an object marker.
+    #[kbr(preserve_unknown_fields)]
+    pub text: Text,
+}
+
+/// The derive lets a marker through when the Rust type hides its JSON; the runtime checks it
+/// on the schema node with the same registry (kbr-core's), naming the marker as written.
+#[test]
+fn markers_hidden_by_aliases_are_checked_on_the_schema() {
+    use kbr_runtime::crd::{CrdError, SchemaError};
+    let error = Hidden::try_crd().unwrap_err();
+    let CrdError::Schema { source, .. } = &error else {
+        panic!("{error:?}");
+    };
+    assert_eq!(
+        **source,
+        SchemaError::InvalidMarker {
+            path: ".spec.count".into(),
+            marker: "min_length".into(),
+            reason: "applies to string or int-or-string, but the value is of type integer".into(),
+        }
+    );
+    let error = LooseText::try_crd().unwrap_err();
+    assert!(
+        error.to_string().contains(
+            ".spec.text: marker `preserve_unknown_fields` applies to object or free-form JSON, \
+             but the value is of type string"
+        ),
+        "{error}"
+    );
+}
+
 fn spec_schema<K: kbr_runtime::resource::CustomResource>() -> Value {
     let crd = serde_json::to_value(K::try_crd().unwrap()).unwrap();
     crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"].clone()

@@ -223,3 +223,74 @@ fn two_types_for_one_gvk_conflict() {
     other.extend(&scheme);
     assert!(other.crds().is_err(), "conflicts travel with extend");
 }
+
+/// kbr orders versions with kbr-core's grammar (apimachinery's `CompareKubeAwareVersionStrings`,
+/// what kube-apiserver sorts CRD and discovery versions by); kube-core has its own
+/// (`Version::priority`). On this table they agree on every pair except where kube-core
+/// accepts what the API server does not: `v<N>alpha`/`v<N>beta` without a number (kube-core:
+/// alpha/beta; apimachinery: not kube-like) and numbers beyond `u32` (kube-core: not
+/// kube-like; apimachinery: any Go `int`). Any other disagreement fails here.
+#[test]
+fn version_priority_agrees_with_kube_core_where_kube_core_follows_the_api_server() {
+    use kube::core::Version;
+    use std::cmp::Ordering;
+
+    let table = [
+        "v1",
+        "v2",
+        "v10",
+        "v01",
+        "v1beta1",
+        "v1beta2",
+        "v2beta1",
+        "v10beta3",
+        "v1alpha1",
+        "v1alpha2",
+        "v11alpha2",
+        "v12alpha1",
+        "v3beta1",
+        "foo",
+        "foo1",
+        "foo10",
+        "bar",
+        "V1",
+        "v",
+        "vbeta1",
+        "v1gamma1",
+        "v1beta1x",
+        "1",
+        "",
+    ];
+    let kube_core_only = ["v1beta", "v2alpha", "v4294967296", "v1beta4294967296"];
+    let kube_core = |a: &str, b: &str| {
+        Version::parse(a)
+            .priority()
+            .cmp(&Version::parse(b).priority())
+    };
+    let mut disagreements = Vec::new();
+    for a in table.iter().chain(&kube_core_only) {
+        for b in table.iter().chain(&kube_core_only) {
+            let ours = crd::compare_versions(a, b);
+            if ours != kube_core(a, b) {
+                disagreements.push((*a, *b));
+            }
+        }
+    }
+    assert!(
+        disagreements
+            .iter()
+            .all(|(a, b)| kube_core_only.contains(a) || kube_core_only.contains(b)),
+        "{disagreements:?}"
+    );
+    for odd in kube_core_only {
+        assert!(
+            disagreements.iter().any(|(a, b)| *a == odd || *b == odd),
+            "kube-core now agrees on {odd}: drop it from the exceptions"
+        );
+    }
+    assert_eq!(
+        crd::compare_versions("v1alpha1", "v1beta"),
+        Ordering::Greater
+    );
+    assert_eq!(kube_core("v1alpha1", "v1beta"), Ordering::Less);
+}

@@ -12,7 +12,7 @@ mod webhook;
 
 pub use api_paths::ApiPaths;
 pub use layout::Layout;
-pub use resource::{ResourceContext, default_plural};
+pub use resource::ResourceContext;
 pub use webhook::WebhookContext;
 
 use crate::license::Headers;

@@ -4,7 +4,6 @@ use super::layout::Names;
 use super::{ApiPaths, Layout, ProjectContext};
 use crate::builtin;
 use crate::names::{self, rust};
-use crate::plural;
 use crate::project::Resource;
 
 /// The values of one group/version/kind, `r` in `create api` templates.
@@ -165,9 +164,4 @@ impl ResourceContext {
             var,
         }
     }
-}
-
-/// The default plural of `kind` (Kubebuilder: `flect.Pluralize(strings.ToLower(kind))`).
-pub fn default_plural(kind: &str) -> String {
-    plural::pluralize(&kind.to_lowercase())
 }

@@ -5,10 +5,11 @@
 //! must also be valid, warning-free Rust identifiers. Every error names the bad value and the
 //! flag that fixes it.
 
-pub mod dns;
 pub mod rust;
 
 use heck::{ToSnakeCase, ToUpperCamelCase};
+use kbr_core::dns::{self, DNS1123_LABEL_MAX_LENGTH, DNS1123_SUBDOMAIN_MAX_LENGTH};
+use kbr_core::version::KubeVersion;
 
 /// A name that failed validation. `Display` is one line naming the value and the fix.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -127,9 +128,9 @@ pub enum NameError {
         /// The rejected value.
         value: String,
     },
-    /// `--plural` is not a lower-case DNS-1123 label.
+    /// `--plural` is not a lower-case DNS-1035 label.
     #[error(
-        "invalid plural {value:?}: a plural must be a lower-case DNS-1123 label (at most 63 characters of a-z, 0-9 and '-', starting and ending with a letter or digit); pass e.g. --plural {suggestion}"
+        "invalid plural {value:?}: a plural must be a lower-case DNS-1035 label (at most 63 characters of a-z, 0-9 and '-', starting with a letter and ending with a letter or digit); pass e.g. --plural {suggestion}"
     )]
     Plural {
         /// The rejected value.
@@ -141,7 +142,7 @@ pub enum NameError {
 
 /// Validates `--domain`: a lower-case DNS-1123 subdomain.
 pub fn validate_domain(domain: &str) -> Result<(), NameError> {
-    if dns::is_dns1123_subdomain(domain) {
+    if dns::dns1123_subdomain(domain).is_ok() {
         Ok(())
     } else {
         Err(NameError::Domain {
@@ -186,7 +187,7 @@ pub fn validate_project_name(name: &str, from_dir: bool) -> Result<String, NameE
         ""
     };
     let starts_with_letter = name.as_bytes().first().is_some_and(u8::is_ascii_lowercase);
-    if !dns::is_dns1123_label(name) || !starts_with_letter {
+    if dns::dns1123_label(name).is_err() || !starts_with_letter {
         return Err(NameError::ProjectName {
             value: name.to_owned(),
             origin,
@@ -226,7 +227,7 @@ fn suggest_project_name(name: &str) -> String {
         .collect::<Vec<_>>()
         .join("-");
     let trimmed = trimmed.trim_start_matches(|c: char| c.is_ascii_digit() || c == '-');
-    let short: String = trimmed.chars().take(dns::LABEL_MAX_LEN).collect();
+    let short: String = trimmed.chars().take(DNS1123_LABEL_MAX_LENGTH).collect();
     let short = short.trim_end_matches('-');
     if short.is_empty() {
         "my-operator".to_owned()
@@ -239,7 +240,7 @@ fn suggest_project_name(name: &str) -> String {
 /// (`<group>.<domain>`).
 pub fn validate_group(group: &str, domain: &str) -> Result<String, NameError> {
     let lower = group.to_lowercase();
-    if lower != group && dns::is_dns1123_subdomain(&lower) {
+    if lower != group && dns::dns1123_subdomain(&lower).is_ok() {
         return Err(NameError::GroupCase {
             value: group.to_owned(),
             suggestion: strip_domain(&lower, domain).unwrap_or(&lower).to_owned(),
@@ -258,14 +259,14 @@ pub fn validate_group(group: &str, domain: &str) -> Result<String, NameError> {
         });
     }
     let starts_with_letter = group.as_bytes().first().is_some_and(u8::is_ascii_lowercase);
-    if !dns::is_dns1123_subdomain(group) || !starts_with_letter {
+    if dns::dns1123_subdomain(group).is_err() || !starts_with_letter {
         return Err(NameError::Group {
             value: group.to_owned(),
             example: "eventing",
         });
     }
     let qualified = format!("{group}.{domain}");
-    if qualified.len() > dns::SUBDOMAIN_MAX_LEN {
+    if qualified.len() > DNS1123_SUBDOMAIN_MAX_LENGTH {
         return Err(NameError::QualifiedGroupTooLong {
             value: group.to_owned(),
             len: qualified.len(),
@@ -285,30 +286,15 @@ fn strip_domain<'a>(group: &'a str, domain: &str) -> Option<&'a str> {
         .and_then(|prefix| prefix.strip_suffix('.'))
 }
 
-/// Validates `--version`: `^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$`.
+/// Validates `--version`: a Kubernetes API version in its canonical spelling, `v<N>`,
+/// `v<N>alpha<M>` or `v<N>beta<M>` with numbers from 1 and no leading zeros
+/// ([`KubeVersion::parse_canonical`]).
 pub fn validate_version(version: &str) -> Result<(), NameError> {
-    /// Whether `s` is a positive number without a leading zero, and the rest after it.
-    fn number(s: &str) -> Option<&str> {
-        let end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-        (end > 0 && !s.starts_with('0')).then(|| &s[end..])
-    }
-    let valid = version
-        .strip_prefix('v')
-        .and_then(number)
-        .is_some_and(|rest| {
-            rest.is_empty()
-                || rest
-                    .strip_prefix("alpha")
-                    .or_else(|| rest.strip_prefix("beta"))
-                    .and_then(number)
-                    .is_some_and(str::is_empty)
-        });
-    if valid {
-        Ok(())
-    } else {
-        Err(NameError::Version {
+    match KubeVersion::parse_canonical(version) {
+        Some(_) => Ok(()),
+        None => Err(NameError::Version {
             value: version.to_owned(),
-        })
+        }),
     }
 }
 
@@ -334,13 +320,13 @@ pub fn validate_kind(kind: &str) -> Result<(), NameError> {
             suggestion,
         });
     }
-    if kind.len() > dns::LABEL_MAX_LEN {
+    if kind.len() > DNS1123_LABEL_MAX_LENGTH {
         return Err(NameError::KindTooLong {
             value: kind.to_owned(),
             len: kind.len(),
         });
     }
-    debug_assert!(dns::is_dns1035_label(&kind.to_lowercase()));
+    debug_assert!(dns::dns1035_label(&kind.to_lowercase()).is_ok());
     if rust::is_keyword(kind) {
         return Err(NameError::KindReserved {
             value: kind.to_owned(),
@@ -349,14 +335,15 @@ pub fn validate_kind(kind: &str) -> Result<(), NameError> {
     Ok(())
 }
 
-/// Validates `--plural`: a lower-case DNS-1123 label. `kind` provides the hint.
+/// Validates `--plural`: a lower-case DNS-1035 label, as Kubebuilder (`resource.Validate`) and
+/// the API server (a CRD's `spec.names.plural`) require. `kind` provides the hint.
 pub fn validate_plural(plural: &str, kind: &str) -> Result<(), NameError> {
-    if dns::is_dns1123_label(plural) {
+    if dns::dns1035_label(plural).is_ok() {
         Ok(())
     } else {
         Err(NameError::Plural {
             value: plural.to_owned(),
-            suggestion: crate::plural::pluralize(&kind.to_lowercase()),
+            suggestion: kbr_core::plural::resource_plural(kind),
         })
     }
 }

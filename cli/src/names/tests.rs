@@ -138,4 +138,10 @@ fn plurals() {
         validate_plural("Brokers", "Broker"),
         Err(NameError::Plural { suggestion, .. }) if suggestion == "brokers"
     ));
+    assert!(validate_plural("3brokers", "Broker").is_err());
+    assert_eq!(validate_plural("oxen", "Ox"), Ok(()));
+    assert!(matches!(
+        validate_plural("Oxes", "Ox"),
+        Err(NameError::Plural { suggestion, .. }) if suggestion == "oxen"
+    ));
 }

@@ -323,7 +323,7 @@ impl Attrs {
                 errors.check(lit.span(), "`plural`", names::dns1035_label(&lit.value()));
                 lit.value()
             }
-            None => crate::plural::pluralize(&singular),
+            None => kbr_core::plural::pluralize(&singular),
         };
         for name in &raw.short_names {
             errors.check(

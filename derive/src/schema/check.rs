@@ -1,9 +1,11 @@
 //! Compile-time checks of a [`Record`] against the type it marks, and its JSON form.
 
+use kbr_core::marker::{MarkerId, Record as MarkerRecord};
 use proc_macro2::Span;
+use serde_json::{Map, Value};
 
 use super::json::Json;
-use super::markers::{Scope, Value};
+use super::markers::{self, Argument, Scope};
 use super::record::{Entry, Name, Record};
 use super::rust_type::Kind;
 use crate::parse::Errors;
@@ -39,7 +41,7 @@ pub(crate) fn check(record: &Record, target: &Target, errors: &mut Errors) {
             )),
             _ => {}
         }
-        if !marker.applies.fits(target.kind) {
+        if !markers::fits(marker.applies, target.kind) {
             errors.push(syn::Error::new(
                 entry.key_span,
                 format!(
@@ -219,37 +221,58 @@ fn check_topology(record: &Record, errors: &mut Errors) {
     }
 }
 
-/// The record as JSON for the runtime, with field names resolved to JSON names.
-pub(crate) fn to_json(record: &Record, target: &Target, errors: &mut Errors) -> Json {
-    let mut pairs: Vec<(String, Json)> = Vec::new();
-    let mut push = |key: &str, value: Json| {
-        if let Some((_, Json::Array(items))) = pairs.iter_mut().find(|(k, _)| k == key) {
+/// kbr-core's record of `record` for the runtime, with field names resolved to JSON names.
+pub(crate) fn to_record(record: &Record, target: &Target, errors: &mut Errors) -> MarkerRecord {
+    let map = record_map(record, target, errors);
+    serde_json::from_value(Value::Object(map)).unwrap_or_else(|error| {
+        errors.push(syn::Error::new(
+            Span::call_site(),
+            format!("kbr-derive built a marker record kbr-core cannot read ({error}); please report this"),
+        ));
+        MarkerRecord::default()
+    })
+}
+
+/// The record as a JSON object keyed by the markers' record keys.
+fn record_map(record: &Record, target: &Target, errors: &mut Errors) -> Map<String, Value> {
+    let mut map = Map::new();
+    let mut push = |key: &str, value: Value| {
+        if let Some(Value::Array(items)) = map.get_mut(key) {
             items.push(value);
         } else {
-            pairs.push((key.to_owned(), Json::Array(vec![value])));
+            map.insert(key.to_owned(), Value::Array(vec![value]));
         }
     };
-    let mut plain: Vec<(String, Json)> = Vec::new();
+    let mut plain: Vec<(&str, Value)> = Vec::new();
     for entry in &record.entries {
         let marker = entry.marker;
-        match marker.value {
-            Value::Rule => push(marker.key, entry.value.clone()),
-            Value::Fields => {
+        let value = match entry.value.to_serde() {
+            Ok(value) => value,
+            Err(reason) => {
+                errors.push(entry.error_at_value(reason));
+                continue;
+            }
+        };
+        match marker.argument {
+            Argument::Rule => push(marker.record_key, value),
+            Argument::Fields => {
                 let names = entry
                     .names
                     .iter()
-                    .map(|(name, span)| Json::String(resolve(name, *span, target, errors)))
+                    .map(|(name, span)| Value::String(resolve(name, *span, target, errors)))
                     .collect();
-                push(marker.key, Json::Array(names));
+                push(marker.record_key, Value::Array(names));
             }
             _ if marker.name == "optional" => {
                 let optional = entry.value == Json::Bool(true);
-                plain.push(("required".to_owned(), Json::Bool(!optional)));
+                plain.push((marker.record_key, Value::Bool(!optional)));
             }
-            _ => plain.push((marker.key.to_owned(), entry.value.clone())),
+            _ => plain.push((marker.record_key, value)),
         }
     }
-    plain.extend(pairs);
+    for (key, value) in plain {
+        map.insert(key.to_owned(), value);
+    }
     if let Some((items, _)) = &record.items {
         let item_target = Target {
             is_field: true,
@@ -258,9 +281,12 @@ pub(crate) fn to_json(record: &Record, target: &Target, errors: &mut Errors) -> 
             what: "",
             fields: &[],
         };
-        plain.push(("items".to_owned(), to_json(items, &item_target, errors)));
+        map.insert(
+            MarkerId::Items.marker().record_key.to_owned(),
+            Value::Object(record_map(items, &item_target, errors)),
+        );
     }
-    Json::Object(plain)
+    map
 }
 
 /// The JSON name of a field named in `exactly_one_of` & co.

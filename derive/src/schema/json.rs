@@ -62,9 +62,62 @@ impl Json {
         }
     }
 
-    /// A JSON object with `pairs`, keys in the given order.
-    pub(crate) fn object(pairs: Vec<(&str, Json)>) -> Json {
-        Json::Object(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+    /// The same value as `serde_json`'s, to build kbr-core's record.
+    ///
+    /// # Errors
+    /// A number `serde_json` cannot hold: an integer beyond `i64`/`u64`, an infinite float.
+    pub(crate) fn to_serde(&self) -> Result<serde_json::Value, String> {
+        use serde_json::{Number, Value};
+        Ok(match self {
+            Json::Null => Value::Null,
+            Json::Bool(value) => Value::Bool(*value),
+            Json::Int(value) => Value::Number(if let Ok(small) = i64::try_from(*value) {
+                Number::from(small)
+            } else {
+                u64::try_from(*value)
+                    .map(Number::from)
+                    .map_err(|_| format!("the number {value} is out of JSON's integer range"))?
+            }),
+            Json::Float(value) => Value::Number(
+                Number::from_f64(*value)
+                    .ok_or_else(|| format!("{value} is not a finite number"))?,
+            ),
+            Json::String(value) => Value::String(value.clone()),
+            Json::Array(items) => {
+                Value::Array(items.iter().map(Json::to_serde).collect::<Result<_, _>>()?)
+            }
+            Json::Object(pairs) => Value::Object(
+                pairs
+                    .iter()
+                    .map(|(key, value)| Ok((key.clone(), value.to_serde()?)))
+                    .collect::<Result<_, String>>()?,
+            ),
+        })
+    }
+
+    /// A `serde_json` value as `Json` (to emit it as tokens).
+    pub(crate) fn from_serde(value: &serde_json::Value) -> Json {
+        use serde_json::Value;
+        match value {
+            Value::Null => Json::Null,
+            Value::Bool(value) => Json::Bool(*value),
+            Value::Number(number) => {
+                if let Some(int) = number.as_i64() {
+                    Json::Int(i128::from(int))
+                } else if let Some(int) = number.as_u64() {
+                    Json::Int(i128::from(int))
+                } else {
+                    Json::Float(number.as_f64().unwrap_or_default())
+                }
+            }
+            Value::String(value) => Json::String(value.clone()),
+            Value::Array(items) => Json::Array(items.iter().map(Json::from_serde).collect()),
+            Value::Object(map) => Json::Object(
+                map.iter()
+                    .map(|(key, value)| (key.clone(), Json::from_serde(value)))
+                    .collect(),
+            ),
+        }
     }
 }
 

@@ -1,121 +1,13 @@
-//! The marker vocabulary: what a `#[kbr(...)]` schema marker is (the controller-gen marker it
-//! mirrors, where it may be written, what value it takes, which JSON shapes it applies to),
-//! looking markers up and suggesting the one meant. The markers themselves are in
-//! [`super::table`].
+//! The marker vocabulary, as the derive uses it: kbr-core's registry ([`MARKERS`]: every
+//! marker's name, argument, scope and the shapes it applies to), the Rust-type check against
+//! it, and suggesting the marker meant.
+
+use kbr_core::marker::Shape;
+pub(crate) use kbr_core::marker::{Applies, Argument, FORMATS, MARKERS, Marker, Scope, find};
 
 use super::rust_type::Kind;
-pub(crate) use super::table::MARKERS;
 
-/// Where a marker may be written.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Scope {
-    Field,
-    Type,
-    Both,
-}
-
-/// The value a marker takes.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Value {
-    /// `name` or `name = true|false`.
-    Flag,
-    /// A number, possibly negative or fractional: `minimum = -1.5`.
-    Number,
-    /// A non-negative integer: `max_length = 63`.
-    Count,
-    /// A string literal.
-    Str,
-    /// One of the given strings.
-    Choice(&'static [&'static str]),
-    /// A string naming an OpenAPI format.
-    Format,
-    /// Any JSON value: `default = {"a": 1}`.
-    Json,
-    /// A non-empty JSON array: `enum = ["a", "b"]`.
-    JsonArray,
-    /// Field names: `[a, b]` (Rust names) or `["a", "b"]` (JSON names).
-    Fields,
-    /// Property names of the items: `["type"]`.
-    Keys,
-    /// `validation(rule = "...", message = "...", ...)`.
-    Rule,
-    /// `items(max_length = 3, ...)`: markers for the items of a list.
-    Items,
-}
-
-/// The JSON shapes a marker applies to.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Applies {
-    Anything,
-    Numeric,
-    String,
-    Formattable,
-    Array,
-    Object,
-    Map,
-    Struct,
-    /// Objects or free-form JSON (`serde_json::Value`).
-    ObjectOrAny,
-    /// Types that serialize as an integer or a string (not `String` or plain integers).
-    IntOrString,
-}
-
-impl Applies {
-    /// Whether a marker for these shapes can apply to a value of `kind`.
-    pub(crate) fn fits(self, kind: &Kind) -> bool {
-        if *kind == Kind::Unknown || self == Applies::Anything {
-            return true;
-        }
-        match self {
-            Applies::Anything => true,
-            Applies::Numeric => matches!(kind, Kind::Integer | Kind::Number),
-            Applies::String => *kind == Kind::String,
-            Applies::Formattable => matches!(kind, Kind::String | Kind::Integer | Kind::Number),
-            Applies::Array => matches!(kind, Kind::Array(_)),
-            Applies::Object => matches!(kind, Kind::Map(_) | Kind::Struct),
-            Applies::Map => matches!(kind, Kind::Map(_)),
-            Applies::Struct => *kind == Kind::Struct,
-            Applies::ObjectOrAny => matches!(kind, Kind::Map(_) | Kind::Struct | Kind::Any),
-            Applies::IntOrString => *kind == Kind::Any,
-        }
-    }
-
-    /// "integers and numbers", for errors.
-    pub(crate) fn describe(self) -> &'static str {
-        match self {
-            Applies::Anything => "any value",
-            Applies::Numeric => "integers and numbers",
-            Applies::String => "strings",
-            Applies::Formattable => "strings and numbers",
-            Applies::Array => "lists (Vec, sets, arrays)",
-            Applies::Object => "maps and structs",
-            Applies::Map => "maps (BTreeMap, HashMap)",
-            Applies::Struct => "structs",
-            Applies::ObjectOrAny => "structs, maps and serde_json::Value",
-            Applies::IntOrString => {
-                "types that serialize as an integer or a string (e.g. an untagged enum); \
-                 k8s-openapi's IntOrString and Quantity already are"
-            }
-        }
-    }
-}
-
-/// One marker.
-pub(crate) struct Marker {
-    /// Name in `#[kbr(...)]`.
-    pub name: &'static str,
-    /// Other accepted spellings.
-    pub aliases: &'static [&'static str],
-    /// The controller-gen marker it mirrors (for docs and hints).
-    pub controller_gen: &'static str,
-    /// Key in the marker record the runtime reads.
-    pub key: &'static str,
-    pub scope: Scope,
-    pub value: Value,
-    pub applies: Applies,
-}
-
-/// The keys of one `validation(...)` rule.
+/// The keys of one `validation(...)` rule, as written in `#[kbr(...)]`.
 pub(crate) const RULE_KEYS: &[&str] = &[
     "rule",
     "message",
@@ -125,52 +17,21 @@ pub(crate) const RULE_KEYS: &[&str] = &[
     "optional_old_self",
 ];
 
-/// The reasons the API server accepts for a failed rule.
-pub(crate) const REASONS: &[&str] = &[
-    "FieldValueInvalid",
-    "FieldValueForbidden",
-    "FieldValueRequired",
-    "FieldValueDuplicate",
-];
-
-/// The formats the API server knows (kube-openapi's registry plus the numeric ones).
-pub(crate) const FORMATS: &[&str] = &[
-    "bsonobjectid",
-    "uri",
-    "email",
-    "hostname",
-    "ipv4",
-    "ipv6",
-    "cidr",
-    "mac",
-    "uuid",
-    "uuid3",
-    "uuid4",
-    "uuid5",
-    "isbn",
-    "isbn10",
-    "isbn13",
-    "creditcard",
-    "ssn",
-    "hexcolor",
-    "rgbcolor",
-    "byte",
-    "password",
-    "date",
-    "duration",
-    "datetime",
-    "date-time",
-    "int32",
-    "int64",
-    "float",
-    "double",
-];
-
-/// The marker named `name` (or one of its aliases).
-pub(crate) fn find(name: &str) -> Option<&'static Marker> {
-    MARKERS
-        .iter()
-        .find(|marker| marker.name == name || marker.aliases.contains(&name))
+/// Whether a marker for `applies` can apply to a value of the Rust `kind` (always, when the
+/// macro cannot see the type's JSON).
+pub(crate) fn fits(applies: Applies, kind: &Kind) -> bool {
+    let shape = match kind {
+        Kind::String => Shape::String,
+        Kind::Integer => Shape::Integer,
+        Kind::Number => Shape::Number,
+        Kind::Boolean => Shape::Boolean,
+        Kind::Array(_) => Shape::Array,
+        Kind::Map(_) => Shape::Map,
+        Kind::Struct => Shape::Struct,
+        Kind::Any => Shape::Any,
+        Kind::Unknown => return true,
+    };
+    applies.admits(shape)
 }
 
 /// Lower-case, without `_`/`-`/`:` and a `kubebuilder`/`validation` prefix.

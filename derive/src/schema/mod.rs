@@ -1,6 +1,7 @@
 //! `#[kbr_runtime::schema]`: field and type markers (`#[kbr(minimum = 1)]`) rewritten into
-//! `#[schemars(extend(...))]` records that schemars' own derive copies into the schema, for
-//! the runtime to apply when it builds the CRD (`kbr_runtime::crd`).
+//! `#[schemars(extend(...))]` records (kbr-core's `marker::Record`, serialized) that schemars'
+//! own derive copies into the schema, for the runtime to apply when it builds the CRD
+//! (`kbr_runtime::crd`).
 //!
 //! Every marker is checked here, at the span it was written: its name (with a "did you
 //! mean"), its value's type, where it is written (field or type) and, when the Rust type makes
@@ -15,7 +16,6 @@ mod record;
 mod rule;
 mod rust_type;
 mod serde_attrs;
-mod table;
 #[cfg(test)]
 mod tests;
 
@@ -26,6 +26,7 @@ use syn::{Attribute, Data, DeriveInput, Fields, Meta};
 
 use check::Target;
 use json::Json;
+use kbr_core::marker::{FIELD_RECORD, Record as MarkerRecord, TYPE_RECORD};
 use record::Record;
 use rust_type::Kind;
 use serde_attrs::{ContainerSerde, FieldSerde};
@@ -126,14 +127,9 @@ fn rewrite(input: &mut DeriveInput, errors: &mut Errors) {
         fields: &fields,
     };
     check::check(&record, &target, errors);
-    let mut json = check::to_json(&record, &target, errors);
-    if let Json::Object(pairs) = &mut json {
-        pairs.insert(
-            0,
-            ("name".to_owned(), Json::String(input.ident.to_string())),
-        );
-    }
-    kept.push(syn::parse_quote!(#[schemars(extend("x-kbr-type" = #json))]));
+    let mut marker_record = check::to_record(&record, &target, errors);
+    marker_record.name = Some(input.ident.to_string());
+    kept.push(extend(TYPE_RECORD, &marker_record, errors));
     input.attrs = kept;
 
     match &mut input.data {
@@ -347,11 +343,27 @@ fn rewrite_fields(fields: &mut Fields, errors: &mut Errors) {
         if record.is_empty() {
             continue;
         }
-        let json = check::to_json(&record, &target, errors);
+        let marker_record = check::to_record(&record, &target, errors);
         field
             .attrs
-            .push(syn::parse_quote!(#[schemars(extend("x-kbr-field" = #json))]));
+            .push(extend(FIELD_RECORD, &marker_record, errors));
     }
+}
+
+/// `#[schemars(extend("<key>" = <record>))]`: schemars copies the record into the schema.
+fn extend(key: &str, record: &MarkerRecord, errors: &mut Errors) -> Attribute {
+    let json = match serde_json::to_value(record) {
+        Ok(value) => Json::from_serde(&value),
+        Err(error) => {
+            errors.push(syn::Error::new(
+                Span::call_site(),
+                format!("cannot serialize this marker record: {error}"),
+            ));
+            Json::Object(Vec::new())
+        }
+    };
+    let key = syn::LitStr::new(key, Span::call_site());
+    syn::parse_quote!(#[schemars(extend(#key = #json))])
 }
 
 /// `Option<i32>` rather than `Option < i32 >`.

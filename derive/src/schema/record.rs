@@ -1,5 +1,5 @@
-//! Reading the markers of one field or type into a [`Record`]: the JSON object the runtime
-//! applies to the generated schema (`x-kbr-field` / `x-kbr-type`).
+//! Reading the markers of one field or type, as written, into a [`Record`] (with spans for
+//! errors); `check` turns it into kbr-core's serialized record.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::ToTokens;
@@ -8,7 +8,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Lit, LitStr};
 
 use super::json::{self, Json};
-use super::markers::{self, FORMATS, Marker, Value};
+use super::markers::{self, Argument, FORMATS, Marker};
 use super::rule::read_rule;
 use crate::parse;
 
@@ -56,7 +56,7 @@ impl Record {
             return Err(unknown(meta, &key));
         };
         let key_span = meta.path.span();
-        if marker.value == Value::Items {
+        if marker.argument == Argument::Items {
             if nested {
                 return Err(meta.error("`items(...)` cannot be nested; mark the inner type"));
             }
@@ -71,7 +71,7 @@ impl Record {
             self.items = Some((Box::new(inner), key_span));
             return Ok(());
         }
-        let repeatable = matches!(marker.value, Value::Rule | Value::Fields);
+        let repeatable = matches!(marker.argument, Argument::Rule | Argument::Fields);
         if !repeatable && self.get(marker.name).is_some() {
             return Err(meta.error(format!("`{}` is given twice; keep one", marker.name)));
         }
@@ -137,12 +137,12 @@ fn read_value(meta: &ParseNestedMeta, marker: &Marker) -> syn::Result<Read> {
     let name = marker.name;
     let example = example(marker);
     let needs_value = || meta.error(format!("`{name}` takes a value: write `{example}`"));
-    match marker.value {
-        Value::Flag => {
+    match marker.argument {
+        Argument::Flag => {
             let value = parse::flag(meta, name)?;
             Ok((Json::Bool(value), meta.path.to_token_stream(), Vec::new()))
         }
-        Value::Rule => {
+        Argument::Rule => {
             if !meta.input.peek(syn::token::Paren) {
                 return Err(meta.error(format!("`{name}` takes a rule: write `{example}`")));
             }
@@ -157,8 +157,8 @@ fn read_value(meta: &ParseNestedMeta, marker: &Marker) -> syn::Result<Read> {
             if tokens.is_empty() {
                 return Err(needs_value());
             }
-            let (value, names) = match marker.value {
-                Value::Fields | Value::Keys => {
+            let (value, names) = match marker.argument {
+                Argument::Fields | Argument::Keys => {
                     let parser =
                         |stream: syn::parse::ParseStream| read_names(stream, marker, &example);
                     syn::parse::Parser::parse2(parser, tokens.clone())?
@@ -199,7 +199,7 @@ fn read_names(
                 Expr::Path(path) if path.path.get_ident().is_some() => {
                     let ident = path.path.get_ident().map(super::serde_attrs::unraw);
                     let span = path.span();
-                    if marker.value == markers::Value::Keys {
+                    if marker.argument == Argument::Keys {
                         return Err(syn::Error::new(
                             span,
                             format!(
@@ -250,8 +250,8 @@ fn check_value(
             format!("`{name}` takes {what}: write `{example}`"),
         ))
     };
-    match (marker.value, value) {
-        (Value::Number, Json::Int(_) | Json::Float(_)) => {
+    match (marker.argument, value) {
+        (Argument::Number, Json::Int(_) | Json::Float(_)) => {
             if name == "multiple_of" && matches!(value, Json::Int(v) if *v <= 0) {
                 return fail("a positive number");
             }
@@ -260,22 +260,22 @@ fn check_value(
             }
             Ok(())
         }
-        (Value::Number, _) => fail("a number"),
-        (Value::Count, Json::Int(v)) if *v >= 0 && *v <= i128::from(i64::MAX) => Ok(()),
-        (Value::Count, _) => fail("a non-negative integer"),
-        (Value::Str, Json::String(text)) => {
+        (Argument::Number, _) => fail("a number"),
+        (Argument::Count, Json::Int(v)) if *v >= 0 && *v <= i128::from(i64::MAX) => Ok(()),
+        (Argument::Count, _) => fail("a non-negative integer"),
+        (Argument::Str, Json::String(text)) => {
             if text.is_empty() {
                 return fail("a non-empty string");
             }
             Ok(())
         }
-        (Value::Str, _) => fail("a string literal"),
-        (Value::Choice(choices), Json::String(choice)) if choices.contains(&choice.as_str()) => {
+        (Argument::Str, _) => fail("a string literal"),
+        (Argument::Choice(choices), Json::String(choice)) if choices.contains(&choice.as_str()) => {
             Ok(())
         }
-        (Value::Choice(choices), _) => fail(&format!("one of \"{}\"", choices.join("\", \""))),
-        (Value::Format, Json::String(format)) if FORMATS.contains(&format.as_str()) => Ok(()),
-        (Value::Format, Json::String(format)) => {
+        (Argument::Choice(choices), _) => fail(&format!("one of \"{}\"", choices.join("\", \""))),
+        (Argument::Format, Json::String(format)) if FORMATS.contains(&format.as_str()) => Ok(()),
+        (Argument::Format, Json::String(format)) => {
             let hint = FORMATS
                 .iter()
                 .find(|known| known.replace('-', "") == format.to_lowercase().replace('-', ""))
@@ -289,9 +289,9 @@ fn check_value(
                 ),
             ))
         }
-        (Value::Format, _) => fail("a format name"),
-        (Value::JsonArray, Json::Array(items)) if !items.is_empty() => Ok(()),
-        (Value::JsonArray, _) => fail("a non-empty list of JSON values"),
+        (Argument::Format, _) => fail("a format name"),
+        (Argument::JsonArray, Json::Array(items)) if !items.is_empty() => Ok(()),
+        (Argument::JsonArray, _) => fail("a non-empty list of JSON values"),
         _ => Ok(()),
     }
 }
@@ -299,21 +299,21 @@ fn check_value(
 /// How to write `marker`, for errors.
 pub(crate) fn example(marker: &Marker) -> String {
     let name = marker.name;
-    match marker.value {
-        Value::Flag => name.to_owned(),
-        Value::Number => format!("{name} = 1"),
-        Value::Count => format!("{name} = 63"),
-        Value::Str if name == "pattern" => format!("{name} = \"^[a-z]+$\""),
-        Value::Str => format!("{name} = \"Replicas\""),
-        Value::Choice(choices) => format!("{name} = \"{}\"", choices[0]),
-        Value::Format => format!("{name} = \"date-time\""),
-        Value::Json => format!("{name} = {{\"replicas\": 1}}"),
-        Value::JsonArray => format!("{name} = [\"Always\", \"Never\"]"),
-        Value::Fields => format!("{name} = [field_a, field_b]"),
-        Value::Keys => format!("{name} = [\"type\"]"),
-        Value::Rule => format!(
+    match marker.argument {
+        Argument::Flag => name.to_owned(),
+        Argument::Number => format!("{name} = 1"),
+        Argument::Count => format!("{name} = 63"),
+        Argument::Str if name == "pattern" => format!("{name} = \"^[a-z]+$\""),
+        Argument::Str => format!("{name} = \"Replicas\""),
+        Argument::Choice(choices) => format!("{name} = \"{}\"", choices[0]),
+        Argument::Format => format!("{name} = \"date-time\""),
+        Argument::Json => format!("{name} = {{\"replicas\": 1}}"),
+        Argument::JsonArray => format!("{name} = [\"Always\", \"Never\"]"),
+        Argument::Fields => format!("{name} = [field_a, field_b]"),
+        Argument::Keys => format!("{name} = [\"type\"]"),
+        Argument::Rule => format!(
             "{name}(rule = \"self.min <= self.max\", message = \"min must not exceed max\")"
         ),
-        Value::Items => format!("{name}(max_length = 63)"),
+        Argument::Items => format!("{name}(max_length = 63)"),
     }
 }

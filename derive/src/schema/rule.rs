@@ -3,15 +3,18 @@
 use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 
+use kbr_core::marker::{Reason, Rule};
+
 use super::json::Json;
-use super::markers::{REASONS, RULE_KEYS};
+use super::markers::RULE_KEYS;
 use crate::parse::{self, Errors};
 
 /// `validation(rule = "...", message = "...", message_expression = "...", reason = "...",
-/// field_path = "...", optional_old_self)`.
+/// field_path = "...", optional_old_self)`, as kbr-core's [`Rule`] in JSON.
 pub(super) fn read_rule(meta: &ParseNestedMeta) -> syn::Result<Json> {
     let span = meta.path.span();
-    let mut pairs: Vec<(&str, Json)> = Vec::new();
+    let mut rule: Option<String> = None;
+    let mut parsed = Rule::default();
     let mut seen: Vec<String> = Vec::new();
     let mut errors = Errors::default();
     meta.parse_nested_meta(|inner| {
@@ -38,12 +41,6 @@ pub(super) fn read_rule(meta: &ParseNestedMeta) -> syn::Result<Json> {
                         "`message` must not contain line breaks",
                     ));
                 }
-                if key == "reason" && !REASONS.contains(&text.as_str()) {
-                    errors.push(syn::Error::new(
-                        lit.span(),
-                        format!("`reason` must be one of {}", REASONS.join(", ")),
-                    ));
-                }
                 if key == "field_path" && !text.starts_with('.') {
                     errors.push(syn::Error::new(
                         lit.span(),
@@ -51,44 +48,47 @@ pub(super) fn read_rule(meta: &ParseNestedMeta) -> syn::Result<Json> {
                          `.`, e.g. `.spec.replicas` or `.name`",
                     ));
                 }
-                let json_key = match key.as_str() {
-                    "message_expression" => "messageExpression",
-                    "field_path" => "fieldPath",
-                    "message" => "message",
-                    "reason" => "reason",
-                    _ => "rule",
-                };
-                pairs.push((json_key, Json::String(text)));
+                match key.as_str() {
+                    "rule" => rule = Some(text),
+                    "message" => parsed.message = Some(text),
+                    "message_expression" => parsed.message_expression = Some(text),
+                    "field_path" => parsed.field_path = Some(text),
+                    _ => match Reason::from_name(&text) {
+                        Some(reason) => parsed.reason = Some(reason),
+                        None => {
+                            let names: Vec<&str> = Reason::ALL.map(Reason::name).to_vec();
+                            errors.push(syn::Error::new(
+                                lit.span(),
+                                format!("`reason` must be one of {}", names.join(", ")),
+                            ));
+                        }
+                    },
+                }
                 Ok(())
             }
             "optional_old_self" => {
-                let value = parse::flag(&inner, &key)?;
-                pairs.push(("optionalOldSelf", Json::Bool(value)));
+                parsed.optional_old_self = Some(parse::flag(&inner, &key)?);
                 Ok(())
             }
             _ => Err(parse::unknown(&inner, "kbr(validation", &key, RULE_KEYS)),
         }
     })?;
     errors.finish()?;
-    let Some(rule) = pairs
-        .iter()
-        .find(|(k, _)| *k == "rule")
-        .map(|(_, v)| v.clone())
-    else {
+    let Some(rule) = rule else {
         return Err(syn::Error::new(
             span,
             "`validation(...)` needs a `rule`: write `validation(rule = \"self.minReplicas <= \
              self.replicas\", message = \"...\")`",
         ));
     };
-    if let Json::String(text) = &rule
-        && text.contains('\n')
-        && !pairs.iter().any(|(k, _)| *k == "message")
-    {
+    if rule.contains('\n') && parsed.message.is_none() {
         return Err(syn::Error::new(
             span,
             "a multi-line `rule` needs a `message` (the API server requires one)",
         ));
     }
-    Ok(Json::object(pairs))
+    parsed.rule = rule;
+    serde_json::to_value(&parsed)
+        .map(|value| Json::from_serde(&value))
+        .map_err(|error| syn::Error::new(span, format!("cannot serialize this rule: {error}")))
 }

@@ -60,11 +60,11 @@ fn markers_become_schemars_records_and_resource_attributes_stay() {
     let output = quote!(#input).to_string();
     for expected in [
         "# [kbr (group = \"example.com\" , version = \"v1\" , kind = \"Foo\")]",
-        "# [schemars (extend (\"x-kbr-type\" = { \"name\" : \"FooSpec\" , \"exactlyOneOf\" : [[\"a\" , \"b\"]] }))]",
+        "# [schemars (extend (\"x-kbr-type\" = { \"exactlyOneOf\" : [[\"a\" , \"b\"]] , \"name\" : \"FooSpec\" }))]",
         "\"minimum\" : - 1",
         "\"enum\" : [1 , 2.5]",
         "\"default\" : { \"x\" : [true , null] }",
-        "\"validations\" : [{ \"rule\" : \"self != ''\" , \"message\" : \"empty\" }]",
+        "\"validations\" : [{ \"message\" : \"empty\" , \"rule\" : \"self != ''\" }]",
     ] {
         assert!(
             output.contains(expected),

@@ -1,114 +1,79 @@
 //! Applying `#[kbr(...)]` marker records to schema nodes.
 //!
-//! `#[kbr_runtime::schema]` checks every marker at compile time and stores them, as a JSON
-//! record, in the type's schema (`x-kbr-type`) or the field's (`x-kbr-field`). Here each
-//! record becomes the schema keywords controller-gen would emit for the same markers, once
+//! `#[kbr_runtime::schema]` checks every marker at compile time and stores them, as kbr-core's
+//! [`Record`], in the type's schema ([`TYPE_RECORD`]) or the field's ([`FIELD_RECORD`]). Here
+//! each record becomes the schema keywords controller-gen would emit for the same markers, once
 //! the node's final shape is known — so a marker that cannot apply after all (a type alias
 //! hid the Rust type from the macro, `list_map_keys` naming a property the items lack) is a
-//! [`SchemaError::InvalidMarker`] with the node's JSON path, not a broken CRD.
+//! [`SchemaError::InvalidMarker`] with the node's JSON path, not a broken CRD. Which marker
+//! applies to which node is kbr-core's registry, the same table the derive checks with.
 
+pub(crate) use kbr_core::marker::{FIELD_RECORD, Record, TYPE_RECORD};
+use kbr_core::marker::{Marker, MarkerId, Shape};
 use serde_json::{Map, Value, json};
 
 use super::error::SchemaError;
 
-/// One marker record (`x-kbr-type` or `x-kbr-field`), as written by `#[kbr_runtime::schema]`.
-pub(crate) struct Record(Map<String, Value>);
-
-impl Record {
-    /// Removes the record stored under `key` from `object`.
-    pub(crate) fn take(
-        object: &mut Map<String, Value>,
-        key: &str,
-        path: &str,
-    ) -> Result<Option<Record>, SchemaError> {
-        match object.remove(key) {
-            None => Ok(None),
-            Some(Value::Object(record)) => Ok(Some(Record(record))),
-            Some(other) => Err(invalid(
-                path,
-                key,
-                format!("is not a marker record: {other}"),
-            )),
-        }
-    }
-
-    /// The Rust type's name, for type records.
-    pub(crate) fn type_name(&self) -> Option<&str> {
-        self.0.get("name").and_then(Value::as_str)
-    }
-
-    pub(crate) fn schemaless(&self) -> bool {
-        self.flag("schemaless")
-    }
-
-    pub(crate) fn preserves_unknown_fields(&self) -> bool {
-        self.flag("preserveUnknownFields")
-    }
-
-    /// `Some(true)` for `required`, `Some(false)` for `optional`.
-    pub(crate) fn required(&self) -> Option<bool> {
-        self.0.get("required").and_then(Value::as_bool)
-    }
-
-    fn flag(&self, key: &str) -> bool {
-        self.0.get(key) == Some(&Value::Bool(true))
-    }
+/// Removes the record stored under `key` ([`TYPE_RECORD`] or [`FIELD_RECORD`]) from `object`.
+///
+/// # Errors
+/// [`SchemaError::InvalidMarker`] when it is not a record this kbr-runtime can read.
+pub(crate) fn take(
+    object: &mut Map<String, Value>,
+    key: &str,
+    path: &str,
+) -> Result<Option<Record>, SchemaError> {
+    let Some(value) = object.remove(key) else {
+        return Ok(None);
+    };
+    serde_json::from_value(value).map(Some).map_err(|error| {
+        invalid(
+            path,
+            key,
+            format!(
+                "is not a marker record this kbr-runtime can read ({error}; kbr-derive and \
+                 kbr-runtime versions differ?)"
+            ),
+        )
+    })
 }
 
-/// The marker's name as written in `#[kbr(...)]` (`minLength` → `min_length`).
-fn marker_name(key: &str) -> String {
-    let mut name = String::new();
-    for c in key.chars() {
-        if c.is_ascii_uppercase() {
-            name.push('_');
-            name.push(c.to_ascii_lowercase());
-        } else {
-            name.push(c);
-        }
-    }
-    match name.as_str() {
-        "validations" => "validation".to_owned(),
-        "required" => "required/optional".to_owned(),
-        _ => name,
-    }
-}
-
-fn invalid(path: &str, key: &str, reason: String) -> SchemaError {
+fn invalid(path: &str, marker: &str, reason: String) -> SchemaError {
     SchemaError::InvalidMarker {
         path: if path.is_empty() {
             ".".to_owned()
         } else {
             path.to_owned()
         },
-        marker: marker_name(key),
+        marker: marker.to_owned(),
         reason,
     }
 }
 
-/// The JSON type of a node for marker checks: its `type`, `int-or-string`, or `None` for
-/// free-form (preserve-unknown-fields) nodes.
-fn node_type(object: &Map<String, Value>) -> Option<&str> {
+/// The shape of a node for marker checks: its `type`, int-or-string, or free-form JSON
+/// (preserve-unknown-fields nodes have no type).
+fn node_shape(object: &Map<String, Value>) -> Shape {
     if object.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true)) {
-        return Some("int-or-string");
+        return Shape::IntOrString;
     }
-    object.get("type").and_then(Value::as_str)
+    match object.get("type").and_then(Value::as_str) {
+        Some("integer") => Shape::Integer,
+        Some("number") => Shape::Number,
+        Some("string") => Shape::String,
+        Some("boolean") => Shape::Boolean,
+        Some("array") => Shape::Array,
+        Some("object") => Shape::Object,
+        _ => Shape::Any,
+    }
 }
 
-/// Which node types each constrained marker needs.
-fn needs(key: &str) -> Option<&'static [&'static str]> {
-    Some(match key {
-        "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf" => {
-            &["integer", "number"]
-        }
-        "minLength" | "maxLength" | "pattern" => &["string", "int-or-string"],
-        "format" => &["string", "integer", "number", "int-or-string"],
-        "minItems" | "maxItems" | "uniqueItems" | "listType" | "listMapKeys" | "items" => {
-            &["array"]
-        }
-        "minProperties" | "maxProperties" | "mapType" | "structType" | "exactlyOneOf"
-        | "atMostOneOf" | "atLeastOneOf" => &["object"],
-        _ => return None,
-    })
+/// Sets `keyword` to `value`, or removes it for `false` (`nullable = false`).
+fn set(object: &mut Map<String, Value>, keyword: &str, value: &Value) {
+    if value == &Value::Bool(false) {
+        object.remove(keyword);
+    } else {
+        object.insert(keyword.to_owned(), value.clone());
+    }
 }
 
 /// Applies `record` to the node `object` at `path`.
@@ -120,124 +85,73 @@ pub(crate) fn apply(
     record: &Record,
     path: &str,
 ) -> Result<(), SchemaError> {
-    let mut rules: Vec<Value> = Vec::new();
-    // Sorted, whatever serde_json's map order: `intOrString` before the string markers,
-    // `embeddedResource` before the object ones.
-    let mut entries: Vec<(&String, &Value)> = record.0.iter().collect();
-    entries.sort_by(|a, b| a.0.cmp(b.0));
-    for (key, value) in entries {
-        if let Some(types) = needs(key) {
-            let found = node_type(object);
-            if !found.is_some_and(|found| types.contains(&found)) {
-                let found =
-                    found.map_or_else(|| "free-form JSON".to_owned(), |t| format!("of type {t}"));
-                return Err(invalid(
-                    path,
-                    key,
-                    format!(
-                        "applies to {}, but the value is {found}",
-                        types.join(" or ")
-                    ),
-                ));
-            }
+    let markers = record
+        .markers()
+        .map_err(|error| invalid(path, "record", error.to_string()))?;
+    for (marker, value) in markers {
+        let shape = node_shape(object);
+        if !marker.applies.admits_node(shape) {
+            let found = match shape {
+                Shape::Any => "free-form JSON".to_owned(),
+                other => format!("of type {}", other.schema_name()),
+            };
+            return Err(invalid(
+                path,
+                marker.name,
+                format!(
+                    "applies to {}, but the value is {found}",
+                    marker.applies.schema_types()
+                ),
+            ));
         }
-        let set = |object: &mut Map<String, Value>, schema_key: &str, value: &Value| {
-            if value == &Value::Bool(false) {
-                object.remove(schema_key);
-            } else {
-                object.insert(schema_key.to_owned(), value.clone());
-            }
-        };
-        match key.as_str() {
-            "name" | "required" | "schemaless" => {}
-            "minimum" | "maximum" | "exclusiveMinimum" | "exclusiveMaximum" | "multipleOf"
-            | "minLength" | "maxLength" | "pattern" | "enum" | "format" | "minItems"
-            | "maxItems" | "minProperties" | "maxProperties" | "default" | "example"
-            | "nullable" | "title" => set(object, key, value),
-            "uniqueItems" => {
-                if value == &Value::Bool(true) {
-                    list_type(object, "set", path, key)?;
-                }
-            }
-            "preserveUnknownFields" => set(object, "x-kubernetes-preserve-unknown-fields", value),
-            "embeddedResource" => embedded_resource(object, path)?,
-            "intOrString" => {
-                object.remove("type");
-                object.remove("format");
-                object.remove("x-kubernetes-preserve-unknown-fields");
-                object.insert("x-kubernetes-int-or-string".into(), true.into());
-                object.insert(
-                    "anyOf".into(),
-                    json!([{"type": "integer"}, {"type": "string"}]),
-                );
-            }
-            // Collected below, in controller-gen's order.
-            "validations" | "immutable" => {}
-            "listType" => list_type(object, value.as_str().unwrap_or_default(), path, key)?,
-            "listMapKeys" => list_map_keys(object, value, path)?,
-            "mapType" | "structType" => set(object, "x-kubernetes-map-type", value),
-            "items" => {
-                let Some(Value::Object(items)) = object.get_mut("items") else {
-                    return Err(invalid(
-                        path,
-                        key,
-                        "needs a list with an item schema".into(),
-                    ));
-                };
-                let Value::Object(inner) = value else {
-                    return Err(invalid(path, key, "is not a marker record".into()));
-                };
-                apply(items, &Record(inner.clone()), &format!("{path}[*]"))?;
-            }
-            "exactlyOneOf" | "atMostOneOf" | "atLeastOneOf" => {}
-            other => {
-                return Err(invalid(
-                    path,
-                    other,
-                    "is not known to this kbr-runtime (kbr-derive and kbr-runtime versions \
-                     differ?)"
-                        .into(),
-                ));
-            }
-        }
+        apply_one(object, record, marker, &value, path)?;
     }
     // controller-gen's order: XValidation rules, then AtMostOneOf, ExactlyOneOf, AtLeastOneOf.
-    if let Some(Value::Array(validations)) = record.0.get("validations") {
-        rules.extend(validations.iter().cloned());
+    let mut rules: Vec<Value> = Vec::new();
+    for rule in &record.validations {
+        rules.push(
+            serde_json::to_value(rule)
+                .map_err(|error| invalid(path, "validation", error.to_string()))?,
+        );
     }
-    if record.0.get("immutable") == Some(&Value::Bool(true)) {
+    if record.immutable == Some(true) {
         rules.push(json!({"message": "field is immutable", "rule": "self == oldSelf"}));
     }
-    for (key, comparison, wording) in [
+    for (id, groups, comparison, wording) in [
         (
-            "atMostOneOf",
+            MarkerId::AtMostOneOf,
+            &record.at_most_one_of,
             "<= 1",
             "at most one of the fields in [{}] may be set",
         ),
         (
-            "exactlyOneOf",
+            MarkerId::ExactlyOneOf,
+            &record.exactly_one_of,
             "== 1",
             "exactly one of the fields in [{}] must be set",
         ),
         (
-            "atLeastOneOf",
+            MarkerId::AtLeastOneOf,
+            &record.at_least_one_of,
             ">= 1",
             "at least one of the fields in [{}] must be set",
         ),
     ] {
-        for fields in record
-            .0
-            .get(key)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            rules.push(one_of_rule(object, key, fields, comparison, wording, path)?);
+        for fields in groups {
+            rules.push(one_of_rule(
+                object,
+                id.marker(),
+                fields,
+                comparison,
+                wording,
+                path,
+            )?);
         }
     }
     if !rules.is_empty() {
+        let keyword = MarkerId::Validation.marker().keyword;
         let existing = object
-            .entry("x-kubernetes-validations")
+            .entry(keyword)
             .or_insert_with(|| Value::Array(Vec::new()));
         if let Value::Array(existing) = existing {
             existing.extend(rules);
@@ -246,82 +160,163 @@ pub(crate) fn apply(
     Ok(())
 }
 
+/// Applies one marker of `record` (whose serialized value is `value`) to `object`.
+fn apply_one(
+    object: &mut Map<String, Value>,
+    record: &Record,
+    marker: &Marker,
+    value: &Value,
+    path: &str,
+) -> Result<(), SchemaError> {
+    use MarkerId as M;
+    match marker.id {
+        M::Minimum
+        | M::Maximum
+        | M::ExclusiveMinimum
+        | M::ExclusiveMaximum
+        | M::MultipleOf
+        | M::MinLength
+        | M::MaxLength
+        | M::Pattern
+        | M::Enum
+        | M::Format
+        | M::MinItems
+        | M::MaxItems
+        | M::MinProperties
+        | M::MaxProperties
+        | M::Default
+        | M::Example
+        | M::Nullable
+        | M::Title
+        | M::PreserveUnknownFields
+        | M::MapType
+        | M::StructType => set(object, marker.keyword, value),
+        M::UniqueItems => {
+            if record.unique_items == Some(true) {
+                list_type(object, "set", path, marker)?;
+            }
+        }
+        M::EmbeddedResource => {
+            if record.embedded_resource == Some(true) {
+                embedded_resource(object);
+            }
+        }
+        M::IntOrString => {
+            if record.int_or_string == Some(true) {
+                object.remove("type");
+                object.remove("format");
+                object.remove("x-kubernetes-preserve-unknown-fields");
+                object.insert(marker.keyword.into(), true.into());
+                object.insert(
+                    "anyOf".into(),
+                    json!([{"type": "integer"}, {"type": "string"}]),
+                );
+            }
+        }
+        M::ListType => {
+            if let Some(kind) = record.list_type {
+                list_type(object, kind.name(), path, marker)?;
+            }
+        }
+        M::ListMapKeys => {
+            if let Some(keys) = &record.list_map_keys {
+                list_map_keys(object, keys, path, marker)?;
+            }
+        }
+        M::Items => {
+            let Some(Value::Object(items)) = object.get_mut("items") else {
+                return Err(invalid(
+                    path,
+                    marker.name,
+                    "needs a list with an item schema".into(),
+                ));
+            };
+            if let Some(inner) = &record.items {
+                apply(items, inner, &format!("{path}[*]"))?;
+            }
+        }
+        // The parent's `required` list, the node's replacement, or collected in `apply`.
+        M::Required
+        | M::Optional
+        | M::Schemaless
+        | M::Validation
+        | M::Immutable
+        | M::ExactlyOneOf
+        | M::AtMostOneOf
+        | M::AtLeastOneOf => {}
+    }
+    Ok(())
+}
+
+/// The CEL rule of `exactly_one_of` & co. over the JSON names `fields`.
 fn one_of_rule(
     object: &Map<String, Value>,
-    key: &str,
-    fields: &Value,
+    marker: &Marker,
+    fields: &[String],
     comparison: &str,
     wording: &str,
     path: &str,
 ) -> Result<Value, SchemaError> {
-    let names: Vec<&str> = fields
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
     let properties = object.get("properties").and_then(Value::as_object);
-    if let Some(missing) = names
+    if let Some(missing) = fields
         .iter()
-        .find(|name| !properties.is_some_and(|p| p.contains_key(**name)))
+        .find(|name| !properties.is_some_and(|p| p.contains_key(name.as_str())))
     {
         return Err(invalid(
             path,
-            key,
+            marker.name,
             format!("names `{missing}`, which is not a property"),
         ));
     }
-    let checks: Vec<String> = names
+    let checks: Vec<String> = fields
         .iter()
         .map(|name| format!("has(self.{name})"))
         .collect();
     Ok(json!({
-        "message": wording.replace("{}", &names.join(" ")),
+        "message": wording.replace("{}", &fields.join(" ")),
         "rule": format!("[{}].filter(x,x==true).size() {comparison}", checks.join(",")),
     }))
 }
 
+/// Sets `x-kubernetes-list-type` to `value`, unless another marker set another one.
 fn list_type(
     object: &mut Map<String, Value>,
     value: &str,
     path: &str,
-    key: &str,
+    marker: &Marker,
 ) -> Result<(), SchemaError> {
-    if let Some(existing) = object.get("x-kubernetes-list-type").and_then(Value::as_str)
+    if let Some(existing) = object.get(marker.keyword).and_then(Value::as_str)
         && existing != value
     {
         return Err(invalid(
             path,
-            key,
+            marker.name,
             format!("asks for list type `{value}` but the list is already `{existing}`"),
         ));
     }
-    object.insert("x-kubernetes-list-type".into(), value.into());
+    object.insert(marker.keyword.into(), value.into());
     Ok(())
 }
 
+/// Sets `x-kubernetes-list-map-keys` to `keys`, each a property of the items.
 fn list_map_keys(
     object: &mut Map<String, Value>,
-    keys: &Value,
+    keys: &[String],
     path: &str,
+    marker: &Marker,
 ) -> Result<(), SchemaError> {
     let items = object.get("items").and_then(Value::as_object);
     let properties = items
         .and_then(|items| items.get("properties"))
         .and_then(Value::as_object);
-    for key in keys
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-    {
+    for key in keys {
         if !properties.is_some_and(|properties| properties.contains_key(key)) {
             let known: Vec<&str> = properties
                 .map(|p| p.keys().map(String::as_str).collect())
                 .unwrap_or_default();
             return Err(invalid(
                 path,
-                "listMapKeys",
+                marker.name,
                 format!(
                     "names `{key}`, which is not a property of the items (they have: {})",
                     known.join(", ")
@@ -329,21 +324,12 @@ fn list_map_keys(
             ));
         }
     }
-    object.insert("x-kubernetes-list-map-keys".into(), keys.clone());
+    object.insert(marker.keyword.into(), json!(keys));
     Ok(())
 }
 
-fn embedded_resource(object: &mut Map<String, Value>, path: &str) -> Result<(), SchemaError> {
-    match node_type(object) {
-        None | Some("object") => {}
-        Some(other) => {
-            return Err(invalid(
-                path,
-                "embeddedResource",
-                format!("applies to objects, but the value is of type {other}"),
-            ));
-        }
-    }
+/// `embedded_resource` on an object or free-form node (checked by the caller).
+fn embedded_resource(object: &mut Map<String, Value>) {
     object.insert("type".into(), "object".into());
     object.insert("x-kubernetes-embedded-resource".into(), true.into());
     let has_properties = object
@@ -354,5 +340,4 @@ fn embedded_resource(object: &mut Map<String, Value>, path: &str) -> Result<(), 
         object.remove("additionalProperties");
         object.insert("x-kubernetes-preserve-unknown-fields".into(), true.into());
     }
-    Ok(())
 }

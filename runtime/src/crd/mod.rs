@@ -50,11 +50,12 @@ mod merge;
 mod schema;
 mod shape;
 mod structural;
-mod version;
 
 pub use build::{build, build_from, structural_schema_for};
 pub use error::{CrdError, SchemaError, Violation};
+/// Kubernetes' version priority (`v2 > v1 > v1beta1 > v1alpha1 > foo`), apimachinery's
+/// `CompareKubeAwareVersionStrings`; see [`kbr_core::version`].
+pub use kbr_core::version::compare_versions;
 pub use merge::merge;
 pub use schema::{preserve_unknown_fields, root_schema, schema_settings};
 pub use structural::{check_crd, check_schema};
-pub use version::compare_versions;

@@ -5,9 +5,9 @@
 //! served [`super::ResourceType`]s, with a `<plural>/status` entry for status subresources.
 //! Aggregated discovery (`Accept: …;as=APIGroupDiscoveryList`) is not served; clients fall back.
 
-use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
+use kbr_core::version::compare_versions;
 use serde_json::{Value, json};
 
 use super::registry::Registry;
@@ -30,36 +30,6 @@ pub(crate) fn core_versions() -> Value {
     })
 }
 
-/// Kubernetes' version priority: GA > beta > alpha, then higher numbers first
-/// (`v2 > v1 > v1beta2 > v1beta1 > v1alpha1`); non-conforming versions last, alphabetically.
-fn version_priority(a: &str, b: &str) -> Ordering {
-    fn key(v: &str) -> Option<(u8, u64, u64)> {
-        let rest = v.strip_prefix('v')?;
-        let digits = rest
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let major: u64 = rest[..digits].parse().ok()?;
-        let tail = &rest[digits..];
-        if tail.is_empty() {
-            return Some((3, major, 0));
-        }
-        let (stability, num) = if let Some(n) = tail.strip_prefix("beta") {
-            (2, n)
-        } else if let Some(n) = tail.strip_prefix("alpha") {
-            (1, n)
-        } else {
-            return None;
-        };
-        Some((stability, major, num.parse().ok()?))
-    }
-    match (key(a), key(b)) {
-        (Some(x), Some(y)) => y.cmp(&x),
-        (Some(_), None) => Ordering::Less,
-        (None, Some(_)) => Ordering::Greater,
-        (None, None) => a.cmp(b),
-    }
-}
-
 /// Groups (without the core group) and their versions, most preferred first.
 fn groups(registry: &Registry) -> BTreeMap<String, Vec<String>> {
     let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -70,7 +40,8 @@ fn groups(registry: &Registry) -> BTreeMap<String, Vec<String>> {
         }
     }
     for versions in groups.values_mut() {
-        versions.sort_by(|a, b| version_priority(a, b));
+        // Highest priority first, as apimachinery's `CompareKubeAwareVersionStrings` ranks them.
+        versions.sort_by(|a, b| compare_versions(b, a));
     }
     groups
 }
@@ -143,16 +114,4 @@ pub(crate) fn resources(registry: &Registry, group: &str, version: &str) -> Opti
         "kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version,
         "resources": resources,
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn versions_sort_like_kubernetes() {
-        let mut v = vec!["v1alpha1", "v1", "v2beta1", "v1beta2", "v2", "foo"];
-        v.sort_by(|a, b| version_priority(a, b));
-        assert_eq!(v, ["v2", "v1", "v2beta1", "v1beta2", "v1alpha1", "foo"]);
-    }
 }

@@ -1,8 +1,12 @@
 //! Object validation the apiserver does for every kind: names and namespaces.
 //!
-//! Mirrors `apimachinery/pkg/api/validation` (`ValidateObjectMeta` with `NameIsDNSSubdomain`,
-//! `NameIsDNSLabel` for Namespaces, `NameIsDNS1035Label` for Services). Kind-specific validation
-//! (Pod specs, CRD OpenAPI schemas, CEL rules) is not modelled: any body is accepted.
+//! Mirrors `apimachinery/pkg/api/validation/objectmeta.go` (`ValidateObjectMeta` with
+//! `NameIsDNSSubdomain`, `NameIsDNSLabel` for Namespaces, `NameIsDNS1035Label` for Services):
+//! one cause per message of kbr-core's [`kbr_core::dns`] checks, which are apimachinery's.
+//! Kind-specific validation (Pod specs, CRD OpenAPI schemas, CEL rules) is not modelled: any
+//! body is accepted.
+
+use kbr_core::dns::{self, InvalidName};
 
 use super::api_error::Cause;
 
@@ -28,33 +32,12 @@ impl NameRule {
     }
 }
 
-fn is_label(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 63
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
-        && b[0] != b'-'
-        && b[b.len() - 1] != b'-'
-}
-
-fn is_subdomain(s: &str) -> bool {
-    s.len() <= 253 && s.split('.').all(is_label)
-}
-
-const SUBDOMAIN_MSG: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-const LABEL_MSG: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-const DNS1035_MSG: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')";
-
-/// Checks `name` against `rule`; `None` when valid.
-pub(crate) fn check_name(rule: NameRule, name: &str) -> Option<&'static str> {
+/// Checks `name` against `rule`: apimachinery's messages when it is invalid.
+fn check_name(rule: NameRule, name: &str) -> Result<(), InvalidName> {
     match rule {
-        NameRule::Subdomain if !is_subdomain(name) => Some(SUBDOMAIN_MSG),
-        NameRule::Label if !is_label(name) => Some(LABEL_MSG),
-        NameRule::Dns1035 if !is_label(name) || !name.as_bytes()[0].is_ascii_lowercase() => {
-            Some(DNS1035_MSG)
-        }
-        _ => None,
+        NameRule::Subdomain => dns::dns1123_subdomain(name),
+        NameRule::Label => dns::dns1123_label(name),
+        NameRule::Dns1035 => dns::dns1035_label(name),
     }
 }
 
@@ -66,13 +49,17 @@ pub(crate) fn validate_meta(rule: NameRule, name: &str, namespace: Option<&str>)
             "metadata.name",
             "name or generateName is required",
         ));
-    } else if let Some(msg) = check_name(rule, name) {
-        causes.push(Cause::invalid("metadata.name", name, msg));
+    } else if let Err(invalid) = check_name(rule, name) {
+        for message in invalid.messages() {
+            causes.push(Cause::invalid("metadata.name", name, message));
+        }
     }
     if let Some(ns) = namespace
-        && let Some(msg) = check_name(NameRule::Label, ns)
+        && let Err(invalid) = check_name(NameRule::Label, ns)
     {
-        causes.push(Cause::invalid("metadata.namespace", ns, msg));
+        for message in invalid.messages() {
+            causes.push(Cause::invalid("metadata.namespace", ns, message));
+        }
     }
     causes
 }
@@ -83,12 +70,19 @@ mod tests {
 
     #[test]
     fn names() {
-        assert_eq!(check_name(NameRule::Subdomain, "a.b-c"), None);
-        assert!(check_name(NameRule::Subdomain, "Bad_Name").is_some());
-        assert!(check_name(NameRule::Subdomain, "-a").is_some());
-        assert!(check_name(NameRule::Label, "a.b").is_some());
-        assert!(check_name(NameRule::Dns1035, "1abc").is_some());
-        assert_eq!(check_name(NameRule::Dns1035, "abc-1"), None);
+        assert!(check_name(NameRule::Subdomain, "a.b-c").is_ok());
+        assert!(check_name(NameRule::Subdomain, "Bad_Name").is_err());
+        assert!(check_name(NameRule::Subdomain, "-a").is_err());
+        assert!(check_name(NameRule::Label, "a.b").is_err());
+        assert!(check_name(NameRule::Dns1035, "1abc").is_err());
+        assert!(check_name(NameRule::Dns1035, "abc-1").is_ok());
         assert_eq!(validate_meta(NameRule::Subdomain, "", None).len(), 1);
+    }
+
+    #[test]
+    fn one_cause_per_message_like_validate_object_meta() {
+        let name = format!("{}_", "a".repeat(63));
+        let causes = validate_meta(NameRule::Label, &name, Some("Bad"));
+        assert_eq!(causes.len(), 3, "{causes:?}");
     }
 }

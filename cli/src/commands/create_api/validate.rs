@@ -5,7 +5,7 @@ use super::CreateApiError;
 use crate::builtin::{self, BuiltinKind};
 use crate::cli::CreateApiArgs;
 use crate::commands::create::suite_module;
-use crate::context::{self, ProjectContext, ResourceContext};
+use crate::context::{ProjectContext, ResourceContext};
 use crate::names;
 use crate::project::{Api, Project, Resource};
 
@@ -51,7 +51,7 @@ pub(super) fn validate(
     let plural = match (&args.plural, sibling) {
         (Some(plural), _) => plural.clone(),
         (None, Some(sibling)) => sibling.plural.clone(),
-        (None, None) => context::default_plural(&args.kind),
+        (None, None) => kbr_core::plural::resource_plural(&args.kind),
     };
     let namespaced = if args.resource {
         args.namespaced

@@ -104,8 +104,8 @@ fn node(schema: &mut Value, path: &str, parent: Option<&str>) -> Result<Outcome,
     let Value::Object(object) = schema else {
         return Ok(Outcome::default());
     };
-    let type_record = Record::take(object, "x-kbr-type", path)?;
-    let field_record = Record::take(object, "x-kbr-field", path)?;
+    let type_record = markers::take(object, markers::TYPE_RECORD, path)?;
+    let field_record = markers::take(object, markers::FIELD_RECORD, path)?;
     let type_name = type_record.as_ref().and_then(Record::type_name);
     let context = type_name.or(parent);
 

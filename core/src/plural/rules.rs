@@ -1,4 +1,6 @@
-//! flect's data: the dictionary of irregular words, the suffix rules and the acronyms.
+//! flect's data (`github.com/gobuffalo/flect` v1.0.3, the version Kubebuilder v4 uses):
+//! `plural_rules.go`'s dictionary of irregular words and suffix rules, `acronyms.go`'s
+//! acronyms.
 
 /// One dictionary entry (flect's `Word`).
 pub(super) struct Word {

@@ -1,37 +1,40 @@
-//! Every schema marker, with the controller-gen marker it mirrors (see the `schema` macro's
-//! documentation for each one's schema effect and an example).
+//! Every schema marker, with the controller-gen marker it mirrors (see kbr-derive's `schema`
+//! macro documentation for each one's schema effect and an example).
 
-use super::markers::{Applies, Marker, Scope, Value};
+use super::{Applies, Argument, LIST_TYPES, MAP_TYPES, Marker, MarkerId, Scope};
 
+use Applies as A;
+use Argument as V;
+use MarkerId as M;
+use Scope as S;
+
+/// A marker whose record key and CRD keyword are both `key`.
 const fn m(
+    id: MarkerId,
     name: &'static str,
     controller_gen: &'static str,
     key: &'static str,
     scope: Scope,
-    value: Value,
+    argument: Argument,
     applies: Applies,
 ) -> Marker {
     Marker {
+        id,
         name,
         aliases: &[],
         controller_gen,
-        key,
+        record_key: key,
+        keyword: key,
         scope,
-        value,
+        argument,
         applies,
     }
 }
 
-const LIST_TYPES: &[&str] = &["atomic", "set", "map"];
-const MAP_TYPES: &[&str] = &["atomic", "granular"];
-
-use Applies as A;
-use Scope as S;
-use Value as V;
-
-/// Every schema marker.
-pub(crate) const MARKERS: &[Marker] = &[
+/// Every marker, in [`MarkerId`] order.
+pub const MARKERS: [Marker; 35] = [
     m(
+        M::Minimum,
         "minimum",
         "validation:Minimum",
         "minimum",
@@ -40,6 +43,7 @@ pub(crate) const MARKERS: &[Marker] = &[
         A::Numeric,
     ),
     m(
+        M::Maximum,
         "maximum",
         "validation:Maximum",
         "maximum",
@@ -48,6 +52,7 @@ pub(crate) const MARKERS: &[Marker] = &[
         A::Numeric,
     ),
     m(
+        M::ExclusiveMinimum,
         "exclusive_minimum",
         "validation:ExclusiveMinimum",
         "exclusiveMinimum",
@@ -56,6 +61,7 @@ pub(crate) const MARKERS: &[Marker] = &[
         A::Numeric,
     ),
     m(
+        M::ExclusiveMaximum,
         "exclusive_maximum",
         "validation:ExclusiveMaximum",
         "exclusiveMaximum",
@@ -64,6 +70,7 @@ pub(crate) const MARKERS: &[Marker] = &[
         A::Numeric,
     ),
     m(
+        M::MultipleOf,
         "multiple_of",
         "validation:MultipleOf",
         "multipleOf",
@@ -72,6 +79,7 @@ pub(crate) const MARKERS: &[Marker] = &[
         A::Numeric,
     ),
     m(
+        M::MinLength,
         "min_length",
         "validation:MinLength",
         "minLength",
@@ -80,6 +88,7 @@ pub(crate) const MARKERS: &[Marker] = &[
         A::String,
     ),
     m(
+        M::MaxLength,
         "max_length",
         "validation:MaxLength",
         "maxLength",
@@ -88,6 +97,7 @@ pub(crate) const MARKERS: &[Marker] = &[
         A::String,
     ),
     m(
+        M::Pattern,
         "pattern",
         "validation:Pattern",
         "pattern",
@@ -98,6 +108,7 @@ pub(crate) const MARKERS: &[Marker] = &[
     Marker {
         aliases: &["enum_values", "r#enum"],
         ..m(
+            M::Enum,
             "enum",
             "validation:Enum",
             "enum",
@@ -107,6 +118,7 @@ pub(crate) const MARKERS: &[Marker] = &[
         )
     },
     m(
+        M::Format,
         "format",
         "validation:Format",
         "format",
@@ -115,6 +127,7 @@ pub(crate) const MARKERS: &[Marker] = &[
         A::Formattable,
     ),
     m(
+        M::MinItems,
         "min_items",
         "validation:MinItems",
         "minItems",
@@ -123,6 +136,7 @@ pub(crate) const MARKERS: &[Marker] = &[
         A::Array,
     ),
     m(
+        M::MaxItems,
         "max_items",
         "validation:MaxItems",
         "maxItems",
@@ -130,15 +144,21 @@ pub(crate) const MARKERS: &[Marker] = &[
         V::Count,
         A::Array,
     ),
+    Marker {
+        // The API server rejects `uniqueItems: true`; a set says the same.
+        keyword: "x-kubernetes-list-type",
+        ..m(
+            M::UniqueItems,
+            "unique_items",
+            "validation:UniqueItems",
+            "uniqueItems",
+            S::Both,
+            V::Flag,
+            A::Array,
+        )
+    },
     m(
-        "unique_items",
-        "validation:UniqueItems",
-        "uniqueItems",
-        S::Both,
-        V::Flag,
-        A::Array,
-    ),
-    m(
+        M::MinProperties,
         "min_properties",
         "validation:MinProperties",
         "minProperties",
@@ -147,6 +167,7 @@ pub(crate) const MARKERS: &[Marker] = &[
         A::Object,
     ),
     m(
+        M::MaxProperties,
         "max_properties",
         "validation:MaxProperties",
         "maxProperties",
@@ -155,6 +176,7 @@ pub(crate) const MARKERS: &[Marker] = &[
         A::Object,
     ),
     m(
+        M::Default,
         "default",
         "default",
         "default",
@@ -163,6 +185,7 @@ pub(crate) const MARKERS: &[Marker] = &[
         A::Anything,
     ),
     m(
+        M::Example,
         "example",
         "example",
         "example",
@@ -171,6 +194,7 @@ pub(crate) const MARKERS: &[Marker] = &[
         A::Anything,
     ),
     m(
+        M::Nullable,
         "nullable",
         "nullable",
         "nullable",
@@ -179,6 +203,7 @@ pub(crate) const MARKERS: &[Marker] = &[
         A::Anything,
     ),
     m(
+        M::Required,
         "required",
         "validation:Required",
         "required",
@@ -187,16 +212,19 @@ pub(crate) const MARKERS: &[Marker] = &[
         A::Anything,
     ),
     m(
+        M::Optional,
         "optional",
         "validation:Optional",
-        "optional",
+        "required",
         S::Field,
         V::Flag,
         A::Anything,
     ),
     Marker {
         aliases: &["x_preserve_unknown_fields"],
+        keyword: "x-kubernetes-preserve-unknown-fields",
         ..m(
+            M::PreserveUnknownFields,
             "preserve_unknown_fields",
             "pruning:PreserveUnknownFields",
             "preserveUnknownFields",
@@ -207,7 +235,9 @@ pub(crate) const MARKERS: &[Marker] = &[
     },
     Marker {
         aliases: &["x_embedded_resource"],
+        keyword: "x-kubernetes-embedded-resource",
         ..m(
+            M::EmbeddedResource,
             "embedded_resource",
             "validation:EmbeddedResource",
             "embeddedResource",
@@ -218,7 +248,9 @@ pub(crate) const MARKERS: &[Marker] = &[
     },
     Marker {
         aliases: &["x_int_or_string"],
+        keyword: "x-kubernetes-int-or-string",
         ..m(
+            M::IntOrString,
             "int_or_string",
             "validation:XIntOrString",
             "intOrString",
@@ -227,18 +259,32 @@ pub(crate) const MARKERS: &[Marker] = &[
             A::IntOrString,
         )
     },
+    Marker {
+        keyword: "x-kubernetes-preserve-unknown-fields",
+        ..m(
+            M::Schemaless,
+            "schemaless",
+            "validation:Schemaless",
+            "schemaless",
+            S::Field,
+            V::Flag,
+            A::Anything,
+        )
+    },
     m(
-        "schemaless",
-        "validation:Schemaless",
-        "schemaless",
-        S::Field,
-        V::Flag,
+        M::Title,
+        "title",
+        "title",
+        "title",
+        S::Both,
+        V::Str,
         A::Anything,
     ),
-    m("title", "title", "title", S::Both, V::Str, A::Anything),
     Marker {
         aliases: &["x_validation", "cel"],
+        keyword: "x-kubernetes-validations",
         ..m(
+            M::Validation,
             "validation",
             "validation:XValidation",
             "validations",
@@ -247,49 +293,71 @@ pub(crate) const MARKERS: &[Marker] = &[
             A::Anything,
         )
     },
-    m(
-        "immutable",
-        "k8s:immutable",
-        "immutable",
-        S::Field,
-        V::Flag,
-        A::Anything,
-    ),
-    m(
-        "exactly_one_of",
-        "validation:ExactlyOneOf",
-        "exactlyOneOf",
-        S::Type,
-        V::Fields,
-        A::Struct,
-    ),
-    m(
-        "at_most_one_of",
-        "validation:AtMostOneOf",
-        "atMostOneOf",
-        S::Type,
-        V::Fields,
-        A::Struct,
-    ),
-    m(
-        "at_least_one_of",
-        "validation:AtLeastOneOf",
-        "atLeastOneOf",
-        S::Type,
-        V::Fields,
-        A::Struct,
-    ),
-    m(
-        "list_type",
-        "listType",
-        "listType",
-        S::Both,
-        V::Choice(LIST_TYPES),
-        A::Array,
-    ),
+    Marker {
+        keyword: "x-kubernetes-validations",
+        ..m(
+            M::Immutable,
+            "immutable",
+            "k8s:immutable",
+            "immutable",
+            S::Field,
+            V::Flag,
+            A::Anything,
+        )
+    },
+    Marker {
+        keyword: "x-kubernetes-validations",
+        ..m(
+            M::ExactlyOneOf,
+            "exactly_one_of",
+            "validation:ExactlyOneOf",
+            "exactlyOneOf",
+            S::Type,
+            V::Fields,
+            A::Struct,
+        )
+    },
+    Marker {
+        keyword: "x-kubernetes-validations",
+        ..m(
+            M::AtMostOneOf,
+            "at_most_one_of",
+            "validation:AtMostOneOf",
+            "atMostOneOf",
+            S::Type,
+            V::Fields,
+            A::Struct,
+        )
+    },
+    Marker {
+        keyword: "x-kubernetes-validations",
+        ..m(
+            M::AtLeastOneOf,
+            "at_least_one_of",
+            "validation:AtLeastOneOf",
+            "atLeastOneOf",
+            S::Type,
+            V::Fields,
+            A::Struct,
+        )
+    },
+    Marker {
+        keyword: "x-kubernetes-list-type",
+        ..m(
+            M::ListType,
+            "list_type",
+            "listType",
+            "listType",
+            S::Both,
+            V::Choice(LIST_TYPES),
+            A::Array,
+        )
+    },
     Marker {
         aliases: &["list_map_key"],
+        keyword: "x-kubernetes-list-map-keys",
         ..m(
+            M::ListMapKeys,
             "list_map_keys",
             "listMapKey",
             "listMapKeys",
@@ -298,23 +366,32 @@ pub(crate) const MARKERS: &[Marker] = &[
             A::Array,
         )
     },
+    Marker {
+        keyword: "x-kubernetes-map-type",
+        ..m(
+            M::MapType,
+            "map_type",
+            "mapType",
+            "mapType",
+            S::Both,
+            V::Choice(MAP_TYPES),
+            A::Map,
+        )
+    },
+    Marker {
+        keyword: "x-kubernetes-map-type",
+        ..m(
+            M::StructType,
+            "struct_type",
+            "structType",
+            "structType",
+            S::Both,
+            V::Choice(MAP_TYPES),
+            A::Struct,
+        )
+    },
     m(
-        "map_type",
-        "mapType",
-        "mapType",
-        S::Both,
-        V::Choice(MAP_TYPES),
-        A::Map,
-    ),
-    m(
-        "struct_type",
-        "structType",
-        "structType",
-        S::Both,
-        V::Choice(MAP_TYPES),
-        A::Struct,
-    ),
-    m(
+        M::Items,
         "items",
         "validation:items:<Marker>",
         "items",
