@@ -487,7 +487,7 @@ async fn restricted_namespaces_watch_only_their_objects() -> TestResult {
     let mut manager = manager_on(
         &env,
         kbr_runtime::ManagerOptions {
-            namespaces: kbr_runtime::manager::Namespaces::parse("a,b"),
+            namespaces: kbr_runtime::cache::Namespaces::parse("a,b"),
             ..options()
         },
     );

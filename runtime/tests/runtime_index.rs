@@ -4,7 +4,8 @@
 
 mod runtime_support;
 
-use kbr_runtime::client::{IndexError, ListOptions};
+use kbr_runtime::cache::IndexError;
+use kbr_runtime::client::ListOptions;
 use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kbr_runtime::testing::{TestEnv, Verb};
 use kbr_runtime::{Client, Error, Manager, Scheme};

@@ -30,11 +30,11 @@
 
 mod filters;
 mod leader_election;
-pub(crate) mod metrics;
 mod options;
 mod run;
 mod server;
 mod shutdown;
+mod webhook;
 
 use std::collections::HashSet;
 use std::future::Future;
@@ -43,16 +43,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::watch;
 
-use self::metrics::Metrics;
 use self::options::parse_bind_address;
-pub use self::options::{
-    CacheOptions, ManagerOptions, Namespaces, ServingAddresses, watch_namespaces_from_env,
-};
+pub use self::options::{ManagerOptions, ServingAddresses, watch_namespaces_from_env};
 pub use self::run::Shutdown;
 use self::run::{RunArgs, UserRunnable};
 use self::server::{Check, Checks};
-use crate::client::cache::{Cache, CacheConfig};
+use crate::cache::{Cache, CacheConfig, CacheOptions};
 use crate::controller::Runnable;
+use crate::metrics::Metrics;
 use crate::{Client, Controller, Error, Reconciler, Scheme};
 
 /// Runs controllers with a shared cache, probes, metrics and leader election:
@@ -205,7 +203,7 @@ impl Manager {
     /// ```no_run
     /// # async fn demo() -> Result<(), kbr_runtime::Error> {
     /// use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
-    /// use kbr_runtime::manager::CacheOptions;
+    /// use kbr_runtime::cache::CacheOptions;
     /// use kbr_runtime::{Manager, ManagerOptions, Scheme};
     /// let mut manager = Manager::new(Scheme::new(), ManagerOptions::default()).await?;
     /// manager.cache_options::<ConfigMap>(CacheOptions {

@@ -11,10 +11,10 @@ use tokio::task::JoinSet;
 
 use super::ManagerOptions;
 use super::leader_election::LeaderElector;
-use super::metrics::Metrics;
 use crate::Error;
-use crate::client::cache::Cache;
+use crate::cache::Cache;
 use crate::controller::{RunContext, Runnable};
+use crate::metrics::Metrics;
 
 /// The shutdown signal handed to a runnable added with
 /// [`Manager::add_runnable`](super::Manager::add_runnable): controller-runtime's `ctx.Done()`.

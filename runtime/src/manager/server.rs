@@ -1,7 +1,7 @@
 //! The manager's HTTP servers: health probes (`/healthz`, `/readyz`, controller-runtime's
 //! `pkg/healthz`) and `/metrics` (controller-runtime's `pkg/metrics/server`), on axum — plain
-//! HTTP, or with `metrics_secure` HTTPS (the webhook server's [`CertWatcher`] and
-//! [`SelfSignedCertificate`]) behind the TokenReview/SubjectAccessReview filter.
+//! HTTP, or with `metrics_secure` HTTPS (a [`CertWatcher`] or a [`SelfSignedCertificate`], like
+//! the webhook server) behind the TokenReview/SubjectAccessReview filter.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,10 +17,12 @@ use tokio::task::JoinHandle;
 
 use super::ManagerOptions;
 use super::filters::{self, MetricsAuth};
-use super::metrics::Metrics;
 use crate::Error;
-use crate::tls::{TlsServer, stopped};
-use crate::webhook::{CertWatcher, DEFAULT_SELF_SIGNED_HOSTS, SelfSignedCertificate};
+use crate::metrics::Metrics;
+use crate::tls::{
+    CertWatcher, DEFAULT_SELF_SIGNED_HOSTS, SelfSignedCertificate, TlsServer, server_config,
+    stopped,
+};
 
 /// How often the secure metrics server re-reads its certificate files.
 const CERT_RELOAD_INTERVAL: Duration = Duration::from_secs(10);
@@ -160,8 +162,7 @@ pub(crate) fn start_metrics_server(
         return Ok(serve("metrics", listener, router, stop));
     }
     let certs = metrics_certificate(options)?;
-    let tls =
-        crate::tls::server_config(certs.clone(), options.enable_http2).map_err(Error::other)?;
+    let tls = server_config(certs.clone(), options.enable_http2).map_err(Error::other)?;
     let router = router.layer(axum::middleware::from_fn_with_state(
         MetricsAuth::new(kube.clone()),
         filters::authenticate_and_authorize,

@@ -64,7 +64,7 @@ pub fn manager(server: &FakeApiServer, options: ManagerOptions) -> Manager {
 pub fn options_on(env: &TestEnv, namespaces: &[&str]) -> ManagerOptions {
     let mut options = options();
     if env.is_envtest() {
-        options.namespaces = kbr_runtime::manager::Namespaces::parse(&namespaces.join(","));
+        options.namespaces = kbr_runtime::cache::Namespaces::parse(&namespaces.join(","));
     }
     options
 }

@@ -142,7 +142,7 @@ async fn main() -> anyhow::Result<()> {
                 local_url: args.webhook_local_url,
                 ..WebhookServerOptions::default()
             };
-            WebhookServer::new(webhooks, options)?.add_to_manager(&mut manager)?;
+            manager.add_webhook_server(WebhookServer::new(webhooks, options)?)?;
         }
     }
 

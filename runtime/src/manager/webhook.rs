@@ -3,16 +3,17 @@
 
 use tokio::net::TcpListener;
 
-use super::{ClientConfig, WebhookError, WebhookServer, install};
-use crate::{Error, Manager};
+use super::Manager;
+use crate::Error;
+use crate::webhook::{ClientConfig, WebhookError, WebhookServer, install};
 
-impl WebhookServer {
-    /// Adds this server to `manager` (`mgr.Add(webhookServer)`): it listens on
-    /// [`bind_address`](Self::bind_address) from the manager's start on every replica, not only
-    /// the leader, until the manager shuts down; `/readyz` gets a `webhook` check that passes
-    /// once it accepts connections. With a [`local_url`](super::WebhookServerOptions::local_url)
-    /// it first registers the webhook configurations and CRD conversions with the cluster at
-    /// that URL (`make run`).
+impl Manager {
+    /// Adds `server` to the manager (`mgr.Add(webhookServer)`): it listens on
+    /// [`bind_address`](WebhookServer::bind_address) from the manager's start on every replica,
+    /// not only the leader, until the manager shuts down; `/readyz` gets a `webhook` check that
+    /// passes once it accepts connections. With a
+    /// [`local_url`](crate::webhook::WebhookServerOptions::local_url) it first registers the
+    /// webhook configurations and CRD conversions with the cluster at that URL (`make run`).
     ///
     /// A bind, install or TLS failure stops the manager with [`Error::Other`] wrapping the
     /// [`WebhookError`].
@@ -24,7 +25,7 @@ impl WebhookServer {
     /// let mut manager = Manager::new(Scheme::new(), ManagerOptions::default()).await?;
     /// if kbr_runtime::webhook::enabled_from_env() {
     ///     let webhooks = Webhooks::with_client(manager.client()); // + the project's set-up functions
-    ///     WebhookServer::new(webhooks, WebhookServerOptions::default())?.add_to_manager(&mut manager)?;
+    ///     manager.add_webhook_server(WebhookServer::new(webhooks, WebhookServerOptions::default())?)?;
     /// }
     /// manager.start().await?;
     /// # Ok(()) }
@@ -33,15 +34,15 @@ impl WebhookServer {
     /// # Errors
     /// [`WebhookError::Bind`] when the host is not an IP address, [`WebhookError::InvalidUrl`]
     /// for a bad `local_url`.
-    pub fn add_to_manager(self, manager: &mut Manager) -> Result<(), WebhookError> {
-        let address = self.bind_address()?;
-        let target = match (&self.options().local_url, self.ca_bundle()) {
+    pub fn add_webhook_server(&mut self, server: WebhookServer) -> Result<(), WebhookError> {
+        let address = server.bind_address()?;
+        let target = match (&server.options().local_url, server.ca_bundle()) {
             (Some(url), Some(ca)) => Some(ClientConfig::url(url, ca.as_bytes().to_vec())?),
             _ => None,
         };
-        let kube = manager.kube_client();
-        manager.add_readyz_check("webhook", self.started_checker());
-        manager.add_runnable("webhook-server", false, move |shutdown| async move {
+        let kube = self.kube_client();
+        self.add_readyz_check("webhook", server.started_checker());
+        self.add_runnable("webhook-server", false, move |shutdown| async move {
             let listener = TcpListener::bind(address).await.map_err(|source| {
                 Error::other(WebhookError::Bind {
                     address: address.to_string(),
@@ -49,10 +50,10 @@ impl WebhookServer {
                 })
             })?;
             if let Some(target) = target {
-                install(kube, self.webhooks(), &target).await.map_err(Error::other)?;
-                tracing::info!(url = ?self.options().local_url, "registered the webhook configurations for local development");
+                install(kube, server.webhooks(), &target).await.map_err(Error::other)?;
+                tracing::info!(url = ?server.options().local_url, "registered the webhook configurations for local development");
             }
-            self.serve_on(listener, shutdown.wait()).await.map_err(Error::other)
+            server.serve_on(listener, shutdown.wait()).await.map_err(Error::other)
         });
         Ok(())
     }
