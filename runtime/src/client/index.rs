@@ -23,11 +23,12 @@ impl Client {
     ///
     /// # Errors
     /// [`IndexError::Uncached`] on a client without a cache, [`IndexError::Conflict`] when `K`
-    /// already has an index named `name` (both as [`Error::Other`]).
+    /// already has an index named `name`. Both are set-up errors: they convert into a
+    /// [`ManagerError`](crate::ManagerError) (and an [`Error`]) with `?`.
     ///
     /// ```no_run
     /// use kbr_runtime::k8s_openapi::api::core::v1::Pod;
-    /// # async fn demo(manager: &mut kbr_runtime::Manager) -> Result<(), kbr_runtime::Error> {
+    /// # async fn demo(manager: &mut kbr_runtime::Manager) -> Result<(), kbr_runtime::ManagerError> {
     /// let client = manager.client();
     /// client.index_field::<Pod>("spec.nodeName", |pod| {
     ///     pod.spec.as_ref().and_then(|s| s.node_name.clone()).into_iter().collect()
@@ -40,15 +41,14 @@ impl Client {
         &self,
         name: &str,
         func: impl Fn(&K) -> Vec<String> + Send + Sync + 'static,
-    ) -> Result<(), Error> {
+    ) -> Result<(), IndexError> {
         let Some(cache) = &self.cache else {
             return Err(IndexError::Uncached {
                 kind: kind_of::<K>(),
                 name: name.to_string(),
-            }
-            .into());
+            });
         };
-        Ok(cache.informer::<K>().add_index(name, Arc::new(func))?)
+        cache.informer::<K>().add_index(name, Arc::new(func))
     }
 
     /// Lists the objects of kind `K` in `namespace` (`None` = all) whose index `index` holds

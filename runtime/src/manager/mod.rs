@@ -16,7 +16,7 @@
 //! ```no_run
 //! use kbr_runtime::{Manager, ManagerOptions, Scheme};
 //!
-//! # async fn demo() -> Result<(), kbr_runtime::Error> {
+//! # async fn demo() -> Result<(), kbr_runtime::ManagerError> {
 //! kbr_runtime::logging::init();
 //! let options = ManagerOptions {
 //!     metrics_bind_address: ":8080".into(),
@@ -28,6 +28,7 @@
 //! # }
 //! ```
 
+mod error;
 mod filters;
 mod leader_election;
 mod options;
@@ -43,6 +44,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::watch;
 
+pub use self::error::ManagerError;
 use self::options::parse_bind_address;
 pub use self::options::{ManagerOptions, ServingAddresses, watch_namespaces_from_env};
 pub use self::run::Shutdown;
@@ -51,7 +53,8 @@ use self::server::{Check, Checks};
 use crate::cache::{Cache, CacheConfig, CacheOptions};
 use crate::controller::Runnable;
 use crate::metrics::Metrics;
-use crate::{Client, Controller, Error, Reconciler, Scheme};
+use crate::resource::scoped::kind_of;
+use crate::{Client, Controller, Reconciler, Scheme};
 
 /// Runs controllers with a shared cache, probes, metrics and leader election:
 /// controller-runtime's `manager.Manager`.
@@ -82,14 +85,11 @@ impl Manager {
     /// A manager talking to the cluster of the inferred kube config (`KUBECONFIG`,
     /// `~/.kube/config`, or the in-cluster service account): `ctrl.NewManager(ctrl.GetConfigOrDie(), ..)`.
     ///
-    /// Errors: [`Error::Config`] when no configuration can be inferred.
-    pub async fn new(scheme: Scheme, options: ManagerOptions) -> Result<Self, Error> {
+    /// Errors: [`ManagerError::Config`] when no configuration can be inferred.
+    pub async fn new(scheme: Scheme, options: ManagerOptions) -> Result<Self, ManagerError> {
         let kube = kube::Client::try_default()
             .await
-            .map_err(|e| match Error::from(e) {
-                Error::Transport(e) => Error::Config(e),
-                other => other,
-            })?;
+            .map_err(|e| ManagerError::Config(Box::new(e)))?;
         Ok(Self::with_client(kube, scheme, options))
     }
 
@@ -171,7 +171,7 @@ impl Manager {
     }
 
     /// A client whose reads come from the manager's cache and writes go to the API server
-    /// (`mgr.GetClient()`). Reads fail with [`Error::CacheNotStarted`] until [`Manager::start`].
+    /// (`mgr.GetClient()`). Reads fail with [`Error::CacheNotStarted`](crate::Error::CacheNotStarted) until [`Manager::start`].
     #[must_use]
     pub fn client(&self) -> Client {
         Client::cached(self.kube.clone(), self.cache.clone())
@@ -201,7 +201,7 @@ impl Manager {
     /// [`Client::uncached`](crate::Client::uncached) to read the others.
     ///
     /// ```no_run
-    /// # async fn demo() -> Result<(), kbr_runtime::Error> {
+    /// # async fn demo() -> Result<(), kbr_runtime::ManagerError> {
     /// use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
     /// use kbr_runtime::cache::CacheOptions;
     /// use kbr_runtime::{Manager, ManagerOptions, Scheme};
@@ -213,27 +213,31 @@ impl Manager {
     /// # Ok(()) }
     /// ```
     ///
-    /// Errors: [`Error::CacheOptionsAfterStart`] if the cache already started (the informer
+    /// Errors: [`ManagerError::CacheOptionsAfterStart`] if the cache already started (the informer
     /// of `K` may already be listing unrestricted).
     pub fn cache_options<K: crate::client::Object>(
         &mut self,
         options: CacheOptions,
-    ) -> Result<(), Error> {
-        self.cache.set_options::<K>(options)
+    ) -> Result<(), ManagerError> {
+        self.cache
+            .set_options::<K>(options)
+            .map_err(|_| ManagerError::CacheOptionsAfterStart {
+                kind: kind_of::<K>(),
+            })
     }
 
     /// Registers `controller` to run when the manager starts (`builder.Complete`). Its kinds'
     /// informers are created now so `/readyz` waits for them.
     ///
-    /// Errors: [`Error::DuplicateController`] if a controller with the same
+    /// Errors: [`ManagerError::DuplicateController`] if a controller with the same
     /// [name](Controller::named) was added.
     pub fn add_controller<R: Reconciler>(
         &mut self,
         controller: Controller<R>,
-    ) -> Result<(), Error> {
+    ) -> Result<(), ManagerError> {
         let name = controller.name();
         if !self.names.insert(name.clone()) {
-            return Err(Error::DuplicateController { name });
+            return Err(ManagerError::DuplicateController { name });
         }
         controller.register(&self.cache);
         self.controllers.push(Box::new(controller));
@@ -242,7 +246,8 @@ impl Manager {
 
     /// Adds a long-running task to run with the manager (controller-runtime's `mgr.Add(Runnable)`),
     /// e.g. a webhook server or a periodic job. `run` gets a [`Shutdown`] signal and should return
-    /// soon after it fires; an `Err` stops the whole manager with that error. With
+    /// soon after it fires; an `Err` stops the whole manager with that error (an API
+    /// [`Error`](crate::Error) converts with `?`). With
     /// `needs_leader_election`, it only runs on the leader (like controllers); otherwise it runs
     /// on every replica from the start (like webhook servers).
     ///
@@ -258,7 +263,7 @@ impl Manager {
     pub fn add_runnable<F, Fut>(&mut self, name: &str, needs_leader_election: bool, run: F)
     where
         F: FnOnce(Shutdown) -> Fut + Send + 'static,
-        Fut: Future<Output = Result<(), Error>> + Send + 'static,
+        Fut: Future<Output = Result<(), ManagerError>> + Send + 'static,
     {
         self.runnables.push(UserRunnable {
             name: name.to_string(),
@@ -289,7 +294,7 @@ impl Manager {
     /// (useful with port `0`, e.g. `"127.0.0.1:0"` in tests).
     ///
     /// ```no_run
-    /// # async fn demo(manager: kbr_runtime::Manager) -> Result<(), kbr_runtime::Error> {
+    /// # async fn demo(manager: kbr_runtime::Manager) -> Result<(), kbr_runtime::ManagerError> {
     /// let mut addresses = manager.serving_addresses();
     /// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     /// let running = tokio::spawn(manager.start_with_shutdown(async { let _ = stopped.await; }));
@@ -306,8 +311,9 @@ impl Manager {
     /// Runs everything until SIGTERM or SIGINT, then shuts down gracefully (`mgr.Start(ctrl.SetupSignalHandler())`).
     /// A second signal exits the process immediately.
     ///
-    /// Errors: bind failures, [`Error::LeaderElectionLost`], [`Error::ShutdownTimeout`].
-    pub async fn start(self) -> Result<(), Error> {
+    /// Errors: bind failures, [`ManagerError::LeaderElectionLost`],
+    /// [`ManagerError::ShutdownTimeout`], the first error of a runnable.
+    pub async fn start(self) -> Result<(), ManagerError> {
         let signal = shutdown::signal()?;
         self.start_with_shutdown(signal).await
     }
@@ -316,7 +322,7 @@ impl Manager {
     pub async fn start_with_shutdown(
         self,
         shutdown: impl Future<Output = ()> + Send,
-    ) -> Result<(), Error> {
+    ) -> Result<(), ManagerError> {
         let Self {
             options,
             kube,

@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::Error;
+use super::ManagerError;
 use crate::cache::Namespaces;
 
 /// The namespaces named by the `WATCH_NAMESPACE` environment variable (comma-separated;
@@ -115,12 +115,12 @@ impl Default for ManagerOptions {
 
 /// Parses a Kubebuilder bind address: `"0"`/`""` = disabled, `":port"` = every interface,
 /// `"host:port"` / `"[::1]:port"` as given.
-pub(crate) fn parse_bind_address(address: &str) -> Result<Option<String>, Error> {
+pub(crate) fn parse_bind_address(address: &str) -> Result<Option<String>, ManagerError> {
     let address = address.trim();
     if address.is_empty() || address == "0" {
         return Ok(None);
     }
-    let invalid = || Error::InvalidBindAddress {
+    let invalid = || ManagerError::InvalidBindAddress {
         address: address.to_string(),
     };
     let (host, port) = address.rsplit_once(':').ok_or_else(invalid)?;

@@ -3,8 +3,7 @@
 
 use tokio::net::TcpListener;
 
-use super::Manager;
-use crate::Error;
+use super::{Manager, ManagerError};
 use crate::webhook::{ClientConfig, WebhookError, WebhookServer, install};
 
 impl Manager {
@@ -15,8 +14,7 @@ impl Manager {
     /// [`local_url`](crate::webhook::WebhookServerOptions::local_url) it first registers the
     /// webhook configurations and CRD conversions with the cluster at that URL (`make run`).
     ///
-    /// A bind, install or TLS failure stops the manager with [`Error::Other`] wrapping the
-    /// [`WebhookError`].
+    /// A bind, install or TLS failure stops the manager with [`ManagerError::Webhook`].
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -32,9 +30,9 @@ impl Manager {
     /// ```
     ///
     /// # Errors
-    /// [`WebhookError::Bind`] when the host is not an IP address, [`WebhookError::InvalidUrl`]
-    /// for a bad `local_url`.
-    pub fn add_webhook_server(&mut self, server: WebhookServer) -> Result<(), WebhookError> {
+    /// [`ManagerError::Webhook`]: [`WebhookError::Bind`] when the host is not an IP address,
+    /// [`WebhookError::InvalidUrl`] for a bad `local_url`.
+    pub fn add_webhook_server(&mut self, server: WebhookServer) -> Result<(), ManagerError> {
         let address = server.bind_address()?;
         let target = match (&server.options().local_url, server.ca_bundle()) {
             (Some(url), Some(ca)) => Some(ClientConfig::url(url, ca.as_bytes().to_vec())?),
@@ -43,17 +41,18 @@ impl Manager {
         let kube = self.kube_client();
         self.add_readyz_check("webhook", server.started_checker());
         self.add_runnable("webhook-server", false, move |shutdown| async move {
-            let listener = TcpListener::bind(address).await.map_err(|source| {
-                Error::other(WebhookError::Bind {
-                    address: address.to_string(),
-                    source,
-                })
-            })?;
+            let listener =
+                TcpListener::bind(address)
+                    .await
+                    .map_err(|source| WebhookError::Bind {
+                        address: address.to_string(),
+                        source,
+                    })?;
             if let Some(target) = target {
-                install(kube, server.webhooks(), &target).await.map_err(Error::other)?;
+                install(kube, server.webhooks(), &target).await?;
                 tracing::info!(url = ?server.options().local_url, "registered the webhook configurations for local development");
             }
-            server.serve_on(listener, shutdown.wait()).await.map_err(Error::other)
+            Ok(server.serve_on(listener, shutdown.wait()).await?)
         });
         Ok(())
     }

@@ -23,7 +23,7 @@ use kbr_runtime::events::{EventRecorder, EventType};
 use kbr_runtime::k8s_openapi::api::core::v1 as corev1;
 use kbr_runtime::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kbr_runtime::ownership::set_controller_reference;
-use kbr_runtime::{Action, Client, Controller, Error, Manager, Rbac, Reconciler};
+use kbr_runtime::{Action, Client, Controller, Error, Manager, ManagerError, Rbac, Reconciler};
 
 use crate::api::eventing::v1alpha1;
 
@@ -142,7 +142,7 @@ impl ChannelReconciler {
     /// # Errors
     ///
     /// When the manager already has a controller of that name.
-    pub fn setup_with_manager(manager: &mut Manager) -> Result<(), Error> {
+    pub fn setup_with_manager(manager: &mut Manager) -> Result<(), ManagerError> {
         let reconciler = Self {
             client: manager.client(),
             recorder: Some(manager.event_recorder(CONTROLLER_NAME)),
