@@ -54,7 +54,7 @@ pub use controller::Controller;
 pub use error::Error;
 pub use kbr_derive::schema;
 pub use kbr_derive::{CustomResource, Rbac};
-pub use manager::{Manager, ManagerError, ManagerOptions};
+pub use manager::{Manager, ManagerArgs, ManagerError, ManagerOptions};
 pub use rbac::Rbac;
 pub use reconcile::{Action, Reconciler};
 pub use resource::CustomResource;

@@ -28,6 +28,7 @@
 //! # }
 //! ```
 
+mod args;
 mod error;
 mod filters;
 mod leader_election;
@@ -44,6 +45,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::watch;
 
+pub use self::args::ManagerArgs;
 pub use self::error::ManagerError;
 use self::options::parse_bind_address;
 pub use self::options::{ManagerOptions, ServingAddresses, watch_namespaces_from_env};
