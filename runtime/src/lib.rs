@@ -1,24 +1,34 @@
 //! kbr-runtime: what a kbr-generated operator runs on.
 //!
-//! controller-runtime's concepts, in Rust, on top of [`kube`] and kube-runtime:
+//! controller-runtime's concepts, in Rust, on top of [`kube`] and kube-runtime. The modules are
+//! layers, listed bottom to top: each uses only the ones above it in this table (the "Runtime
+//! layers" of `docs/design-notes.md`, checked by a test), so any layer can be used, and
+//! stepped down to, without those below it in the table.
 //!
 //! | module | concept | controller-runtime analogue |
 //! |---|---|---|
-//! | [`scheme`] | GVK <-> Rust type, GVR, scope, without discovery | `runtime.Scheme` |
+//! | [`error`] | [`Error`]: what API calls (and reconcilers) fail with | apimachinery `api/errors` |
+//! | [`logging`] | tracing set-up | `ctrl.SetLogger(zap.New(..))` |
+//! | [`tls`] | serving certificates, reloaded; self-signed for local runs | `pkg/certwatcher` |
 //! | [`resource`] | what `#[derive(CustomResource)]` implements | `+kubebuilder:object:root` types |
-//! | [`crd`] | CustomResourceDefinitions with structural schemas | controller-gen `crd` |
 //! | [`rbac`] | RBAC rules from `#[rbac(...)]` markers | controller-gen `rbac` |
+//! | [`crd`] | CustomResourceDefinitions with structural schemas | controller-gen `crd` |
+//! | [`scheme`] | GVK <-> Rust type, GVR, scope, without discovery | `runtime.Scheme` |
 //! | [`manifests`] | writes `config/crd/bases` and `config/rbac/role.yaml` | `make manifests` |
-//! | [`client`] | reads and writes objects | `pkg/client` |
+//! | [`cache`] | shared informers, indexes, what they watch | `pkg/cache` |
+//! | [`client`] | reads (from the cache) and writes objects | `pkg/client` |
 //! | [`reconcile`] | the [`Reconciler`] trait and its [`Action`] | `pkg/reconcile` |
-//! | [`controller`] | For / Owns / Watches -> workqueue -> Reconciler | `pkg/builder`, `pkg/controller` |
-//! | [`ownership`] | owner and controller references | `controllerutil.SetControllerReference` |
 //! | [`finalizer`] | cleanup before deletion (add, clean up, remove) | `controllerutil.AddFinalizer` & co. |
+//! | [`ownership`] | owner and controller references | `controllerutil.SetControllerReference` |
 //! | [`conditions`] | `status.conditions` with correct transition times | apimachinery `meta.SetStatusCondition` |
 //! | [`events`] | `events.k8s.io/v1` Events about objects | `record.EventRecorder` |
-//! | [`manager`] | runs controllers, probes, metrics, leader election | `pkg/manager` |
+//! | [`controller`] | For / Owns / Watches -> workqueue -> Reconciler | `pkg/builder`, `pkg/controller` |
 //! | [`webhook`] | defaulting, validation and conversion webhooks over TLS | `pkg/webhook` |
+//! | [`manager`] | runs controllers, webhooks, probes, metrics, leader election; [`ManagerArgs`], [`ManagerError`] | `pkg/manager` |
 //! | [`testing`] | in-process fake API server and envtest (feature `testing`) | `pkg/client/fake`, `pkg/envtest` |
+//!
+//! The Prometheus registry (controller-runtime's `pkg/metrics`) is internal, between `tls` and
+//! `resource`; the manager serves it on `/metrics`.
 //!
 //! Generated projects depend on this crate alone for everything Kubernetes: [`kube`],
 //! [`k8s_openapi`], [`schemars`], [`serde`] and [`serde_json`] are re-exported so versions never

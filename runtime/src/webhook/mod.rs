@@ -29,7 +29,7 @@
 //!
 //! struct ChannelDefaulter;
 //! impl Defaulter<Channel> for ChannelDefaulter {
-//!     async fn default(&self, _: &AdmissionContext, c: &mut Channel) -> Result<(), AdmissionError> {
+//!     async fn set_defaults(&self, _: &AdmissionContext, c: &mut Channel) -> Result<(), AdmissionError> {
 //!         c.spec.provisioner.get_or_insert_with(|| "in-memory".into());
 //!         Ok(())
 //!     }
@@ -48,9 +48,6 @@
 //!             return Err(FieldError::immutable("spec.provisioner", new.spec.provisioner.clone()).into());
 //!         }
 //!         self.validate_create(ctx, new).await
-//!     }
-//!     async fn validate_delete(&self, _: &AdmissionContext, _: &Channel) -> Result<Warnings, AdmissionError> {
-//!         Ok(Vec::new())
 //!     }
 //! }
 //!

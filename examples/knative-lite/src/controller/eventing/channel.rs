@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use kbr_runtime::client::{Patch, PatchParams};
 use kbr_runtime::conditions::{ConditionStatus, condition, set_condition};
-use kbr_runtime::events::{EventRecorder, EventType};
+use kbr_runtime::events::{Event, EventRecorder, EventType};
 use kbr_runtime::k8s_openapi::api::core::v1 as corev1;
 use kbr_runtime::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kbr_runtime::ownership::set_controller_reference;
@@ -130,9 +130,14 @@ impl ChannelReconciler {
         K: kbr_runtime::kube::Resource<DynamicType = ()>,
     {
         if let Some(recorder) = &self.recorder {
-            recorder
-                .event(obj, EventType::Normal, reason, note, action)
-                .await;
+            let event = Event {
+                type_: EventType::Normal,
+                reason: reason.into(),
+                action: action.into(),
+                note: Some(note.into()),
+                secondary: None,
+            };
+            recorder.event(obj, &event).await;
         }
     }
 

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use kbr_runtime::client::{ListOptions, Patch, PatchParams};
 use kbr_runtime::conditions::{ConditionStatus, condition, set_condition};
-use kbr_runtime::events::{EventRecorder, EventType};
+use kbr_runtime::events::{Event, EventRecorder, EventType};
 use kbr_runtime::k8s_openapi::api::apps::v1 as appsv1;
 use kbr_runtime::k8s_openapi::api::core::v1 as corev1;
 use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1 as metav1;
@@ -117,9 +117,14 @@ impl ServiceReconciler {
         K: kbr_runtime::kube::Resource<DynamicType = ()>,
     {
         if let Some(recorder) = &self.recorder {
-            recorder
-                .event(obj, EventType::Normal, reason, note, action)
-                .await;
+            let event = Event {
+                type_: EventType::Normal,
+                reason: reason.into(),
+                action: action.into(),
+                note: Some(note.into()),
+                secondary: None,
+            };
+            recorder.event(obj, &event).await;
         }
     }
 
