@@ -17,6 +17,9 @@ step() { printf '\n==> %s\n' "$*"; }
 step "cargo fmt --check"
 cargo fmt --all --check
 
+step "kbr-runtime layers: no module uses one of its own or a higher layer (docs/design-notes.md)"
+cargo test -p kbr-runtime --all-features --test layers
+
 step "cargo clippy (workspace, all targets, all features)"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
 

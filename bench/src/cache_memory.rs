@@ -254,7 +254,7 @@ async fn settle() -> (isize, isize) {
 }
 
 async fn fill_kbr(client: kube::Client, namespace: &str, strip: bool) -> anyhow::Result<Filled> {
-    use kbr_runtime::manager::Namespaces;
+    use kbr_runtime::cache::Namespaces;
     use kbr_runtime::{Error, Manager, ManagerOptions, Scheme, client::ListOptions};
 
     let mut scheme = Scheme::new();

@@ -68,7 +68,7 @@ fn name_of(widget: &BenchWidget) -> &str {
 
 /// kbr's controller, as a kbr user writes it.
 mod kbr {
-    use kbr_runtime::manager::Namespaces;
+    use kbr_runtime::cache::Namespaces;
     use kbr_runtime::{
         Action, Client, Controller, Error, Manager, ManagerOptions, Reconciler, Scheme,
     };

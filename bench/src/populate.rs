@@ -8,7 +8,7 @@ use anyhow::{Context, bail};
 use futures::{StreamExt, TryStreamExt, stream};
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kbr_runtime::CustomResource as _;
+use kbr_runtime::crd::CustomResourceExt as _;
 use kube::Api;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use serde_json::json;

@@ -543,7 +543,7 @@ fn controllers_for_built_in_kinds() {
     let deployment = read("src/controller/apps/deployment.rs");
     for line in [
         "//! The controller of Deployment objects (apps/v1, a built-in kind).\n",
-        "use kbr_runtime::k8s_openapi::api::apps::v1;\nuse kbr_runtime::{Action, Client, Controller, Error, Manager, Rbac, Reconciler};\n",
+        "use kbr_runtime::k8s_openapi::api::apps::v1;\nuse kbr_runtime::{Action, Client, Controller, Error, Manager, ManagerError, Rbac, Reconciler};\n",
         "#[rbac(groups = [\"apps\"], resources = [\"deployments\"], verbs = [\"get\", \"list\", \"watch\", \"create\", \"update\", \"patch\", \"delete\"])]\n#[rbac(groups = [\"apps\"], resources = [\"deployments/finalizers\"], verbs = [\"update\"])]\n",
         "    type Object = v1::Deployment;\n",
     ] {

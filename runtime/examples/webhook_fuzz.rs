@@ -107,7 +107,7 @@ impl Convertible<v2::Widget> for v1::Widget {
 struct Fuzzed;
 
 impl Defaulter<v1::Widget> for Fuzzed {
-    async fn default(
+    async fn set_defaults(
         &self,
         _: &AdmissionContext,
         w: &mut v1::Widget,

@@ -1,11 +1,13 @@
-//! The runtime's error type, mirroring `k8s.io/apimachinery/pkg/api/errors` and the error values
-//! of controller-runtime's `pkg/client`, `pkg/cache` and `pkg/manager`.
+//! The error of API calls, mirroring `k8s.io/apimachinery/pkg/api/errors` and the error values
+//! of controller-runtime's `pkg/client` and `pkg/cache`. The bottom layer of the runtime.
 //!
-//! Every fallible function of `kbr_runtime` returns [`Error`]. Failures the API server reports
+//! Reading and writing objects — the [`Client`](crate::Client), finalizers, owner references,
+//! events — fails with [`Error`], and reconcilers return it. Failures the API server reports
 //! (a `metav1.Status` body) are classified by their `reason` — and, when the reason is empty or
 //! unknown, by their HTTP code — into the variants apimachinery's `errors.IsNotFound`,
 //! `IsConflict`, `IsAlreadyExists`, `IsInvalid` and `IsForbidden` test for; the `is_*` helpers
-//! answer the same questions.
+//! answer the same questions. The manager's own failures (set-up, serving, leader election,
+//! shutdown) are [`ManagerError`](crate::ManagerError)s, which wrap an `Error` met on the way.
 //!
 //! ```
 //! use kbr_runtime::Error;
@@ -17,20 +19,21 @@
 //! assert!(!err.is_conflict());
 //! ```
 
-use std::time::Duration;
-
 use kube::core::Status;
 
-/// A boxed error from user code, carried by [`Error::Other`].
+/// A boxed error from user code, carried by [`Error::Other`] and
+/// [`ManagerError::Other`](crate::ManagerError::Other).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
-/// Everything that can go wrong in `kbr_runtime`.
+/// Why a read or write of Kubernetes objects failed: what a [`Client`](crate::Client) call, a
+/// finalizer or an event returns, and what reconcilers return.
 ///
-/// Mirrors the error values controller-runtime returns: API errors classified like
-/// apimachinery's `StatusError` (use [`Error::is_not_found`] and friends rather than matching
-/// on variants when only the class matters), plus the runtime's own failures (duplicate
-/// controller names, cache not started, bind failures, leader election, shutdown deadline).
-/// Reconcilers may return it too ([`Error::other`] wraps any error).
+/// Mirrors the error values of controller-runtime's client and cache: API errors classified
+/// like apimachinery's `StatusError` (use [`Error::is_not_found`] and friends rather than
+/// matching on variants when only the class matters), transport failures, requests the client
+/// refuses before sending (no name, no namespace) and cached reads the cache cannot answer
+/// (not started, namespace not watched). Reconcilers may return it too ([`Error::other`] wraps
+/// any error).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -58,25 +61,10 @@ pub enum Error {
     #[error("API error ({}): {}", .0.code, status_message(.0))]
     Api(Box<Status>),
 
-    /// The request never produced an API status: connection, TLS, HTTP or decoding failure.
+    /// The request never produced an API status: connection, TLS, HTTP or decoding failure (or,
+    /// for a client built by hand, no kube config).
     #[error("request to the API server failed: {0}")]
     Transport(#[source] Box<kube::Error>),
-
-    /// No kube config could be inferred (neither `KUBECONFIG`/`~/.kube/config` nor in-cluster).
-    #[error(
-        "could not infer a Kubernetes client configuration (set KUBECONFIG or run in a cluster): {0}"
-    )]
-    Config(#[source] Box<kube::Error>),
-
-    /// An object could not be (de)serialized to or from JSON.
-    #[error("could not (de)serialize {kind}: {source}")]
-    Serialization {
-        /// The kind being (de)serialized.
-        kind: String,
-        /// The serde_json error.
-        #[source]
-        source: serde_json::Error,
-    },
 
     /// A namespaced object was given without `metadata.namespace` (or `get` without a namespace).
     #[error("{kind} {name:?} is namespaced but no namespace was given")]
@@ -94,31 +82,12 @@ pub enum Error {
         kind: String,
     },
 
-    /// Two controllers were added to one manager under the same name.
-    #[error(
-        "a controller named {name:?} is already registered with this manager; names must be unique (use Controller::named)"
-    )]
-    DuplicateController {
-        /// The duplicated name.
-        name: String,
-    },
-
     /// A cached read happened before the manager started its cache (controller-runtime's
     /// `ErrCacheNotStarted`). Use `client.uncached()` for reads before `Manager::start`.
     #[error(
         "the cache is not started; cached reads work only while the manager runs (use Client::uncached() before)"
     )]
     CacheNotStarted,
-
-    /// Per-kind cache options (controller-runtime's `cache.Options.ByObject`) were set after the
-    /// manager's cache started: [`Manager::cache_options`](crate::Manager::cache_options) must be
-    /// called before [`Manager::start`](crate::Manager::start), like `ByObject` is fixed when
-    /// `ctrl.NewManager` builds the cache.
-    #[error("cache options for {kind} must be set before the manager's cache starts")]
-    CacheOptionsAfterStart {
-        /// The kind whose informer was being restricted.
-        kind: String,
-    },
 
     /// The cache stopped before it synced.
     #[error("the cache for {kind} stopped before it synced")]
@@ -143,50 +112,6 @@ pub enum Error {
         /// The field selector given.
         selector: String,
     },
-
-    /// A bind address was not in Kubebuilder's `[host]:port` form.
-    #[error(
-        "invalid bind address {address:?}: expected \"[host]:port\" (e.g. \":8080\") or \"0\" to disable"
-    )]
-    InvalidBindAddress {
-        /// The address given.
-        address: String,
-    },
-
-    /// A server (probes, metrics) could not bind its address.
-    #[error("could not bind {server} server to {address}: {source}")]
-    Bind {
-        /// Which server: `health probe` or `metrics`.
-        server: &'static str,
-        /// The address tried.
-        address: String,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
-
-    /// Leader election could not run (e.g. the Lease could not be created or read).
-    #[error("leader election failed: {0}")]
-    LeaderElection(#[source] BoxError),
-
-    /// This replica lost its leader Lease while running controllers; the process should exit
-    /// (controller-runtime exits with "leader election lost").
-    #[error("leader election lost")]
-    LeaderElectionLost,
-
-    /// In-flight reconciles did not finish within
-    /// [`ManagerOptions::graceful_shutdown_timeout`](crate::ManagerOptions::graceful_shutdown_timeout).
-    #[error(
-        "in-flight reconciles did not finish within the graceful shutdown timeout of {timeout:?}"
-    )]
-    ShutdownTimeout {
-        /// The timeout that elapsed.
-        timeout: Duration,
-    },
-
-    /// A signal handler could not be installed.
-    #[error("could not install a signal handler: {0}")]
-    Signal(#[source] std::io::Error),
 
     /// Any other error, e.g. from a reconciler (see [`Error::other`]).
     #[error(transparent)]
@@ -316,14 +241,11 @@ impl Error {
 }
 
 impl From<kube::Error> for Error {
-    /// API statuses are classified with [`Error::from_status`]; config inference failures become
-    /// [`Error::Config`]; everything else is [`Error::Transport`].
+    /// API statuses are classified with [`Error::from_status`]; everything else is
+    /// [`Error::Transport`].
     fn from(error: kube::Error) -> Self {
         match error {
             kube::Error::Api(status) => Self::from_status(*status),
-            e @ (kube::Error::InferConfig(_) | kube::Error::InferKubeconfig(_)) => {
-                Self::Config(Box::new(e))
-            }
             e => Self::Transport(Box::new(e)),
         }
     }

@@ -7,9 +7,9 @@
 //! short-lived (the API server expires them after an hour by default): record what happened,
 //! keep the state in `status`.
 //!
-//! Each event names the object it is about (`regarding`), a [`EventType`] (`Normal` or
-//! `Warning`), a CamelCase `reason`, a free-text `note` (at most 1 kB) and the CamelCase
-//! `action` taken. Repeats of the same event (same object, type, reason and action, within 6
+//! Each event names the object it is about (`regarding`) and is an [`Event`]: an [`EventType`]
+//! (`Normal` or `Warning`), a CamelCase `reason`, the CamelCase `action` taken, an optional
+//! free-text `note` (at most 1 kB) and an optional related (`secondary`) object. Repeats of the same event (same object, type, reason and action, within 6
 //! minutes) are folded into one Event with a growing `series.count` instead of flooding the
 //! API server — share one [`EventRecorder`] (it is cheap to clone) rather than making one per
 //! reconcile. Events about cluster-scoped objects go to the `default` namespace.
@@ -19,7 +19,7 @@
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use kbr_runtime::events::{EventRecorder, EventType};
+//! use kbr_runtime::events::{Event, EventRecorder, EventType};
 //! use kbr_runtime::k8s_openapi::api::apps::v1::Deployment;
 //! use kbr_runtime::{Action, Error, Reconciler};
 //!
@@ -31,9 +31,14 @@
 //!     type Object = Deployment;
 //!     type Error = Error;
 //!     async fn reconcile(&self, deploy: Arc<Deployment>) -> Result<Action, Error> {
-//!         self.recorder
-//!             .event(&*deploy, EventType::Normal, "Scaled", "scaled to 3 replicas", "Scale")
-//!             .await;
+//!         let scaled = Event {
+//!             type_: EventType::Normal,
+//!             reason: "Scaled".into(),
+//!             action: "Scale".into(),
+//!             note: Some("scaled to 3 replicas".into()),
+//!             secondary: None,
+//!         };
+//!         self.recorder.event(&*deploy, &scaled).await;
 //!         Ok(Action::await_change())
 //!     }
 //! }
@@ -48,8 +53,9 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use kube::Resource;
 use kube::runtime::events::{Recorder, Reporter};
 
-/// One event to publish with [`EventRecorder::publish`]: kube-runtime's `events::Event`
-/// (`type_`, `reason`, `note`, `action`, and `secondary` — the related object).
+/// One event, what [`EventRecorder::event`] records: kube-runtime's `events::Event` — `type_`,
+/// `reason` and `action` (CamelCase, at most 128 characters each), `note` (free text, at most
+/// 1 kB) and `secondary` (the related object, controller-runtime's `related`).
 pub use kube::runtime::events::Event;
 /// The severity of an event: `Normal` (expected, informative) or `Warning` (something needs
 /// attention). kube-runtime's `events::EventType`, controller-runtime's
@@ -105,24 +111,21 @@ impl EventRecorder {
         &self.controller
     }
 
-    /// Records an event about `obj`, best-effort: controller-runtime's `recorder.Eventf(obj,
-    /// nil, eventtype, reason, action, note)`. A failure to write it is logged (`warn`) and
+    /// Records `event` about `obj`, best-effort: controller-runtime's `recorder.Eventf(obj,
+    /// related, eventtype, reason, action, note)`. A failure to write it is logged (`warn`) and
     /// otherwise ignored, so a reconcile never fails because of an event; use
     /// [`EventRecorder::try_event`] to see the error.
-    ///
-    /// `reason` and `action` are CamelCase (at most 128 characters), `note` free text (at most
-    /// 1 kB).
-    pub async fn event<K>(&self, obj: &K, type_: EventType, reason: &str, note: &str, action: &str)
+    pub async fn event<K>(&self, obj: &K, event: &Event)
     where
         K: Resource<DynamicType = ()>,
     {
-        if let Err(error) = self.try_event(obj, type_, reason, note, action).await {
+        if let Err(error) = self.try_event(obj, event).await {
             tracing::warn!(
                 controller = %self.controller,
                 kind = %K::kind(&()),
                 namespace = obj.meta().namespace.as_deref().unwrap_or(""),
                 name = obj.meta().name.as_deref().unwrap_or(""),
-                reason,
+                reason = %event.reason,
                 %error,
                 "could not record event"
             );
@@ -139,33 +142,26 @@ impl EventRecorder {
     /// ```no_run
     /// # async fn demo(recorder: kbr_runtime::events::EventRecorder,
     /// #               cm: kbr_runtime::k8s_openapi::api::core::v1::ConfigMap) -> Result<(), kbr_runtime::Error> {
-    /// use kbr_runtime::events::EventType;
-    /// recorder.try_event(&cm, EventType::Warning, "InvalidKey", "key `x` is not allowed", "Validate").await?;
+    /// use kbr_runtime::events::{Event, EventType};
+    /// let refused = Event {
+    ///     type_: EventType::Warning,
+    ///     reason: "InvalidKey".into(),
+    ///     action: "Validate".into(),
+    ///     note: Some("key `x` is not allowed".into()),
+    ///     secondary: None,
+    /// };
+    /// recorder.try_event(&cm, &refused).await?;
     /// # Ok(()) }
     /// ```
-    pub async fn try_event<K>(
-        &self,
-        obj: &K,
-        type_: EventType,
-        reason: &str,
-        note: &str,
-        action: &str,
-    ) -> Result<(), crate::Error>
+    pub async fn try_event<K>(&self, obj: &K, event: &Event) -> Result<(), crate::Error>
     where
         K: Resource<DynamicType = ()>,
     {
-        let event = Event {
-            type_,
-            reason: reason.to_string(),
-            note: (!note.is_empty()).then(|| note.to_string()),
-            action: action.to_string(),
-            secondary: None,
-        };
-        self.publish(&event, &obj.object_ref(&())).await
+        self.publish(event, &obj.object_ref(&())).await
     }
 
-    /// Publishes a kube-runtime [`Event`] about `regarding` (an `ObjectReference`, e.g. from
-    /// `Resource::object_ref`), with `secondary` as the related object when set.
+    /// Publishes `event` about `regarding`, any `ObjectReference` (e.g. from
+    /// `Resource::object_ref`, or one the kind's `Resource` impl cannot make).
     ///
     /// # Errors
     /// As [`EventRecorder::try_event`].

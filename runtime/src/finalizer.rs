@@ -61,8 +61,8 @@ use kube::runtime::finalizer::{self as kube_finalizer, Error as KubeFinalizerErr
 /// `Apply` did). Use the object it carries: it may be newer than the one you passed in.
 pub use kube::runtime::finalizer::Event;
 
-use crate::client::scoped::{self, Scoped, is_namespaced, kind_of};
 use crate::client::{Client, Object};
+use crate::resource::scoped::{self, Scoped, is_namespaced, kind_of};
 
 /// Runs `reconcile` inside the finalizer protocol of `finalizer_name` (see the
 /// [module docs](self)): kube-runtime's `finalizer`, with kbr's [`Client`] and error type.

@@ -78,7 +78,7 @@ impl Registration {
             info: K::INFO,
             type_id: TypeId::of::<K>(),
             type_name: std::any::type_name::<K>(),
-            crd: K::try_crd,
+            crd: crd::build::<K>,
         }
     }
 
@@ -112,10 +112,11 @@ impl Registration {
         self.type_name
     }
 
-    /// The single-version CRD of this kind version ([`CustomResource::try_crd`]).
+    /// The single-version CRD of this kind version
+    /// ([`CustomResourceExt::try_crd`](crd::CustomResourceExt::try_crd)).
     ///
     /// # Errors
-    /// See [`CustomResource::try_crd`].
+    /// See [`crd::build`].
     pub fn crd(&self) -> Result<CustomResourceDefinition, CrdError> {
         (self.crd)()
     }

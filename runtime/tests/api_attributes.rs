@@ -1,6 +1,7 @@
 //! Every `#[kbr(...)]` attribute lands in the CRD where controller-gen puts its marker's value.
 
 use kbr_runtime::CustomResource;
+use kbr_runtime::crd::CustomResourceExt as _;
 use kbr_runtime::resource::{Deprecation, PrinterColumn, Scale, Scope};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

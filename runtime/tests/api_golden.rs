@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use api_knative_types::*;
 use kbr_runtime::CustomResource;
+use kbr_runtime::crd::CustomResourceExt as _;
 use kbr_runtime::crd::check_crd;
 use kbr_runtime::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1 as metav1;

@@ -4,6 +4,7 @@ mod api_knative_types;
 
 use api_knative_types::*;
 use kbr_runtime::CustomResource;
+use kbr_runtime::crd::CustomResourceExt as _;
 use kbr_runtime::k8s_openapi::api::core::v1 as corev1;
 
 mod root_type {

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use kbr_runtime::CustomResource;
 use kbr_runtime::Scheme;
+use kbr_runtime::crd::CustomResourceExt as _;
 use kbr_runtime::k8s_openapi::api::rbac::v1::{ClusterRole, Role};
 use kbr_runtime::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kbr_runtime::manifests::{self, ManifestsError};

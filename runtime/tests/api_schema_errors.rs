@@ -2,6 +2,7 @@
 //! the way out, not panics (except from `crd()`, which documents its panic).
 
 use kbr_runtime::CustomResource;
+use kbr_runtime::crd::CustomResourceExt as _;
 use kbr_runtime::crd::{CrdError, SchemaError};
 use kbr_runtime::scheme::SchemeError;
 use schemars::JsonSchema;

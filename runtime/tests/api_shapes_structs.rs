@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use api_support::{agree, round_trip};
 use kbr_runtime::CustomResource;
+use kbr_runtime::crd::CustomResourceExt as _;
 use kbr_runtime::crd::{CrdError, SchemaError, structural_schema_for};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -3,6 +3,7 @@
 //! repo's golden CRDs are checked in `api_golden.rs`.)
 
 use kbr_runtime::CustomResource;
+use kbr_runtime::crd::CustomResourceExt as _;
 use kbr_runtime::crd::{CrdError, SchemaError, Violation, check_schema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -1,8 +1,8 @@
 //! Several versions of one kind: one CRD, versions in priority order, one storage version.
 
 use kbr_runtime::Scheme;
+use kbr_runtime::crd::CustomResourceExt as _;
 use kbr_runtime::crd::{self, CrdError};
-use kbr_runtime::resource::CustomResource as _;
 use kbr_runtime::scheme::SchemeError;
 
 macro_rules! widget_version {

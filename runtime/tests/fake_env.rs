@@ -1,6 +1,7 @@
 //! `TestEnv`, as generated projects use it: a Scheme's kinds installed, kbr's Client on top.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kbr_runtime::crd::CustomResourceExt as _;
 use kbr_runtime::testing::TestEnv;
 use kbr_runtime::{CustomResource, Scheme};
 use kube::api::{Api, ListParams};

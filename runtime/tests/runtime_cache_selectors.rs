@@ -8,9 +8,9 @@ mod runtime_support;
 
 use std::collections::BTreeMap;
 
+use kbr_runtime::cache::CacheOptions;
 use kbr_runtime::client::ListOptions;
 use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
-use kbr_runtime::manager::CacheOptions;
 use kbr_runtime::testing::TestEnv;
 use kbr_runtime::{Action, Client, Controller, Error, Scheme};
 use runtime_support::*;

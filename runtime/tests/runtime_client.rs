@@ -7,9 +7,9 @@ mod runtime_support;
 
 use std::sync::Arc;
 
+use kbr_runtime::cache::Namespaces;
 use kbr_runtime::client::{ListOptions, Patch, PatchParams};
 use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use kbr_runtime::manager::Namespaces;
 use kbr_runtime::testing::TestEnv;
 use kbr_runtime::{
     Action, Client, Controller, CustomResource, Error, ManagerOptions, Reconciler, Scheme,

@@ -22,7 +22,7 @@ use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1::{
     LabelSelector, ObjectMeta, OwnerReference,
 };
 use kbr_runtime::testing::{FakeApiServer, TestEnv, Verb};
-use kbr_runtime::{Action, Client, Controller, Error, Scheme};
+use kbr_runtime::{Action, Client, Controller, Error, ManagerError, Scheme};
 use runtime_support::*;
 use serde_json::json;
 use tokio::sync::{Barrier, Notify, mpsc};
@@ -474,7 +474,7 @@ async fn duplicate_controller_names_are_rejected() -> TestResult {
         .add_controller(Controller::new(noop()))
         .err()
         .ok_or("expected an error")?;
-    assert!(matches!(err, Error::DuplicateController { ref name } if name == "configmap"));
+    assert!(matches!(err, ManagerError::DuplicateController { ref name } if name == "configmap"));
     manager.add_controller(Controller::new(noop()).named("other"))?;
     Ok(())
 }
@@ -487,7 +487,7 @@ async fn restricted_namespaces_watch_only_their_objects() -> TestResult {
     let mut manager = manager_on(
         &env,
         kbr_runtime::ManagerOptions {
-            namespaces: kbr_runtime::manager::Namespaces::parse("a,b"),
+            namespaces: kbr_runtime::cache::Namespaces::parse("a,b"),
             ..options()
         },
     );

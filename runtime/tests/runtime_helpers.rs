@@ -11,7 +11,7 @@ use kbr_runtime::client::ListOptions;
 use kbr_runtime::conditions::{
     ConditionStatus, condition, find_condition, is_condition_true, set_condition,
 };
-use kbr_runtime::events::{EventRecorder, EventType};
+use kbr_runtime::events::{self, EventRecorder, EventType};
 use kbr_runtime::finalizer::{Event, add_finalizer, finalizer, has_finalizer, remove_finalizer};
 use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kbr_runtime::k8s_openapi::api::events::v1::Event as K8sEvent;
@@ -324,28 +324,29 @@ async fn the_event_recorder_writes_and_folds_events() -> TestResult {
     let client = env.client();
     let cm = client.create(&configmap("default", "evented", "1")).await?;
     let recorder = EventRecorder::new(env.kube_client(), "helpers-controller");
-    recorder
-        .try_event(&cm, EventType::Normal, "Created", "made a thing", "Create")
-        .await?;
-    recorder
-        .try_event(&cm, EventType::Normal, "Created", "made a thing", "Create")
-        .await?;
-    recorder
-        .event(
-            &cm,
-            EventType::Warning,
-            "InvalidValue",
-            "value 1 is odd",
-            "Validate",
-        )
-        .await;
+    let event = |type_, reason: &str, action: &str, note: Option<&str>| events::Event {
+        type_,
+        reason: reason.into(),
+        action: action.into(),
+        note: note.map(Into::into),
+        secondary: None,
+    };
+    let created = event(EventType::Normal, "Created", "Create", Some("made a thing"));
+    recorder.try_event(&cm, &created).await?;
+    recorder.try_event(&cm, &created).await?;
+    let odd = event(
+        EventType::Warning,
+        "InvalidValue",
+        "Validate",
+        Some("value 1 is odd"),
+    );
+    recorder.event(&cm, &odd).await;
     // Events about cluster-scoped objects land in `default`.
     let mut ns = Namespace::default();
     ns.metadata.name = Some("helpers-events".into());
     let ns = client.create(&ns).await?;
-    recorder
-        .try_event(&ns, EventType::Normal, "Seen", "", "Observe")
-        .await?;
+    let seen = event(EventType::Normal, "Seen", "Observe", None);
+    recorder.try_event(&ns, &seen).await?;
 
     let events: Vec<K8sEvent> = client
         .list(Some("default"), &ListOptions::default())

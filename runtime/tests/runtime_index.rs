@@ -4,7 +4,8 @@
 
 mod runtime_support;
 
-use kbr_runtime::client::{IndexError, ListOptions};
+use kbr_runtime::cache::IndexError;
+use kbr_runtime::client::ListOptions;
 use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kbr_runtime::testing::{TestEnv, Verb};
 use kbr_runtime::{Client, Error, Manager, Scheme};
@@ -74,12 +75,12 @@ async fn an_index_follows_adds_updates_and_deletes() -> TestResult {
     let client = manager.client();
     client.index_field::<ConfigMap>("node", node_of)?;
     assert!(matches!(
-        index_error(client.index_field::<ConfigMap>("node", node_of)),
-        Some(IndexError::Conflict { .. })
+        client.index_field::<ConfigMap>("node", node_of),
+        Err(IndexError::Conflict { .. })
     ));
     assert!(matches!(
-        index_error(api.index_field::<ConfigMap>("node", node_of)),
-        Some(IndexError::Uncached { .. })
+        api.index_field::<ConfigMap>("node", node_of),
+        Err(IndexError::Uncached { .. })
     ));
 
     api.create(&on_node("default", "a", "n1")).await?;

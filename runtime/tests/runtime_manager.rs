@@ -13,7 +13,7 @@ use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
 use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use kbr_runtime::manager::ServingAddresses;
 use kbr_runtime::testing::{TestEnv, Verb};
-use kbr_runtime::{Action, Controller, Error, Manager, ManagerOptions, Scheme};
+use kbr_runtime::{Action, Controller, Manager, ManagerError, ManagerOptions, Scheme};
 use runtime_support::*;
 use tokio::sync::{Notify, mpsc};
 
@@ -180,7 +180,7 @@ async fn shutdown_gives_up_after_the_timeout() -> TestResult {
     within("reconcile to start", started.notified()).await;
     let result = running.stop().await;
     assert!(
-        matches!(result, Err(Error::ShutdownTimeout { .. })),
+        matches!(result, Err(ManagerError::ShutdownTimeout { .. })),
         "{result:?}"
     );
     Ok(())
@@ -200,7 +200,7 @@ async fn only_the_leader_runs_controllers() -> TestResult {
     };
     let a_stopped = Arc::new(AtomicBool::new(false));
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let make = |who: &'static str| -> Result<Manager, Error> {
+    let make = |who: &'static str| -> Result<Manager, ManagerError> {
         let mut m = manager_on(&env, election.clone());
         let (tx, a_stopped) = (tx.clone(), a_stopped.clone());
         m.add_controller(Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
@@ -234,7 +234,7 @@ async fn only_the_leader_runs_controllers() -> TestResult {
         loop {
             let now = holder(client.get(Some("default"), "test.kbr.dev").await?);
             if now.is_some() && now != a_holder {
-                return Ok::<_, Error>(());
+                return Ok::<_, kbr_runtime::Error>(());
             }
             tokio::time::sleep(election.retry_period / 4).await;
         }
@@ -296,7 +296,7 @@ async fn losing_the_lease_stops_the_manager() -> TestResult {
         .await?;
     let result = within("the manager to stop", running).await?;
     assert!(
-        matches!(result, Err(Error::LeaderElectionLost)),
+        matches!(result, Err(ManagerError::LeaderElectionLost)),
         "{result:?}"
     );
     Ok(())
@@ -324,7 +324,7 @@ async fn runnables_get_the_shutdown_signal_and_failures_stop_the_manager() -> Te
     // A failing runnable stops the manager with its error.
     let mut second = manager_on(&env, options());
     second.add_runnable("broken", true, |_shutdown| async {
-        Err(Error::other(std::io::Error::other("port in use")))
+        Err(ManagerError::other(std::io::Error::other("port in use")))
     });
     let result = within(
         "the manager to stop",

@@ -15,7 +15,7 @@ use kbr_runtime::k8s_openapi::api::authorization::v1::{
 use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
 use kbr_runtime::manager::ServingAddresses;
 use kbr_runtime::testing::{FakeApiServer, Verb};
-use kbr_runtime::webhook::SelfSignedCertificate;
+use kbr_runtime::tls::SelfSignedCertificate;
 use kbr_runtime::{Action, Controller, ManagerOptions};
 use runtime_support::*;
 

@@ -140,8 +140,8 @@ async fn the_manager_runs_the_server_and_registers_it_for_local_development() {
     };
     let server = WebhookServer::new(hooks, options).unwrap_or_else(|e| panic!("{e}"));
     let ca = server.ca_bundle().map(str::to_string).unwrap_or_default();
-    server
-        .add_to_manager(&mut manager)
+    manager
+        .add_webhook_server(server)
         .unwrap_or_else(|e| panic!("{e}"));
 
     let mut addresses = manager.serving_addresses();

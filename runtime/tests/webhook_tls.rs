@@ -6,7 +6,8 @@ mod webhook_support;
 use std::path::Path;
 use std::time::Duration;
 
-use kbr_runtime::webhook::{self, SelfSignedCertificate, WebhookServerOptions};
+use kbr_runtime::tls::{CertWatcher, SelfSignedCertificate};
+use kbr_runtime::webhook::{self, WebhookServerOptions};
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 use serde_json::json;
@@ -126,7 +127,7 @@ async fn certificates_are_reloaded_when_the_files_change() {
 
 /// What a fresh watcher on `dir` says about the current files.
 fn server_watcher_reload(dir: &tempfile::TempDir) -> String {
-    match webhook::CertWatcher::from_files(dir.path().join("tls.crt"), dir.path().join("tls.key")) {
+    match CertWatcher::from_files(dir.path().join("tls.crt"), dir.path().join("tls.key")) {
         Ok(_) => String::new(),
         Err(error) => error.to_string(),
     }

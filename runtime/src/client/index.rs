@@ -1,274 +1,15 @@
-//! Cache indexes: controller-runtime's `client.FieldIndexer` (`mgr.GetFieldIndexer().IndexField`)
-//! and listing by an indexed field (`client.MatchingFields` on a cached client).
+//! Listing by an indexed field: controller-runtime's `IndexField` on the manager's cache and
+//! `client.MatchingFields` on a cached client, as [`Client`] methods.
 //!
-//! An index maps each cached object of one kind to zero or more string values computed by a
-//! function (e.g. "the Secrets this Broker references"); the cache keeps it up to date on every
-//! add, update, delete and relist, and [`Client::list_by_index`] answers "which objects have
-//! value `v`?" without scanning or calling the API server. The classic use is the reverse
-//! lookup in a [`Controller::watches`](crate::Controller::watches) mapper: a Secret changed —
-//! which Brokers use it?
+//! The classic use is the reverse lookup in a [`Controller::watches`](crate::Controller::watches)
+//! mapper: a Secret changed — which Brokers use it?
 
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use kube::runtime::reflector::{ObjectRef, Store};
-
-use super::informer::CachedKind;
-use super::scoped::{is_namespaced, kind_of};
 use super::{Client, ListOptions, Object, cached_informer};
 use crate::Error;
-
-/// An index function: the values an object is indexed under (controller-runtime's
-/// `client.IndexerFunc`). Must be cheap and must not panic (it runs inside the informer).
-pub(crate) type IndexFn<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync>;
-
-/// Why registering or using an index failed. Converts into [`crate::Error::Other`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum IndexError {
-    /// An index with this name is already registered for the kind (controller-runtime's
-    /// "indexer conflict").
-    #[error("an index named {name:?} is already registered for {kind}")]
-    Conflict {
-        /// The kind indexed.
-        kind: String,
-        /// The index name.
-        name: String,
-    },
-    /// A cached list asked for an index (or a field selector on a field) nobody registered.
-    #[error(
-        "no index named {name:?} is registered for {kind}; register it with Client::index_field before the manager starts, or read with Client::uncached()"
-    )]
-    NotFound {
-        /// The kind listed.
-        kind: String,
-        /// The index (field) name.
-        name: String,
-    },
-    /// [`Client::index_field`] was called on a client without a cache.
-    #[error(
-        "index {name:?} on {kind}: indexes live in a manager's cache; register them through Manager::client(), not an uncached client"
-    )]
-    Uncached {
-        /// The kind indexed.
-        kind: String,
-        /// The index name.
-        name: String,
-    },
-}
-
-impl From<IndexError> for Error {
-    /// Wraps the error as [`Error::Other`], so `?` works in reconcilers and setup code.
-    fn from(error: IndexError) -> Self {
-        Error::other(error)
-    }
-}
-
-/// One index of an informer: value -> objects, and object -> values (to undo on change).
-struct Index<K: CachedKind> {
-    func: IndexFn<K>,
-    by_value: HashMap<String, HashSet<ObjectRef<K>>>,
-    by_object: HashMap<ObjectRef<K>, Vec<String>>,
-}
-
-impl<K: CachedKind> Index<K> {
-    fn remove(&mut self, key: &ObjectRef<K>) {
-        for value in self.by_object.remove(key).unwrap_or_default() {
-            if let Some(keys) = self.by_value.get_mut(&value) {
-                keys.remove(key);
-                if keys.is_empty() {
-                    self.by_value.remove(&value);
-                }
-            }
-        }
-    }
-
-    fn upsert(&mut self, obj: &K) {
-        let key = ObjectRef::from_obj(obj);
-        self.remove(&key);
-        let mut values = (self.func)(obj);
-        values.sort();
-        values.dedup();
-        for value in &values {
-            self.by_value
-                .entry(value.clone())
-                .or_default()
-                .insert(key.clone());
-        }
-        if !values.is_empty() {
-            self.by_object.insert(key, values);
-        }
-    }
-}
-
-/// The indexes of one informer, kept in step with its store (under the informer's lock).
-pub(crate) struct Indexes<K: CachedKind> {
-    indexes: HashMap<String, Index<K>>,
-}
-
-impl<K: CachedKind> Default for Indexes<K> {
-    fn default() -> Self {
-        Self {
-            indexes: HashMap::new(),
-        }
-    }
-}
-
-impl<K: CachedKind> Indexes<K> {
-    /// Registers `func` as `name`, indexing what `store` holds now.
-    pub(crate) fn add(
-        &mut self,
-        name: &str,
-        func: IndexFn<K>,
-        store: &Store<K>,
-    ) -> Result<(), IndexError> {
-        if self.indexes.contains_key(name) {
-            return Err(IndexError::Conflict {
-                kind: kind_of::<K>(),
-                name: name.to_string(),
-            });
-        }
-        let mut index = Index {
-            func,
-            by_value: HashMap::new(),
-            by_object: HashMap::new(),
-        };
-        for obj in store.state() {
-            index.upsert(&obj);
-        }
-        self.indexes.insert(name.to_string(), index);
-        Ok(())
-    }
-
-    pub(crate) fn upsert(&mut self, obj: &K) {
-        for index in self.indexes.values_mut() {
-            index.upsert(obj);
-        }
-    }
-
-    pub(crate) fn remove(&mut self, key: &ObjectRef<K>) {
-        for index in self.indexes.values_mut() {
-            index.remove(key);
-        }
-    }
-
-    /// Re-indexes everything in `store` (after the initial sync).
-    pub(crate) fn rebuild(&mut self, store: &Store<K>) {
-        let objects = store.state();
-        for index in self.indexes.values_mut() {
-            index.by_value.clear();
-            index.by_object.clear();
-            for obj in &objects {
-                index.upsert(obj);
-            }
-        }
-    }
-
-    /// The keys indexed under `value` in `name`.
-    pub(crate) fn lookup(&self, name: &str, value: &str) -> Result<Vec<ObjectRef<K>>, IndexError> {
-        let index = self.indexes.get(name).ok_or_else(|| IndexError::NotFound {
-            kind: kind_of::<K>(),
-            name: name.to_string(),
-        })?;
-        Ok(index
-            .by_value
-            .get(value)
-            .map(|keys| keys.iter().cloned().collect())
-            .unwrap_or_default())
-    }
-
-    /// Whether `key` is indexed under `value` in `name`.
-    pub(crate) fn contains(
-        &self,
-        name: &str,
-        value: &str,
-        key: &ObjectRef<K>,
-    ) -> Result<bool, IndexError> {
-        let index = self.indexes.get(name).ok_or_else(|| IndexError::NotFound {
-            kind: kind_of::<K>(),
-            name: name.to_string(),
-        })?;
-        Ok(index
-            .by_object
-            .get(key)
-            .is_some_and(|values| values.iter().any(|v| v == value)))
-    }
-}
-
-/// One `field=value` requirement of a field selector.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct FieldRequirement {
-    pub(crate) field: String,
-    pub(crate) value: String,
-}
-
-/// Parses an exact-match field selector (`a=b,c==d`, with `\,` `\=` `\\` escapes in values, as
-/// apimachinery's `fields.ParseSelector`). `None` for anything else (`!=`, no operator), which
-/// the cache cannot answer.
-pub(crate) fn parse_exact_selector(selector: &str) -> Option<Vec<FieldRequirement>> {
-    let mut requirements = Vec::new();
-    for term in split_unescaped(selector, ',') {
-        if term.trim().is_empty() {
-            continue;
-        }
-        let (field, value) = term.split_once('=')?;
-        if field.ends_with('!') {
-            return None;
-        }
-        let value = value.strip_prefix('=').unwrap_or(value);
-        requirements.push(FieldRequirement {
-            field: field.trim().to_string(),
-            value: unescape(value)?,
-        });
-    }
-    Some(requirements)
-}
-
-fn split_unescaped(s: &str, separator: char) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let (mut start, mut escaped) = (0, false);
-    for (i, c) in s.char_indices() {
-        match c {
-            _ if escaped => escaped = false,
-            '\\' => escaped = true,
-            c if c == separator => {
-                parts.push(&s[start..i]);
-                start = i + c.len_utf8();
-            }
-            _ => {}
-        }
-    }
-    parts.push(&s[start..]);
-    parts
-}
-
-fn unescape(value: &str) -> Option<String> {
-    let mut out = String::with_capacity(value.len());
-    let mut chars = value.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => match chars.next()? {
-                e @ ('\\' | ',' | '=') => out.push(e),
-                _ => return None,
-            },
-            ',' | '=' => return None,
-            c => out.push(c),
-        }
-    }
-    Some(out)
-}
-
-/// apimachinery's `fields.EscapeValue`.
-fn escape(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for c in value.chars() {
-        if matches!(c, '\\' | ',' | '=') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
+use crate::cache::{FieldRequirement, IndexError, escape_field_value};
+use crate::resource::scoped::{is_namespaced, kind_of};
 
 impl Client {
     /// Registers an index named `name` over kind `K` in the manager's cache: controller-runtime's
@@ -282,11 +23,12 @@ impl Client {
     ///
     /// # Errors
     /// [`IndexError::Uncached`] on a client without a cache, [`IndexError::Conflict`] when `K`
-    /// already has an index named `name` (both as [`Error::Other`]).
+    /// already has an index named `name`. Both are set-up errors: they convert into a
+    /// [`ManagerError`](crate::ManagerError) (and an [`Error`]) with `?`.
     ///
     /// ```no_run
     /// use kbr_runtime::k8s_openapi::api::core::v1::Pod;
-    /// # async fn demo(manager: &mut kbr_runtime::Manager) -> Result<(), kbr_runtime::Error> {
+    /// # async fn demo(manager: &mut kbr_runtime::Manager) -> Result<(), kbr_runtime::ManagerError> {
     /// let client = manager.client();
     /// client.index_field::<Pod>("spec.nodeName", |pod| {
     ///     pod.spec.as_ref().and_then(|s| s.node_name.clone()).into_iter().collect()
@@ -299,15 +41,14 @@ impl Client {
         &self,
         name: &str,
         func: impl Fn(&K) -> Vec<String> + Send + Sync + 'static,
-    ) -> Result<(), Error> {
+    ) -> Result<(), IndexError> {
         let Some(cache) = &self.cache else {
             return Err(IndexError::Uncached {
                 kind: kind_of::<K>(),
                 name: name.to_string(),
-            }
-            .into());
+            });
         };
-        Ok(cache.informer::<K>().add_index(name, Arc::new(func))?)
+        cache.informer::<K>().add_index(name, Arc::new(func))
     }
 
     /// Lists the objects of kind `K` in `namespace` (`None` = all) whose index `index` holds
@@ -331,7 +72,8 @@ impl Client {
             value: value.to_string(),
         }];
         if self.cache.is_none() {
-            let options = ListOptions::default().fields(format!("{index}={}", escape(value)));
+            let options =
+                ListOptions::default().fields(format!("{index}={}", escape_field_value(value)));
             return self.list(namespace, &options).await;
         }
         self.list_cached_by_fields(namespace, &requirements, &ListOptions::default())
@@ -360,34 +102,5 @@ impl Client {
             .collect();
         super::sort_by_key(&mut items);
         Ok(items)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn req(field: &str, value: &str) -> FieldRequirement {
-        FieldRequirement {
-            field: field.into(),
-            value: value.into(),
-        }
-    }
-
-    #[test]
-    fn exact_selectors_parse() {
-        assert_eq!(
-            parse_exact_selector("spec.node=a, b==c"),
-            Some(vec![req("spec.node", "a"), req("b", "c")])
-        );
-        assert_eq!(
-            parse_exact_selector(r"k=a\,b\=c\\"),
-            Some(vec![req("k", r"a,b=c\")])
-        );
-        assert_eq!(parse_exact_selector(""), Some(vec![]));
-        assert_eq!(parse_exact_selector("k!=a"), None);
-        assert_eq!(parse_exact_selector("k"), None);
-        assert_eq!(parse_exact_selector("k=a=b"), None);
-        assert_eq!(escape(r"a,b=c\"), r"a\,b\=c\\");
     }
 }

@@ -37,11 +37,8 @@
 //! # let _ = (cm, all); Ok(()) }
 //! ```
 
-pub(crate) mod cache;
 mod index;
-pub(crate) mod informer;
 mod options;
-pub(crate) mod scoped;
 
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -51,12 +48,10 @@ pub use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use self::cache::Cache;
-pub use self::index::IndexError;
-use self::informer::Informer;
 pub use self::options::ListOptions;
-use self::scoped::{Scoped, is_namespaced, kind_of};
 use crate::Error;
+use crate::cache::{Cache, Informer, parse_exact_selector};
+use crate::resource::scoped::{self, Scoped, is_namespaced, kind_of};
 
 /// The bounds of every kind a [`Client`] reads or writes: a typed Kubernetes resource with a
 /// compile-time GVK that (de)serializes as JSON. Implemented for every such type (all
@@ -172,7 +167,7 @@ impl Client {
     /// on fields [indexed](Client::index_field) for `K`, or on `metadata.name` /
     /// `metadata.namespace` (controller-runtime's `MatchingFields` on a cached client); other
     /// selectors fail with [`Error::CachedFieldSelector`], unindexed fields with
-    /// [`IndexError::NotFound`] (as [`Error::Other`]).
+    /// [`IndexError::NotFound`](crate::cache::IndexError::NotFound) (as [`Error::Other`]).
     pub async fn list<K: Object>(
         &self,
         namespace: Option<&str>,
@@ -185,11 +180,10 @@ impl Client {
             return Ok(list.items.into_iter().map(|s| s.0).collect());
         };
         if let Some(selector) = &options.field_selector {
-            let requirements = index::parse_exact_selector(selector).ok_or_else(|| {
-                Error::CachedFieldSelector {
+            let requirements =
+                parse_exact_selector(selector).ok_or_else(|| Error::CachedFieldSelector {
                     selector: selector.clone(),
-                }
-            })?;
+                })?;
             return self
                 .list_cached_by_fields(namespace, &requirements, options)
                 .await;

@@ -24,7 +24,7 @@
 //! use kbr_runtime::k8s_openapi::api::apps::v1::Deployment;
 //! use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Service};
 //! use kbr_runtime::kube::runtime::reflector::ObjectRef;
-//! use kbr_runtime::{Action, Controller, Error, Manager, Reconciler};
+//! use kbr_runtime::{Action, Controller, Error, Manager, ManagerError, Reconciler};
 //!
 //! struct DeploymentReconciler;
 //! impl Reconciler for DeploymentReconciler {
@@ -35,7 +35,7 @@
 //!     }
 //! }
 //!
-//! # fn setup(manager: &mut Manager) -> Result<(), Error> {
+//! # fn setup(manager: &mut Manager) -> Result<(), ManagerError> {
 //! manager.add_controller(
 //!     Controller::new(DeploymentReconciler)
 //!         .named("deployment")

@@ -25,9 +25,8 @@ use super::Controller;
 use super::backoff::ExponentialBackoff;
 use super::source::events;
 use crate::Reconciler;
-use crate::client::cache::Cache;
-use crate::client::informer::Event;
-use crate::manager::metrics::{ControllerMetrics, Metrics, ReconcileResult};
+use crate::cache::{Cache, Event};
+use crate::metrics::{ControllerMetrics, Metrics, ReconcileResult};
 
 /// What a controller needs from the manager to run.
 pub(crate) struct RunContext {

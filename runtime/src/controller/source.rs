@@ -8,9 +8,8 @@ use futures::stream::{self, BoxStream, StreamExt};
 use kube::Resource;
 use kube::runtime::reflector::ObjectRef;
 
-use crate::client::cache::Cache;
-use crate::client::informer::{CachedKind, Event, Informer};
-use crate::client::scoped::is_namespaced;
+use crate::cache::{Cache, CachedKind, Event, Informer};
+use crate::resource::scoped::is_namespaced;
 
 /// A source of reconcile keys for kind `K`.
 pub(crate) trait Source<K: Resource<DynamicType = ()>>: Send + 'static {

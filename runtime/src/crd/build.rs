@@ -18,7 +18,7 @@ use super::schema::{assemble, leftover_definitions, root_schema, schema_settings
 use super::{description, shape, structural};
 use crate::resource::{CustomResource, Deprecation, ResourceInfo};
 
-/// The single-version CRD of kind `K` (what [`CustomResource::try_crd`] returns).
+/// The single-version CRD of kind `K` (what [`CustomResourceExt::try_crd`](super::CustomResourceExt::try_crd) returns).
 ///
 /// Generates the spec and status schemas with [`super::schema_settings`] and hands them to
 /// [`build_from`].

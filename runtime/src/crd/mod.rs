@@ -4,8 +4,10 @@
 //! [`ResourceInfo`](crate::resource::ResourceInfo) and its Rust Spec/Status types into a
 //! single-version CRD with a *structural* OpenAPI v3 schema, and [`merge`] combines the
 //! versions of one kind (one CRD per `<plural>.<group>`, exactly one storage version, versions
-//! in Kubernetes priority order). [`Scheme::crds`](crate::Scheme::crds) does both for every
-//! registered kind; `make manifests` writes the result with [`crate::manifests`].
+//! in Kubernetes priority order). [`CustomResourceExt`] gives every kind its CRD
+//! (`Broker::crd()`); [`Scheme::crds`](crate::Scheme::crds) builds and merges them for every
+//! registered kind; `make manifests` writes the result with [`crate::manifests`]. This layer
+//! sits on [`crate::resource`] (what a kind is) and below the scheme.
 //!
 //! The schema of a version is
 //!
@@ -43,6 +45,7 @@
 //! [`structural_schema_for`] runs the same steps for one type on its own.
 
 mod build;
+mod custom_resource_ext;
 mod description;
 mod error;
 mod markers;
@@ -52,6 +55,7 @@ mod shape;
 mod structural;
 
 pub use build::{build, build_from, structural_schema_for};
+pub use custom_resource_ext::CustomResourceExt;
 pub use error::{CrdError, SchemaError, Violation};
 /// Kubernetes' version priority (`v2 > v1 > v1beta1 > v1alpha1 > foo`), apimachinery's
 /// `CompareKubeAwareVersionStrings`; see [`kbr_core::version`].

@@ -4,7 +4,7 @@
 //! Only the replica holding the Lease runs controllers. The leader renews the Lease
 //! `lease_duration - renew_deadline` before it expires; if renewing keeps failing for
 //! `renew_deadline`, leadership counts as lost and the manager stops with
-//! [`Error::LeaderElectionLost`]. On shutdown the Lease is released so a standby takes over at once.
+//! [`ManagerError::LeaderElectionLost`]. On shutdown the Lease is released so a standby takes over at once.
 
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
@@ -15,8 +15,8 @@ use kube_lease_manager::{LeaseManager, LeaseManagerBuilder};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use super::ManagerError;
 use super::ManagerOptions;
-use crate::Error;
 
 const SERVICE_ACCOUNT_NAMESPACE: &str = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
 
@@ -39,8 +39,8 @@ fn identity() -> String {
     format!("{host}_{random:016x}")
 }
 
-fn boxed(error: impl std::error::Error + Send + Sync + 'static) -> Error {
-    Error::LeaderElection(Box::new(error))
+fn boxed(error: impl std::error::Error + Send + Sync + 'static) -> ManagerError {
+    ManagerError::LeaderElection(Box::new(error))
 }
 
 impl LeaderElector {
@@ -48,9 +48,9 @@ impl LeaderElector {
     pub(crate) async fn new(
         client: &kube::Client,
         options: &ManagerOptions,
-    ) -> Result<Self, Error> {
+    ) -> Result<Self, ManagerError> {
         if options.leader_election_id.is_empty() {
-            return Err(Error::LeaderElection(
+            return Err(ManagerError::LeaderElection(
                 "leader_election_id must be set when leader_election is on".into(),
             ));
         }
@@ -85,7 +85,7 @@ impl LeaderElector {
     }
 
     /// Waits until this replica holds the Lease, then keeps renewing it in the background.
-    pub(crate) async fn acquire(&mut self) -> Result<(), Error> {
+    pub(crate) async fn acquire(&mut self) -> Result<(), ManagerError> {
         tracing::info!(lease = %self.name, identity = %self.identity, "attempting to acquire leader lease");
         loop {
             match self.lease.changed().await {

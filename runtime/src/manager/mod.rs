@@ -16,7 +16,7 @@
 //! ```no_run
 //! use kbr_runtime::{Manager, ManagerOptions, Scheme};
 //!
-//! # async fn demo() -> Result<(), kbr_runtime::Error> {
+//! # async fn demo() -> Result<(), kbr_runtime::ManagerError> {
 //! kbr_runtime::logging::init();
 //! let options = ManagerOptions {
 //!     metrics_bind_address: ":8080".into(),
@@ -28,13 +28,15 @@
 //! # }
 //! ```
 
+mod args;
+mod error;
 mod filters;
 mod leader_election;
-pub(crate) mod metrics;
 mod options;
 mod run;
 mod server;
 mod shutdown;
+mod webhook;
 
 use std::collections::HashSet;
 use std::future::Future;
@@ -43,17 +45,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::sync::watch;
 
-use self::metrics::Metrics;
+pub use self::args::ManagerArgs;
+pub use self::error::ManagerError;
 use self::options::parse_bind_address;
-pub use self::options::{
-    CacheOptions, ManagerOptions, Namespaces, ServingAddresses, watch_namespaces_from_env,
-};
+pub use self::options::{ManagerOptions, ServingAddresses, watch_namespaces_from_env};
 pub use self::run::Shutdown;
 use self::run::{RunArgs, UserRunnable};
 use self::server::{Check, Checks};
-use crate::client::cache::{Cache, CacheConfig};
+use crate::cache::{Cache, CacheConfig, CacheOptions};
 use crate::controller::Runnable;
-use crate::{Client, Controller, Error, Reconciler, Scheme};
+use crate::metrics::Metrics;
+use crate::resource::scoped::kind_of;
+use crate::{Client, Controller, Reconciler, Scheme};
 
 /// Runs controllers with a shared cache, probes, metrics and leader election:
 /// controller-runtime's `manager.Manager`.
@@ -84,14 +87,11 @@ impl Manager {
     /// A manager talking to the cluster of the inferred kube config (`KUBECONFIG`,
     /// `~/.kube/config`, or the in-cluster service account): `ctrl.NewManager(ctrl.GetConfigOrDie(), ..)`.
     ///
-    /// Errors: [`Error::Config`] when no configuration can be inferred.
-    pub async fn new(scheme: Scheme, options: ManagerOptions) -> Result<Self, Error> {
+    /// Errors: [`ManagerError::Config`] when no configuration can be inferred.
+    pub async fn new(scheme: Scheme, options: ManagerOptions) -> Result<Self, ManagerError> {
         let kube = kube::Client::try_default()
             .await
-            .map_err(|e| match Error::from(e) {
-                Error::Transport(e) => Error::Config(e),
-                other => other,
-            })?;
+            .map_err(|e| ManagerError::Config(Box::new(e)))?;
         Ok(Self::with_client(kube, scheme, options))
     }
 
@@ -173,7 +173,7 @@ impl Manager {
     }
 
     /// A client whose reads come from the manager's cache and writes go to the API server
-    /// (`mgr.GetClient()`). Reads fail with [`Error::CacheNotStarted`] until [`Manager::start`].
+    /// (`mgr.GetClient()`). Reads fail with [`Error::CacheNotStarted`](crate::Error::CacheNotStarted) until [`Manager::start`].
     #[must_use]
     pub fn client(&self) -> Client {
         Client::cached(self.kube.clone(), self.cache.clone())
@@ -203,9 +203,9 @@ impl Manager {
     /// [`Client::uncached`](crate::Client::uncached) to read the others.
     ///
     /// ```no_run
-    /// # async fn demo() -> Result<(), kbr_runtime::Error> {
+    /// # async fn demo() -> Result<(), kbr_runtime::ManagerError> {
     /// use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
-    /// use kbr_runtime::manager::CacheOptions;
+    /// use kbr_runtime::cache::CacheOptions;
     /// use kbr_runtime::{Manager, ManagerOptions, Scheme};
     /// let mut manager = Manager::new(Scheme::new(), ManagerOptions::default()).await?;
     /// manager.cache_options::<ConfigMap>(CacheOptions {
@@ -215,27 +215,31 @@ impl Manager {
     /// # Ok(()) }
     /// ```
     ///
-    /// Errors: [`Error::CacheOptionsAfterStart`] if the cache already started (the informer
+    /// Errors: [`ManagerError::CacheOptionsAfterStart`] if the cache already started (the informer
     /// of `K` may already be listing unrestricted).
     pub fn cache_options<K: crate::client::Object>(
         &mut self,
         options: CacheOptions,
-    ) -> Result<(), Error> {
-        self.cache.set_options::<K>(options)
+    ) -> Result<(), ManagerError> {
+        self.cache
+            .set_options::<K>(options)
+            .map_err(|_| ManagerError::CacheOptionsAfterStart {
+                kind: kind_of::<K>(),
+            })
     }
 
     /// Registers `controller` to run when the manager starts (`builder.Complete`). Its kinds'
     /// informers are created now so `/readyz` waits for them.
     ///
-    /// Errors: [`Error::DuplicateController`] if a controller with the same
+    /// Errors: [`ManagerError::DuplicateController`] if a controller with the same
     /// [name](Controller::named) was added.
     pub fn add_controller<R: Reconciler>(
         &mut self,
         controller: Controller<R>,
-    ) -> Result<(), Error> {
+    ) -> Result<(), ManagerError> {
         let name = controller.name();
         if !self.names.insert(name.clone()) {
-            return Err(Error::DuplicateController { name });
+            return Err(ManagerError::DuplicateController { name });
         }
         controller.register(&self.cache);
         self.controllers.push(Box::new(controller));
@@ -244,7 +248,8 @@ impl Manager {
 
     /// Adds a long-running task to run with the manager (controller-runtime's `mgr.Add(Runnable)`),
     /// e.g. a webhook server or a periodic job. `run` gets a [`Shutdown`] signal and should return
-    /// soon after it fires; an `Err` stops the whole manager with that error. With
+    /// soon after it fires; an `Err` stops the whole manager with that error (an API
+    /// [`Error`](crate::Error) converts with `?`). With
     /// `needs_leader_election`, it only runs on the leader (like controllers); otherwise it runs
     /// on every replica from the start (like webhook servers).
     ///
@@ -260,7 +265,7 @@ impl Manager {
     pub fn add_runnable<F, Fut>(&mut self, name: &str, needs_leader_election: bool, run: F)
     where
         F: FnOnce(Shutdown) -> Fut + Send + 'static,
-        Fut: Future<Output = Result<(), Error>> + Send + 'static,
+        Fut: Future<Output = Result<(), ManagerError>> + Send + 'static,
     {
         self.runnables.push(UserRunnable {
             name: name.to_string(),
@@ -291,7 +296,7 @@ impl Manager {
     /// (useful with port `0`, e.g. `"127.0.0.1:0"` in tests).
     ///
     /// ```no_run
-    /// # async fn demo(manager: kbr_runtime::Manager) -> Result<(), kbr_runtime::Error> {
+    /// # async fn demo(manager: kbr_runtime::Manager) -> Result<(), kbr_runtime::ManagerError> {
     /// let mut addresses = manager.serving_addresses();
     /// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     /// let running = tokio::spawn(manager.start_with_shutdown(async { let _ = stopped.await; }));
@@ -308,8 +313,9 @@ impl Manager {
     /// Runs everything until SIGTERM or SIGINT, then shuts down gracefully (`mgr.Start(ctrl.SetupSignalHandler())`).
     /// A second signal exits the process immediately.
     ///
-    /// Errors: bind failures, [`Error::LeaderElectionLost`], [`Error::ShutdownTimeout`].
-    pub async fn start(self) -> Result<(), Error> {
+    /// Errors: bind failures, [`ManagerError::LeaderElectionLost`],
+    /// [`ManagerError::ShutdownTimeout`], the first error of a runnable.
+    pub async fn start(self) -> Result<(), ManagerError> {
         let signal = shutdown::signal()?;
         self.start_with_shutdown(signal).await
     }
@@ -318,7 +324,7 @@ impl Manager {
     pub async fn start_with_shutdown(
         self,
         shutdown: impl Future<Output = ()> + Send,
-    ) -> Result<(), Error> {
+    ) -> Result<(), ManagerError> {
         let Self {
             options,
             kube,

@@ -9,12 +9,11 @@ use futures::future::BoxFuture;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use super::ManagerOptions;
 use super::leader_election::LeaderElector;
-use super::metrics::Metrics;
-use crate::Error;
-use crate::client::cache::Cache;
+use super::{ManagerError, ManagerOptions};
+use crate::cache::Cache;
 use crate::controller::{RunContext, Runnable};
+use crate::metrics::Metrics;
 
 /// The shutdown signal handed to a runnable added with
 /// [`Manager::add_runnable`](super::Manager::add_runnable): controller-runtime's `ctx.Done()`.
@@ -46,7 +45,8 @@ impl Shutdown {
 pub(crate) struct UserRunnable {
     pub(crate) name: String,
     pub(crate) needs_leader: bool,
-    pub(crate) run: Box<dyn FnOnce(Shutdown) -> BoxFuture<'static, Result<(), Error>> + Send>,
+    pub(crate) run:
+        Box<dyn FnOnce(Shutdown) -> BoxFuture<'static, Result<(), ManagerError>> + Send>,
 }
 
 pub(crate) struct RunArgs<'a, F> {
@@ -60,7 +60,7 @@ pub(crate) struct RunArgs<'a, F> {
     pub(crate) shutting_down: Arc<AtomicBool>,
 }
 
-type Tasks = JoinSet<(String, Result<(), Error>)>;
+type Tasks = JoinSet<(String, Result<(), ManagerError>)>;
 
 fn spawn_user(tasks: &mut Tasks, runnable: UserRunnable, stop: &watch::Receiver<bool>) {
     let UserRunnable { name, run, .. } = runnable;
@@ -70,7 +70,9 @@ fn spawn_user(tasks: &mut Tasks, runnable: UserRunnable, stop: &watch::Receiver<
 }
 
 /// Runs until `shutdown` resolves, leadership is lost, or a runnable fails; then drains.
-pub(crate) async fn run<F: Future<Output = ()> + Send>(args: RunArgs<'_, F>) -> Result<(), Error> {
+pub(crate) async fn run<F: Future<Output = ()> + Send>(
+    args: RunArgs<'_, F>,
+) -> Result<(), ManagerError> {
     let RunArgs {
         options,
         kube,
@@ -145,7 +147,7 @@ pub(crate) async fn run<F: Future<Output = ()> + Send>(args: RunArgs<'_, F>) -> 
         );
         tasks.abort_all();
         while tasks.join_next().await.is_some() {}
-        result = result.and(Err(Error::ShutdownTimeout { timeout }));
+        result = result.and(Err(ManagerError::ShutdownTimeout { timeout }));
     }
 
     if let Some(elector) = elector {
@@ -160,7 +162,7 @@ async fn wait<F: Future<Output = ()>>(
     shutdown: &mut std::pin::Pin<&mut F>,
     elector: Option<&mut LeaderElector>,
     tasks: &mut Tasks,
-) -> Result<(), Error> {
+) -> Result<(), ManagerError> {
     let lost = async {
         match elector {
             Some(e) => e.lost().await,
@@ -171,7 +173,7 @@ async fn wait<F: Future<Output = ()>>(
     loop {
         tokio::select! {
             () = shutdown.as_mut() => return Ok(()),
-            () = &mut lost => return Err(Error::LeaderElectionLost),
+            () = &mut lost => return Err(ManagerError::LeaderElectionLost),
             Some(joined) = tasks.join_next() => match joined {
                 Ok((_, Ok(()))) => {}
                 Ok((name, Err(error))) => {
@@ -180,7 +182,7 @@ async fn wait<F: Future<Output = ()>>(
                 }
                 Err(join) => {
                     tracing::error!(error = %join, "runnable panicked; stopping the manager");
-                    return Err(Error::other(join));
+                    return Err(ManagerError::other(join));
                 }
             },
         }

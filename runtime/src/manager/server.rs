@@ -1,7 +1,7 @@
 //! The manager's HTTP servers: health probes (`/healthz`, `/readyz`, controller-runtime's
 //! `pkg/healthz`) and `/metrics` (controller-runtime's `pkg/metrics/server`), on axum — plain
-//! HTTP, or with `metrics_secure` HTTPS (the webhook server's [`CertWatcher`] and
-//! [`SelfSignedCertificate`]) behind the TokenReview/SubjectAccessReview filter.
+//! HTTP, or with `metrics_secure` HTTPS (a [`CertWatcher`] or a [`SelfSignedCertificate`], like
+//! the webhook server) behind the TokenReview/SubjectAccessReview filter.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,12 +15,13 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::ManagerOptions;
 use super::filters::{self, MetricsAuth};
-use super::metrics::Metrics;
-use crate::Error;
-use crate::tls::{TlsServer, stopped};
-use crate::webhook::{CertWatcher, DEFAULT_SELF_SIGNED_HOSTS, SelfSignedCertificate};
+use super::{ManagerError, ManagerOptions};
+use crate::metrics::Metrics;
+use crate::tls::{
+    CertWatcher, DEFAULT_SELF_SIGNED_HOSTS, SelfSignedCertificate, TlsError, TlsServer,
+    server_config, stopped,
+};
 
 /// How often the secure metrics server re-reads its certificate files.
 const CERT_RELOAD_INTERVAL: Duration = Duration::from_secs(10);
@@ -112,10 +113,10 @@ pub(crate) fn metrics_router(metrics: Arc<Metrics>) -> Router {
 }
 
 /// Binds `address` (already normalised by `parse_bind_address`).
-pub(crate) async fn bind(server: &'static str, address: &str) -> Result<TcpListener, Error> {
+pub(crate) async fn bind(server: &'static str, address: &str) -> Result<TcpListener, ManagerError> {
     TcpListener::bind(address)
         .await
-        .map_err(|source| Error::Bind {
+        .map_err(|source| ManagerError::Bind {
             server,
             address: address.to_string(),
             source,
@@ -146,22 +147,21 @@ pub(crate) fn serve(
 /// [`metrics_secure`](ManagerOptions::metrics_secure) — HTTPS with every request authenticated
 /// and authorized through the API server ([`filters`]).
 ///
-/// Errors: the certificate in `metrics_cert_path` cannot be loaded, or generating one fails
-/// (as [`Error::Other`] wrapping the [`crate::webhook::WebhookError`]).
+/// Errors: [`ManagerError::Tls`] when the certificate in `metrics_cert_path` cannot be loaded,
+/// or generating one fails.
 pub(crate) fn start_metrics_server(
     options: &ManagerOptions,
     kube: &kube::Client,
     metrics: Arc<Metrics>,
     listener: TcpListener,
     stop: watch::Receiver<bool>,
-) -> Result<JoinHandle<()>, Error> {
+) -> Result<JoinHandle<()>, ManagerError> {
     let router = metrics_router(metrics);
     if !options.metrics_secure {
         return Ok(serve("metrics", listener, router, stop));
     }
     let certs = metrics_certificate(options)?;
-    let tls =
-        crate::tls::server_config(certs.clone(), options.enable_http2).map_err(Error::other)?;
+    let tls = server_config(certs.clone(), options.enable_http2)?;
     let router = router.layer(axum::middleware::from_fn_with_state(
         MetricsAuth::new(kube.clone()),
         filters::authenticate_and_authorize,
@@ -184,14 +184,13 @@ pub(crate) fn start_metrics_server(
 }
 
 /// The metrics certificate: from `metrics_cert_path`, or generated in memory.
-fn metrics_certificate(options: &ManagerOptions) -> Result<Arc<CertWatcher>, Error> {
-    let watcher = match &options.metrics_cert_path {
+fn metrics_certificate(options: &ManagerOptions) -> Result<Arc<CertWatcher>, TlsError> {
+    match &options.metrics_cert_path {
         Some(dir) => CertWatcher::from_files(
             dir.join(&options.metrics_cert_name),
             dir.join(&options.metrics_cert_key),
         ),
         None => SelfSignedCertificate::generate(DEFAULT_SELF_SIGNED_HOSTS)
             .and_then(|generated| CertWatcher::from_pem(&generated.cert_pem, &generated.key_pem)),
-    };
-    watcher.map_err(Error::other)
+    }
 }

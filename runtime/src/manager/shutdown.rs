@@ -3,16 +3,16 @@
 
 use std::future::Future;
 
-use crate::Error;
+use super::ManagerError;
 
 /// A future resolving on the first SIGTERM/SIGINT (Ctrl+C elsewhere). Installs the handlers
 /// now, so signals arriving before the future is polled are not lost.
-pub(crate) fn signal() -> Result<impl Future<Output = ()> + Send + 'static, Error> {
+pub(crate) fn signal() -> Result<impl Future<Output = ()> + Send + 'static, ManagerError> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        let mut term = signal(SignalKind::terminate()).map_err(Error::Signal)?;
-        let mut int = signal(SignalKind::interrupt()).map_err(Error::Signal)?;
+        let mut term = signal(SignalKind::terminate()).map_err(ManagerError::Signal)?;
+        let mut int = signal(SignalKind::interrupt()).map_err(ManagerError::Signal)?;
         Ok(async move {
             let name = tokio::select! {
                 _ = term.recv() => "SIGTERM",

@@ -93,7 +93,7 @@ impl AdmissionContext {
 /// struct WidgetDefaulter;
 ///
 /// impl Defaulter<Widget> for WidgetDefaulter {
-///     async fn default(&self, _ctx: &AdmissionContext, widget: &mut Widget) -> Result<(), AdmissionError> {
+///     async fn set_defaults(&self, _ctx: &AdmissionContext, widget: &mut Widget) -> Result<(), AdmissionError> {
 ///         if widget.spec.size == 0 {
 ///             widget.spec.size = 1;
 ///         }
@@ -102,8 +102,9 @@ impl AdmissionContext {
 /// }
 /// ```
 pub trait Defaulter<K>: Send + Sync + 'static {
-    /// Sets the defaults of `obj` (`Default(ctx, obj) error`).
-    fn default(
+    /// Sets the defaults of `obj` (`CustomDefaulter.Default(ctx, obj) error`; named after
+    /// apimachinery's `SetDefaults_<Kind>` functions so it never shadows `Default::default`).
+    fn set_defaults(
         &self,
         ctx: &AdmissionContext,
         obj: &mut K,
@@ -116,7 +117,8 @@ pub trait Defaulter<K>: Send + Sync + 'static {
 /// [`VALIDATE_DELETE`](Self::VALIDATE_DELETE) is true.
 ///
 /// Return `Ok(warnings)` to admit (warnings are shown to the client, e.g. by kubectl) or an
-/// [`AdmissionError`] naming the offending fields to refuse.
+/// [`AdmissionError`] naming the offending fields to refuse. `validate_delete` is optional: it
+/// admits by default.
 ///
 /// ```
 /// use kbr_runtime::webhook::{AdmissionContext, AdmissionError, FieldError, Validator, Warnings};
@@ -137,10 +139,13 @@ pub trait Defaulter<K>: Send + Sync + 'static {
 ///     async fn validate_update(&self, ctx: &AdmissionContext, _old: &Widget, new: &Widget) -> Result<Warnings, AdmissionError> {
 ///         self.validate_create(ctx, new).await
 ///     }
-///     async fn validate_delete(&self, _ctx: &AdmissionContext, _w: &Widget) -> Result<Warnings, AdmissionError> {
-///         Ok(Vec::new())
-///     }
 /// }
+///
+/// // `validate_delete` was left out: it admits every deletion.
+/// let ctx = AdmissionContext::new(kbr_runtime::webhook::Operation::Delete);
+/// let widget = Widget::new("small", WidgetSpec { size: -1 });
+/// let deleted = futures::executor::block_on(WidgetValidator.validate_delete(&ctx, &widget));
+/// assert_eq!(deleted.ok(), Some(Warnings::new()));
 /// ```
 pub trait Validator<K>: Send + Sync + 'static {
     /// Whether the API server should also send DELETE requests (the webhook's rules then list
@@ -163,12 +168,16 @@ pub trait Validator<K>: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Warnings, AdmissionError>> + Send;
 
     /// Validates the deletion of `obj` (`ValidateDelete`); only called when
-    /// [`VALIDATE_DELETE`](Self::VALIDATE_DELETE) is true.
+    /// [`VALIDATE_DELETE`](Self::VALIDATE_DELETE) is true. The default admits every deletion
+    /// without warnings, so validators that leave `VALIDATE_DELETE` off need not write it.
     fn validate_delete(
         &self,
         ctx: &AdmissionContext,
         obj: &K,
-    ) -> impl Future<Output = Result<Warnings, AdmissionError>> + Send;
+    ) -> impl Future<Output = Result<Warnings, AdmissionError>> + Send {
+        let _ = (ctx, obj);
+        std::future::ready(Ok(Warnings::new()))
+    }
 }
 
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -278,7 +287,7 @@ impl<K: CustomResource, D: Defaulter<K>> Mutating<K, D> {
         };
         let mut obj = original.clone();
         let ctx = AdmissionContext::from_request(request);
-        if let Err(error) = self.defaulter.default(&ctx, &mut obj).await {
+        if let Err(error) = self.defaulter.set_defaults(&ctx, &mut obj).await {
             tracing::info!(uid = %request.uid, kind = K::INFO.kind, name = %request.name, %error, "defaulting refused the object");
             return deny_with::<K>(request, &error);
         }

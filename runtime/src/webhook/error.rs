@@ -17,20 +17,9 @@ pub enum WebhookError {
     /// spoke of another kind, a kind registered twice, ...).
     #[error("invalid conversion: {0}")]
     InvalidConversion(String),
-    /// A certificate or key file could not be read or parsed, or they do not match.
-    #[error("cannot load the serving certificate from {path}: {message}")]
-    Certificate {
-        /// The file (or `<memory>` for generated certificates).
-        path: PathBuf,
-        /// What is wrong.
-        message: String,
-    },
-    /// The in-memory self-signed CA or serving certificate could not be generated.
-    #[error("cannot generate a self-signed certificate: {0}")]
-    SelfSigned(String),
-    /// The TLS configuration could not be built.
-    #[error("cannot configure TLS: {0}")]
-    Tls(String),
+    /// The serving certificate could not be loaded or generated, or TLS not configured.
+    #[error(transparent)]
+    Tls(#[from] crate::tls::TlsError),
     /// The listener could not be bound.
     #[error("cannot bind the webhook server to {address}: {source}")]
     Bind {

@@ -12,7 +12,7 @@
 //! | [`Validator<K>`] | create / update / delete → warnings or an [`AdmissionError`] naming fields | `admission.Validator[T]` (`CustomValidator`) |
 //! | [`Hub`], [`Convertible<H>`] | hub-and-spoke conversion, the storage version is the hub | `conversion.Hub`, `conversion.Convertible` |
 //! | [`Webhooks`], [`WebhookBuilder`] | the registry of a project's webhooks | `ctrl.NewWebhookManagedBy(..).Complete()` |
-//! | [`WebhookServer`] | TLS server, cert reload, HTTP/1.1 unless enabled | `webhook.Server`, `certwatcher` |
+//! | [`WebhookServer`] | TLS server, cert reload ([`crate::tls`]), HTTP/1.1 unless enabled | `webhook.Server` |
 //! | [`write_manifests`], [`install`] | `config/webhook/manifests.yaml`; local registration | controller-gen `webhook`; envtest's `WebhookInstallOptions` |
 //!
 //! Paths follow Kubebuilder: `/mutate-<group-with-dashes>-<version>-<kind>`,
@@ -29,7 +29,7 @@
 //!
 //! struct ChannelDefaulter;
 //! impl Defaulter<Channel> for ChannelDefaulter {
-//!     async fn default(&self, _: &AdmissionContext, c: &mut Channel) -> Result<(), AdmissionError> {
+//!     async fn set_defaults(&self, _: &AdmissionContext, c: &mut Channel) -> Result<(), AdmissionError> {
 //!         c.spec.provisioner.get_or_insert_with(|| "in-memory".into());
 //!         Ok(())
 //!     }
@@ -49,9 +49,6 @@
 //!         }
 //!         self.validate_create(ctx, new).await
 //!     }
-//!     async fn validate_delete(&self, _: &AdmissionContext, _: &Channel) -> Result<Warnings, AdmissionError> {
-//!         Ok(Vec::new())
-//!     }
 //! }
 //!
 //! let mut webhooks = Webhooks::new();
@@ -69,7 +66,6 @@
 //! ```
 
 mod admission;
-mod certs;
 mod config;
 mod conversion;
 mod denial;
@@ -77,13 +73,11 @@ mod error;
 mod patch;
 mod registry;
 mod routes;
-mod runnable;
 mod server;
 
 pub use kube::core::admission::Operation;
 
 pub use self::admission::{AdmissionContext, Defaulter, Validator, Warnings};
-pub use self::certs::{CertWatcher, DEFAULT_SELF_SIGNED_HOSTS, SelfSignedCertificate};
 pub use self::config::{
     ClientConfig, FIELD_MANAGER, MANIFESTS_FILE, MUTATING_CONFIGURATION, VALIDATING_CONFIGURATION,
     install, mutating_configuration, render_manifests, validating_configuration, write_manifests,

@@ -261,7 +261,7 @@ impl Webhooks {
 ///
 /// struct WidgetDefaulter;
 /// impl Defaulter<Widget> for WidgetDefaulter {
-///     async fn default(&self, _: &AdmissionContext, _: &mut Widget) -> Result<(), AdmissionError> { Ok(()) }
+///     async fn set_defaults(&self, _: &AdmissionContext, _: &mut Widget) -> Result<(), AdmissionError> { Ok(()) }
 /// }
 ///
 /// let mut webhooks = Webhooks::new();

@@ -12,9 +12,11 @@ use axum::Router;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use super::certs::{CertWatcher, DEFAULT_SELF_SIGNED_HOSTS, SelfSignedCertificate};
 use super::{ClientConfig, WebhookError, Webhooks, routes};
-use crate::tls::{TlsServer, stopped};
+use crate::tls::{
+    CertWatcher, DEFAULT_SELF_SIGNED_HOSTS, SelfSignedCertificate, TlsServer, server_config,
+    stopped,
+};
 
 /// How long a request's headers may take to arrive.
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
@@ -63,11 +65,12 @@ pub struct WebhookServerOptions {
     /// How long shutdown waits for in-flight requests. Default 10 s.
     pub shutdown_timeout: Duration,
     /// Local development (`make run`): the `https://host:port` URL at which the cluster's API
-    /// server reaches this process. When set, [`WebhookServer::add_to_manager`] registers the
-    /// webhook configurations (and CRD conversions) with that URL and the CA bundle before
-    /// serving, and a generated certificate also covers the URL's host. With `cert_dir`, the
-    /// CA is read from `<cert_dir>/ca.crt`. Default `None` (in-cluster: cert-manager injects
-    /// the CA into the manifests of `config/webhook`).
+    /// server reaches this process. When set,
+    /// [`Manager::add_webhook_server`](crate::Manager::add_webhook_server) registers the webhook
+    /// configurations (and CRD conversions) with that URL and the CA bundle before serving, and
+    /// a generated certificate also covers the URL's host. With `cert_dir`, the CA is read from
+    /// `<cert_dir>/ca.crt`. Default `None` (in-cluster: cert-manager injects the CA into the
+    /// manifests of `config/webhook`).
     pub local_url: Option<String>,
 }
 
@@ -132,8 +135,8 @@ impl WebhookServer {
     /// configuration problems surface before serving.
     ///
     /// # Errors
-    /// [`WebhookError::Io`] / [`WebhookError::Certificate`] for unreadable or invalid files in
-    /// `cert_dir`, [`WebhookError::SelfSigned`] when generation fails.
+    /// [`WebhookError::Tls`] for unreadable or invalid files in `cert_dir` or when generation
+    /// fails; [`WebhookError::Io`] for an unreadable `ca.crt`.
     pub fn new(webhooks: Webhooks, options: WebhookServerOptions) -> Result<Self, WebhookError> {
         let local = options
             .local_url
@@ -269,8 +272,7 @@ impl WebhookServer {
         listener: TcpListener,
         shutdown: impl Future<Output = ()> + Send,
     ) -> Result<(), WebhookError> {
-        let tls = crate::tls::server_config(self.certs.clone(), self.options.enable_http2)
-            .map_err(|e| WebhookError::Tls(e.to_string()))?;
+        let tls = server_config(self.certs.clone(), self.options.enable_http2)?;
         let mut server = TlsServer::new(
             "webhook",
             self.router(),

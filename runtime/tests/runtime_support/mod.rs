@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kbr_runtime::testing::{FakeApiServer, TestEnv};
-use kbr_runtime::{Action, Error, Manager, ManagerOptions, Reconciler, Scheme};
+use kbr_runtime::{Action, Error, Manager, ManagerError, ManagerOptions, Reconciler, Scheme};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -64,7 +64,7 @@ pub fn manager(server: &FakeApiServer, options: ManagerOptions) -> Manager {
 pub fn options_on(env: &TestEnv, namespaces: &[&str]) -> ManagerOptions {
     let mut options = options();
     if env.is_envtest() {
-        options.namespaces = kbr_runtime::manager::Namespaces::parse(&namespaces.join(","));
+        options.namespaces = kbr_runtime::cache::Namespaces::parse(&namespaces.join(","));
     }
     options
 }
@@ -118,7 +118,7 @@ pub async fn ensure_namespaces(env: &TestEnv, names: &[&str]) -> Result<(), Erro
 /// A manager running on a task, stopped by [`Running::stop`].
 pub struct Running {
     stop: Option<oneshot::Sender<()>>,
-    handle: JoinHandle<Result<(), Error>>,
+    handle: JoinHandle<Result<(), ManagerError>>,
 }
 
 impl Running {
@@ -144,7 +144,7 @@ impl Running {
     }
 
     /// Signals shutdown and waits for `start_with_shutdown` to return.
-    pub async fn stop(mut self) -> Result<(), Error> {
+    pub async fn stop(mut self) -> Result<(), ManagerError> {
         self.signal();
         within("manager shutdown", self.handle)
             .await

@@ -84,7 +84,7 @@ pub mod channel {
     pub struct ChannelDefaulter;
 
     impl Defaulter<Channel> for ChannelDefaulter {
-        async fn default(
+        async fn set_defaults(
             &self,
             ctx: &AdmissionContext,
             channel: &mut Channel,

@@ -27,7 +27,7 @@ pub mod webhook;
 
 use kbr_runtime::rbac;
 use kbr_runtime::webhook::{WebhookError, Webhooks};
-use kbr_runtime::{Client, Error, Manager, Scheme};
+use kbr_runtime::{Client, Manager, ManagerError, Scheme};
 
 /// The `add_to_scheme` function of every API version.
 const ADD_TO_SCHEME: &[fn(&mut Scheme)] = &[
@@ -44,7 +44,7 @@ const RBAC_RULES: &[fn() -> Vec<rbac::Rule>] = &[
 ];
 
 /// Registers one controller with a manager: a reconciler's `setup_with_manager`.
-type SetupWithManager = fn(&mut Manager) -> Result<(), Error>;
+type SetupWithManager = fn(&mut Manager) -> Result<(), ManagerError>;
 
 /// The `setup_with_manager` function of every reconciler.
 const SETUP_WITH_MANAGER: &[SetupWithManager] = &[
@@ -82,7 +82,7 @@ pub fn rbac_rules() -> Vec<rbac::Rule> {
 /// # Errors
 ///
 /// The first error a controller's `setup_with_manager` returns.
-pub fn setup_controllers(manager: &mut Manager) -> Result<(), Error> {
+pub fn setup_controllers(manager: &mut Manager) -> Result<(), ManagerError> {
     for setup_with_manager in SETUP_WITH_MANAGER {
         setup_with_manager(manager)?;
     }

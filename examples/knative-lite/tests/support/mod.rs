@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use kbr_runtime::k8s_openapi::api::core::v1::Namespace;
 use kbr_runtime::testing::TestEnv;
-use kbr_runtime::{Client, Error, Manager, ManagerOptions};
+use kbr_runtime::{Client, Manager, ManagerError, ManagerOptions};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
@@ -65,7 +65,7 @@ pub fn manager(env: &TestEnv) -> Manager {
 /// A manager running on a task until [`Running::stop`].
 pub struct Running {
     stop: Option<oneshot::Sender<()>>,
-    handle: JoinHandle<Result<(), Error>>,
+    handle: JoinHandle<Result<(), ManagerError>>,
 }
 
 impl Running {

@@ -102,7 +102,7 @@ async fn defaulted(
 ) -> anyhow::Result<Object> {
     let ctx = AdmissionContext::new(Operation::Create);
     let mut obj = new_object(namespace);
-    defaulter.default(&ctx, &mut obj).await?;
+    defaulter.set_defaults(&ctx, &mut obj).await?;
     Ok(obj)
 }
 
@@ -153,7 +153,7 @@ async fn defaulting_keeps_an_explicit_provisioner() -> anyhow::Result<()> {
     let ctx = AdmissionContext::new(Operation::Create);
     let mut obj = new_object("default");
     obj.spec.provisioner = Some(provisioner("gcp-pubsub"));
-    defaulter.default(&ctx, &mut obj).await?;
+    defaulter.set_defaults(&ctx, &mut obj).await?;
     assert_eq!(obj.spec.provisioner, Some(provisioner("gcp-pubsub")));
     assert!(obj.spec.arguments.is_some(), "arguments are kept");
     Ok(())
@@ -320,7 +320,7 @@ async fn the_samples_are_defaulted_and_admitted_with_the_sample_config_map() -> 
     let validator = webhook::ChannelCustomValidator;
     let ctx = AdmissionContext::new(Operation::Create);
     for mut channel in channels {
-        defaulter.default(&ctx, &mut channel).await?;
+        defaulter.set_defaults(&ctx, &mut channel).await?;
         assert_eq!(provisioner_name(&channel).as_deref(), Some("in-memory"));
         validator.validate_create(&ctx, &channel).await?;
     }

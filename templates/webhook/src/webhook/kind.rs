@@ -32,13 +32,12 @@ type Object = api::{{ r.version }}::{{ r.kind }};
 {%- if w.defaulting %}
 
 /// Sets the defaults of {{ r.kind }} objects when they are created or updated (a mutating
-/// webhook; controller-runtime's `CustomDefaulter`). No `Default` derive: its `default()` would
-/// be ambiguous with [`Defaulter::default`].
-#[derive(Clone, Copy, Debug)]
+/// webhook; controller-runtime's `CustomDefaulter`).
+#[derive(Clone, Copy, Debug, Default)]
 pub struct {{ w.defaulter }};
 
 impl Defaulter<Object> for {{ w.defaulter }} {
-    async fn default(
+    async fn set_defaults(
         &self,
         _ctx: &AdmissionContext,
         obj: &mut Object,
@@ -58,7 +57,8 @@ impl Defaulter<Object> for {{ w.defaulter }} {
 pub struct {{ w.validator }};
 
 impl Validator<Object> for {{ w.validator }} {
-    // TODO(user): set to `true` to be called on DELETE too.
+    // TODO(user): set to `true` and write `validate_delete` (by default it admits every
+    // deletion) to be called on DELETE too.
     const VALIDATE_DELETE: bool = false;
 
     async fn validate_create(
@@ -82,16 +82,6 @@ impl Validator<Object> for {{ w.validator }} {
         // TODO(user): fill in your validation logic upon object update, e.g. compare `old_obj`
         // and `new_obj` to keep a field immutable.
         let _ = old_obj;
-        Ok(Warnings::new())
-    }
-
-    async fn validate_delete(
-        &self,
-        _ctx: &AdmissionContext,
-        obj: &Object,
-    ) -> Result<Warnings, AdmissionError> {
-        tracing::info!(name = ?obj.metadata.name, "Validation for {{ r.kind }} upon deletion");
-        // TODO(user): fill in your validation logic upon object deletion.
         Ok(Warnings::new())
     }
 }

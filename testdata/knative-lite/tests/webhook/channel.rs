@@ -41,7 +41,7 @@ async fn defaulting_a_new_object_succeeds() -> anyhow::Result<()> {
     let defaulter = webhook::ChannelCustomDefaulter;
     let ctx = AdmissionContext::new(Operation::Create);
     let mut obj = new_object();
-    defaulter.default(&ctx, &mut obj).await?;
+    defaulter.set_defaults(&ctx, &mut obj).await?;
     // TODO(user): check the defaults your defaulter sets, e.g.
     // `assert_eq!(obj.spec.foo.as_deref(), Some("bar"));`
     assert_eq!(obj.metadata.name.as_deref(), Some("test-resource"));

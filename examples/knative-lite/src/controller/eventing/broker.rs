@@ -19,9 +19,9 @@ use std::sync::Arc;
 
 use kbr_runtime::client::{ListOptions, Patch, PatchParams};
 use kbr_runtime::conditions::{ConditionStatus, condition, is_condition_true, set_condition};
-use kbr_runtime::events::{EventRecorder, EventType};
+use kbr_runtime::events::{Event, EventRecorder, EventType};
 use kbr_runtime::ownership::{controller_of, set_controller_reference};
-use kbr_runtime::{Action, Client, Controller, Error, Manager, Rbac, Reconciler};
+use kbr_runtime::{Action, Client, Controller, Error, Manager, ManagerError, Rbac, Reconciler};
 
 use crate::api::eventing::v1alpha1;
 
@@ -85,9 +85,14 @@ impl BrokerReconciler {
         K: kbr_runtime::kube::Resource<DynamicType = ()>,
     {
         if let Some(recorder) = &self.recorder {
-            recorder
-                .event(obj, EventType::Normal, reason, note, action)
-                .await;
+            let event = Event {
+                type_: EventType::Normal,
+                reason: reason.into(),
+                action: action.into(),
+                note: Some(note.into()),
+                secondary: None,
+            };
+            recorder.event(obj, &event).await;
         }
     }
 
@@ -97,7 +102,7 @@ impl BrokerReconciler {
     /// # Errors
     ///
     /// When the manager already has a controller of that name.
-    pub fn setup_with_manager(manager: &mut Manager) -> Result<(), Error> {
+    pub fn setup_with_manager(manager: &mut Manager) -> Result<(), ManagerError> {
         let reconciler = Self {
             client: manager.client(),
             recorder: Some(manager.event_recorder(CONTROLLER_NAME)),

@@ -18,11 +18,11 @@ use std::sync::Arc;
 
 use kbr_runtime::client::{ListOptions, Patch, PatchParams};
 use kbr_runtime::conditions::{ConditionStatus, condition, set_condition};
-use kbr_runtime::events::{EventRecorder, EventType};
+use kbr_runtime::events::{Event, EventRecorder, EventType};
 use kbr_runtime::k8s_openapi::api::apps::v1 as appsv1;
 use kbr_runtime::k8s_openapi::api::core::v1 as corev1;
 use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1 as metav1;
-use kbr_runtime::{Action, Client, Controller, Error, Manager, Rbac, Reconciler};
+use kbr_runtime::{Action, Client, Controller, Error, Manager, ManagerError, Rbac, Reconciler};
 
 use super::revision::{new_deployment, new_route};
 use crate::api::serving::v1alpha1;
@@ -117,9 +117,14 @@ impl ServiceReconciler {
         K: kbr_runtime::kube::Resource<DynamicType = ()>,
     {
         if let Some(recorder) = &self.recorder {
-            recorder
-                .event(obj, EventType::Normal, reason, note, action)
-                .await;
+            let event = Event {
+                type_: EventType::Normal,
+                reason: reason.into(),
+                action: action.into(),
+                note: Some(note.into()),
+                secondary: None,
+            };
+            recorder.event(obj, &event).await;
         }
     }
 
@@ -129,7 +134,7 @@ impl ServiceReconciler {
     /// # Errors
     ///
     /// When the manager already has a controller of that name.
-    pub fn setup_with_manager(manager: &mut Manager) -> Result<(), Error> {
+    pub fn setup_with_manager(manager: &mut Manager) -> Result<(), ManagerError> {
         let reconciler = Self {
             client: manager.client(),
             recorder: Some(manager.event_recorder(CONTROLLER_NAME)),

@@ -16,7 +16,7 @@
 
 use std::sync::Arc;
 
-use kbr_runtime::{Action, Client, Controller, Error, Manager, Rbac, Reconciler};
+use kbr_runtime::{Action, Client, Controller, Error, Manager, ManagerError, Rbac, Reconciler};
 
 use crate::api::eventing::v1alpha1;
 
@@ -53,7 +53,7 @@ impl BrokerReconciler {
     /// # Errors
     ///
     /// When the manager already has a controller of that name.
-    pub fn setup_with_manager(manager: &mut Manager) -> Result<(), Error> {
+    pub fn setup_with_manager(manager: &mut Manager) -> Result<(), ManagerError> {
         let reconciler = Self {
             client: manager.client(),
         };

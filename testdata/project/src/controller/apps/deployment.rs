@@ -17,7 +17,7 @@
 use std::sync::Arc;
 
 use kbr_runtime::k8s_openapi::api::apps::v1;
-use kbr_runtime::{Action, Client, Controller, Error, Manager, Rbac, Reconciler};
+use kbr_runtime::{Action, Client, Controller, Error, Manager, ManagerError, Rbac, Reconciler};
 
 /// The controller's name, in logs and metrics.
 const CONTROLLER_NAME: &str = "deployment";
@@ -53,7 +53,7 @@ impl DeploymentReconciler {
     /// # Errors
     ///
     /// When the manager already has a controller of that name.
-    pub fn setup_with_manager(manager: &mut Manager) -> Result<(), Error> {
+    pub fn setup_with_manager(manager: &mut Manager) -> Result<(), ManagerError> {
         let reconciler = Self {
             client: manager.client(),
         };

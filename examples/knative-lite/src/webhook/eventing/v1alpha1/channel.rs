@@ -150,7 +150,7 @@ impl ChannelCustomDefaulter {
 }
 
 impl Defaulter<Object> for ChannelCustomDefaulter {
-    async fn default(
+    async fn set_defaults(
         &self,
         ctx: &AdmissionContext,
         obj: &mut Object,
@@ -214,8 +214,6 @@ fn provisioner_errors(obj: &Object) -> Vec<FieldError> {
 }
 
 impl Validator<Object> for ChannelCustomValidator {
-    const VALIDATE_DELETE: bool = false;
-
     async fn validate_create(
         &self,
         _ctx: &AdmissionContext,
@@ -247,14 +245,6 @@ impl Validator<Object> for ChannelCustomValidator {
         } else {
             Err(AdmissionError::invalid(errors))
         }
-    }
-
-    async fn validate_delete(
-        &self,
-        _ctx: &AdmissionContext,
-        _obj: &Object,
-    ) -> Result<Warnings, AdmissionError> {
-        Ok(Warnings::new())
     }
 }
 

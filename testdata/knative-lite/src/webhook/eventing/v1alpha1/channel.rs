@@ -33,13 +33,12 @@ use crate::api::eventing as api;
 type Object = api::v1alpha1::Channel;
 
 /// Sets the defaults of Channel objects when they are created or updated (a mutating
-/// webhook; controller-runtime's `CustomDefaulter`). No `Default` derive: its `default()` would
-/// be ambiguous with [`Defaulter::default`].
-#[derive(Clone, Copy, Debug)]
+/// webhook; controller-runtime's `CustomDefaulter`).
+#[derive(Clone, Copy, Debug, Default)]
 pub struct ChannelCustomDefaulter;
 
 impl Defaulter<Object> for ChannelCustomDefaulter {
-    async fn default(
+    async fn set_defaults(
         &self,
         _ctx: &AdmissionContext,
         obj: &mut Object,
@@ -57,7 +56,8 @@ impl Defaulter<Object> for ChannelCustomDefaulter {
 pub struct ChannelCustomValidator;
 
 impl Validator<Object> for ChannelCustomValidator {
-    // TODO(user): set to `true` to be called on DELETE too.
+    // TODO(user): set to `true` and write `validate_delete` (by default it admits every
+    // deletion) to be called on DELETE too.
     const VALIDATE_DELETE: bool = false;
 
     async fn validate_create(
@@ -81,16 +81,6 @@ impl Validator<Object> for ChannelCustomValidator {
         // TODO(user): fill in your validation logic upon object update, e.g. compare `old_obj`
         // and `new_obj` to keep a field immutable.
         let _ = old_obj;
-        Ok(Warnings::new())
-    }
-
-    async fn validate_delete(
-        &self,
-        _ctx: &AdmissionContext,
-        obj: &Object,
-    ) -> Result<Warnings, AdmissionError> {
-        tracing::info!(name = ?obj.metadata.name, "Validation for Channel upon deletion");
-        // TODO(user): fill in your validation logic upon object deletion.
         Ok(Warnings::new())
     }
 }

@@ -35,13 +35,12 @@ use crate::api::crew as api;
 type Object = api::v1::Captain;
 
 /// Sets the defaults of Captain objects when they are created or updated (a mutating
-/// webhook; controller-runtime's `CustomDefaulter`). No `Default` derive: its `default()` would
-/// be ambiguous with [`Defaulter::default`].
-#[derive(Clone, Copy, Debug)]
+/// webhook; controller-runtime's `CustomDefaulter`).
+#[derive(Clone, Copy, Debug, Default)]
 pub struct CaptainCustomDefaulter;
 
 impl Defaulter<Object> for CaptainCustomDefaulter {
-    async fn default(
+    async fn set_defaults(
         &self,
         _ctx: &AdmissionContext,
         obj: &mut Object,
@@ -59,7 +58,8 @@ impl Defaulter<Object> for CaptainCustomDefaulter {
 pub struct CaptainCustomValidator;
 
 impl Validator<Object> for CaptainCustomValidator {
-    // TODO(user): set to `true` to be called on DELETE too.
+    // TODO(user): set to `true` and write `validate_delete` (by default it admits every
+    // deletion) to be called on DELETE too.
     const VALIDATE_DELETE: bool = false;
 
     async fn validate_create(
@@ -83,16 +83,6 @@ impl Validator<Object> for CaptainCustomValidator {
         // TODO(user): fill in your validation logic upon object update, e.g. compare `old_obj`
         // and `new_obj` to keep a field immutable.
         let _ = old_obj;
-        Ok(Warnings::new())
-    }
-
-    async fn validate_delete(
-        &self,
-        _ctx: &AdmissionContext,
-        obj: &Object,
-    ) -> Result<Warnings, AdmissionError> {
-        tracing::info!(name = ?obj.metadata.name, "Validation for Captain upon deletion");
-        // TODO(user): fill in your validation logic upon object deletion.
         Ok(Warnings::new())
     }
 }

@@ -1,5 +1,10 @@
-//! Prometheus metrics with controller-runtime's names (`pkg/metrics`, `pkg/internal/controller/metrics`,
-//! client-go's workqueue metrics), encoded in the OpenMetrics text format for `/metrics`.
+//! The metrics registry: controller-runtime's `pkg/metrics` (with the names of
+//! `pkg/internal/controller/metrics` and client-go's workqueue metrics).
+//!
+//! One [`Metrics`] per manager holds every Prometheus metric of the process. Controllers record
+//! their reconciles and workqueue activity into it, leader election its status, and the
+//! manager's `/metrics` endpoint encodes it in the OpenMetrics text format. It sits below the
+//! cache, controllers and manager so that each can record without knowing who serves it.
 //!
 //! | metric | type | labels |
 //! |---|---|---|

@@ -1,27 +1,20 @@
-//! Serving certificates: [`CertWatcher`] (controller-runtime's `certwatcher.CertWatcher`)
-//! reloads `tls.crt`/`tls.key` when they change; [`SelfSignedCertificate`] makes a CA and a
-//! serving certificate in memory for local development (no cert-manager needed).
+//! [`CertWatcher`]: controller-runtime's `certwatcher.CertWatcher`, which reloads
+//! `tls.crt`/`tls.key` when they change.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 
-use super::WebhookError;
+use super::{TlsError, provider};
 
-/// The crypto provider of every kbr TLS endpoint: rustls on `ring`, like kube's client.
-pub(crate) fn provider() -> Arc<CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
-}
-
-fn certificate_error(path: &Path, message: impl std::fmt::Display) -> WebhookError {
-    WebhookError::Certificate {
+fn certificate_error(path: &Path, message: impl std::fmt::Display) -> TlsError {
+    TlsError::Certificate {
         path: path.to_owned(),
         message: message.to_string(),
     }
@@ -34,7 +27,7 @@ fn certified_key(
     key_pem: &[u8],
     cert_path: &Path,
     key_path: &Path,
-) -> Result<CertifiedKey, WebhookError> {
+) -> Result<CertifiedKey, TlsError> {
     let chain = CertificateDer::pem_slice_iter(cert_pem)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| certificate_error(cert_path, e))?;
@@ -67,8 +60,8 @@ struct Loaded {
 /// the watcher on every handshake, as Go's `tls.Config.GetCertificate` does).
 ///
 /// ```no_run
-/// # fn demo() -> Result<(), kbr_runtime::webhook::WebhookError> {
-/// use kbr_runtime::webhook::CertWatcher;
+/// # fn demo() -> Result<(), kbr_runtime::tls::TlsError> {
+/// use kbr_runtime::tls::CertWatcher;
 /// let watcher = CertWatcher::from_files("/tmp/k8s-webhook-server/serving-certs/tls.crt",
 ///                                       "/tmp/k8s-webhook-server/serving-certs/tls.key")?;
 /// assert!(!watcher.reload()?); // nothing changed
@@ -87,9 +80,8 @@ impl std::fmt::Debug for CertWatcher {
     }
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, WebhookError> {
-    std::fs::read(path).map_err(|source| WebhookError::Io {
-        action: "read",
+fn read(path: &Path) -> Result<Vec<u8>, TlsError> {
+    std::fs::read(path).map_err(|source| TlsError::Read {
         path: path.to_owned(),
         source,
     })
@@ -99,12 +91,12 @@ impl CertWatcher {
     /// Loads `cert_path` (PEM chain, leaf first) and `key_path` (PEM private key).
     ///
     /// # Errors
-    /// [`WebhookError::Io`] when a file cannot be read, [`WebhookError::Certificate`] when it
+    /// [`TlsError::Read`] when a file cannot be read, [`TlsError::Certificate`] when it
     /// does not parse or the key does not match the certificate.
     pub fn from_files(
         cert_path: impl Into<PathBuf>,
         key_path: impl Into<PathBuf>,
-    ) -> Result<Arc<Self>, WebhookError> {
+    ) -> Result<Arc<Self>, TlsError> {
         let (cert_path, key_path) = (cert_path.into(), key_path.into());
         let (cert_pem, key_pem) = (read(&cert_path)?, read(&key_path)?);
         let key = certified_key(&cert_pem, &key_pem, &cert_path, &key_path)?;
@@ -118,11 +110,11 @@ impl CertWatcher {
         }))
     }
 
-    /// A fixed certificate from PEM text (never reloaded), e.g. a [`SelfSignedCertificate`].
+    /// A fixed certificate from PEM text (never reloaded), e.g. a [`SelfSignedCertificate`](super::SelfSignedCertificate).
     ///
     /// # Errors
-    /// [`WebhookError::Certificate`] when the PEM does not parse or the key does not match.
-    pub fn from_pem(cert_pem: &str, key_pem: &str) -> Result<Arc<Self>, WebhookError> {
+    /// [`TlsError::Certificate`] when the PEM does not parse or the key does not match.
+    pub fn from_pem(cert_pem: &str, key_pem: &str) -> Result<Arc<Self>, TlsError> {
         let memory = Path::new("<memory>");
         let key = certified_key(cert_pem.as_bytes(), key_pem.as_bytes(), memory, memory)?;
         Ok(Arc::new(Self {
@@ -152,7 +144,7 @@ impl CertWatcher {
     ///
     /// # Errors
     /// As [`CertWatcher::from_files`]; the previous certificate stays in use.
-    pub fn reload(&self) -> Result<bool, WebhookError> {
+    pub fn reload(&self) -> Result<bool, TlsError> {
         let Some((cert_path, key_path)) = &self.files else {
             return Ok(false);
         };
@@ -205,85 +197,5 @@ impl CertWatcher {
 impl ResolvesServerCert for CertWatcher {
     fn resolve(&self, _client_hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
         Some(self.current_key())
-    }
-}
-
-/// A CA and a serving certificate it signed, generated in memory: what `make run` serves
-/// webhooks with when there is no cert-manager (Kubebuilder users otherwise generate these by
-/// hand; Kubebuilder issues #400, #2837, #4477).
-///
-/// Register [`ca_pem`](Self::ca_pem) as the `caBundle` of the webhook configurations; the
-/// serving certificate is valid for `hosts` (DNS names or IP addresses).
-///
-/// ```
-/// use kbr_runtime::webhook::SelfSignedCertificate;
-/// let certs = SelfSignedCertificate::generate(&["localhost", "127.0.0.1"]).unwrap();
-/// assert!(certs.ca_pem.starts_with("-----BEGIN CERTIFICATE-----"));
-/// assert!(certs.key_pem.contains("PRIVATE KEY"));
-/// ```
-#[derive(Clone)]
-pub struct SelfSignedCertificate {
-    /// The CA certificate (PEM): the `caBundle` clients trust.
-    pub ca_pem: String,
-    /// The serving certificate (PEM), signed by the CA.
-    pub cert_pem: String,
-    /// The serving certificate's private key (PEM, PKCS#8).
-    pub key_pem: String,
-}
-
-impl std::fmt::Debug for SelfSignedCertificate {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SelfSignedCertificate")
-            .field("ca_pem", &self.ca_pem)
-            .finish_non_exhaustive()
-    }
-}
-
-/// The hosts a generated serving certificate is valid for by default.
-pub const DEFAULT_SELF_SIGNED_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1"];
-
-impl SelfSignedCertificate {
-    /// Generates a fresh CA (ECDSA P-256) and a serving certificate for `hosts`.
-    ///
-    /// # Errors
-    /// [`WebhookError::SelfSigned`] when a host is not a valid DNS name or IP address.
-    pub fn generate(hosts: &[impl AsRef<str>]) -> Result<Self, WebhookError> {
-        use rcgen::{
-            BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer,
-            KeyPair, KeyUsagePurpose,
-        };
-        let error = |e: rcgen::Error| WebhookError::SelfSigned(e.to_string());
-
-        let mut ca = CertificateParams::new(Vec::<String>::new()).map_err(error)?;
-        ca.distinguished_name
-            .push(DnType::CommonName, "kbr local webhook CA");
-        ca.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
-        ca.key_usages = vec![
-            KeyUsagePurpose::KeyCertSign,
-            KeyUsagePurpose::CrlSign,
-            KeyUsagePurpose::DigitalSignature,
-        ];
-        let ca_key = KeyPair::generate().map_err(error)?;
-        let ca_cert = ca.self_signed(&ca_key).map_err(error)?;
-        let issuer = Issuer::new(ca, ca_key);
-
-        let names: Vec<String> = hosts.iter().map(|h| h.as_ref().to_string()).collect();
-        let mut serving = CertificateParams::new(names).map_err(error)?;
-        serving
-            .distinguished_name
-            .push(DnType::CommonName, "kbr webhook server");
-        serving.key_usages = vec![
-            KeyUsagePurpose::DigitalSignature,
-            KeyUsagePurpose::KeyEncipherment,
-        ];
-        serving.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-        serving.use_authority_key_identifier_extension = true;
-        let key = KeyPair::generate().map_err(error)?;
-        let cert = serving.signed_by(&key, &issuer).map_err(error)?;
-        Ok(Self {
-            ca_pem: ca_cert.pem(),
-            cert_pem: cert.pem(),
-            key_pem: key.serialize_pem(),
-        })
     }
 }

@@ -1,6 +1,5 @@
-//! Serving an axum [`Router`] over TLS, shared by the webhook server
-//! ([`crate::webhook::WebhookServer`]) and the secure metrics server (`manager/server.rs`):
-//! rustls on `ring` with certificates from a [`CertWatcher`] (so reloads apply to new
+//! Serving an axum [`Router`] over TLS, shared by the webhook server and the secure metrics
+//! server: rustls on `ring` with certificates from a [`CertWatcher`] (so reloads apply to new
 //! handshakes), HTTP/1.1 only unless HTTP/2 is enabled (HTTP/2 Rapid Reset, CVE-2023-44487),
 //! and graceful shutdown that lets in-flight requests finish up to a deadline.
 
@@ -18,7 +17,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
 
-use crate::webhook::CertWatcher;
+use super::{CertWatcher, TlsError, provider};
 
 /// How long a TLS handshake may take.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -26,14 +25,15 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// TLS 1.2/1.3 on rustls' `ring` provider (like kube's client), serving the certificate `certs`
 /// currently holds; ALPN offers `h2` only when `http2`, else `http/1.1` alone.
 ///
-/// Errors: rustls rejects the protocol versions for the provider (a build problem, not input).
+/// Errors: [`TlsError::Config`] when rustls rejects the protocol versions for the provider (a
+/// build problem, not input).
 pub(crate) fn server_config(
     certs: Arc<CertWatcher>,
     http2: bool,
-) -> Result<Arc<rustls::ServerConfig>, rustls::Error> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()?
+) -> Result<Arc<rustls::ServerConfig>, TlsError> {
+    let mut config = rustls::ServerConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .map_err(TlsError::Config)?
         .with_no_client_auth()
         .with_cert_resolver(certs);
     config.alpn_protocols = if http2 {

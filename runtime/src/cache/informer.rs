@@ -20,8 +20,8 @@ use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, watch};
 
 use super::index::{FieldRequirement, IndexError, IndexFn, Indexes};
-use super::scoped::{self, Scoped};
-use crate::manager::CacheOptions;
+use super::options::CacheOptions;
+use crate::resource::scoped::{self, Scoped};
 
 /// An informer notification, mirroring controller-runtime's `event.{Create,Update,Delete}Event`.
 #[derive(Debug)]

@@ -1,8 +1,24 @@
-//! The manager's shared cache: one [`Informer`] per kind, started with the manager, shared by
-//! every controller and by cached client reads. Mirrors controller-runtime's `pkg/cache`
-//! (`informerCache`): informers are created on first use, and a read of a kind nobody watched
-//! yet starts its informer and waits for it to sync. Per-kind label/field selectors
-//! (controller-runtime's `cache.Options.ByObject`) are fixed before the cache starts.
+//! The informer cache: controller-runtime's `pkg/cache`.
+//!
+//! A manager keeps one shared *informer* per kind (client-go's `SharedIndexInformer`): a
+//! kube-runtime `watcher` list+watch per watched namespace feeding one reflector store, plus a
+//! fan-out of add/update/delete events to every controller watching the kind. The store serves
+//! the cached [`Client`](crate::Client)'s reads, so reads never hit the API server; *indexes*
+//! ([`Client::index_field`](crate::Client::index_field)) answer "which objects have value `v`"
+//! without scanning. Informers are created on first use, and a read of a kind nobody watched yet
+//! starts its informer and waits for it to sync.
+//!
+//! What the cache lists and watches is fixed before it starts: the [`Namespaces`]
+//! (`cache.Options.DefaultNamespaces`, from
+//! [`ManagerOptions::namespaces`](crate::ManagerOptions::namespaces)) and per-kind
+//! [`CacheOptions`] selectors (`cache.Options.ByObject`, from
+//! [`Manager::cache_options`](crate::Manager::cache_options)). The cache itself belongs to the
+//! [`Manager`](crate::Manager); this layer sits below the client and the controllers, which
+//! both read it.
+
+mod index;
+mod informer;
+mod options;
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -11,10 +27,10 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::informer::{CachedKind, Informer};
-use super::scoped::kind_of;
-use crate::Error;
-use crate::manager::CacheOptions;
+pub use self::index::IndexError;
+pub(crate) use self::index::{FieldRequirement, escape_field_value, parse_exact_selector};
+pub(crate) use self::informer::{CachedKind, Event, Informer};
+pub use self::options::{CacheOptions, Namespaces};
 
 /// Type-erased informer operations the cache needs for lifecycle and readiness.
 trait ErasedInformer: Send + Sync {
@@ -72,6 +88,10 @@ struct CacheState {
     started: bool,
     tasks: Vec<JoinHandle<()>>,
 }
+
+/// [`Cache::set_options`] was called after [`Cache::start`].
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct AlreadyStarted;
 
 /// The shared informer cache.
 pub(crate) struct Cache {
@@ -139,12 +159,13 @@ impl Cache {
 
     /// Restricts the informer of `K` to `options`' selectors (controller-runtime's
     /// `cache.Options.ByObject`); fails once the cache started.
-    pub(crate) fn set_options<K: CachedKind>(&self, options: CacheOptions) -> Result<(), Error> {
+    pub(crate) fn set_options<K: CachedKind>(
+        &self,
+        options: CacheOptions,
+    ) -> Result<(), AlreadyStarted> {
         let mut state = self.lock();
         if state.started {
-            return Err(Error::CacheOptionsAfterStart {
-                kind: kind_of::<K>(),
-            });
+            return Err(AlreadyStarted);
         }
         if let Some(entry) = state.informers.get(&TypeId::of::<K>())
             && let Ok(informer) = Arc::clone(&entry.any).downcast::<Informer<K>>()
@@ -224,10 +245,7 @@ mod tests {
         assert!(cache.set_options::<ConfigMap>(restricted.clone()).is_ok());
         cache.start();
         let late = cache.set_options::<ConfigMap>(restricted);
-        assert!(
-            matches!(late, Err(Error::CacheOptionsAfterStart { ref kind }) if kind.contains("ConfigMap")),
-            "{late:?}"
-        );
+        assert_eq!(late, Err(AlreadyStarted));
         cache.stop().await;
     }
 }
