@@ -106,7 +106,7 @@ pub async fn run(args: &CacheMemoryArgs) -> anyhow::Result<String> {
     for &n in &args.sizes {
         let session = Session::start(args.kubeconfig.as_ref())?;
         let client = session.target().client().await?;
-        populate::install_crd(&client).await?;
+        populate::install_crd::<BenchWidget>(&client).await?;
         for ns in [FULL, EMPTY] {
             populate::ensure_namespace(&client, ns).await?;
         }

@@ -156,7 +156,7 @@ async fn measure(args: &ConvergeArgs, which: Impl, n: usize, run: usize) -> anyh
     } else {
         "kbr-bench".to_string()
     };
-    populate::install_crd(&client).await?;
+    populate::install_crd::<BenchWidget>(&client).await?;
     populate::ensure_namespace(&client, &namespace).await?;
     populate::create_objects(&client, &namespace, n, false).await?;
 
