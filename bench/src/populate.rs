@@ -18,18 +18,20 @@ use crate::workload::{self, APPLY_MANAGER, BenchWidget};
 /// How many creates are in flight at once while populating.
 const CREATE_CONCURRENCY: usize = 32;
 
-/// Applies the CRD of `K` (a BenchWidget, a Foo) and waits until the kind is served.
+/// Applies `crd`, the CRD of `K` (a BenchWidget, a Foo), and waits until the kind is served.
 ///
 /// # Errors
 /// When the API server refuses the CRD or does not serve the kind within a minute.
-pub async fn install_crd<K: CustomResource>(client: &kube::Client) -> anyhow::Result<()> {
-    let crd = K::crd();
+pub async fn install_crd<K: CustomResource>(
+    client: &kube::Client,
+    crd: &CustomResourceDefinition,
+) -> anyhow::Result<()> {
     let name = crd.metadata.name.clone().unwrap_or_default();
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     crds.patch(
         &name,
         &PatchParams::apply(APPLY_MANAGER).force(),
-        &Patch::Apply(&crd),
+        &Patch::Apply(crd),
     )
     .await
     .with_context(|| format!("applying CRD {name}"))?;

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use k8s_openapi::api::core::v1::{Container, PodSpec, PodTemplateSpec};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kbr_runtime::CustomResource;
 use kube::Resource;
@@ -54,6 +55,25 @@ pub struct FooStatus {
     /// serialized, as Go's `int32` without `omitempty` is.
     #[serde(default)]
     pub available_replicas: i32,
+}
+
+/// The annotation a CRD in a `*.k8s.io` group must carry, with a URL of its API review or a
+/// reason starting with `unapproved`.
+pub const API_APPROVED_ANNOTATION: &str = "api-approved.kubernetes.io";
+
+/// The Foo CRD as sample-controller ships it: kbr's derived CRD plus
+/// [`API_APPROVED_ANNOTATION`] marking it unapproved. kube-apiserver refuses a v1 CRD in a
+/// protected group (`k8s.io`, `kubernetes.io` and their subdomains) without it
+/// (kubernetes/kubernetes `staging/src/k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation/validation.go`,
+/// `pkg/apihelpers/helpers.go` `GetAPIApprovalState`; KEP "k8s.io Group Protection").
+#[must_use]
+pub fn crd() -> CustomResourceDefinition {
+    let mut crd = Foo::crd();
+    crd.metadata.annotations.get_or_insert_default().insert(
+        API_APPROVED_ANNOTATION.to_string(),
+        "unapproved, experimental-only; a benchmark copy of sample-controller's Foo".to_string(),
+    );
+    crd
 }
 
 /// The name of the `i`-th Foo.
@@ -215,6 +235,19 @@ mod tests {
         let updated = with_status(&foo, &deployment);
         assert_eq!(updated.status.map(|s| s.available_replicas), Some(2));
         assert_eq!(updated.metadata, foo.metadata);
+    }
+
+    #[test]
+    fn the_crd_is_marked_unapproved_in_its_protected_group() {
+        let crd = crd();
+        assert_eq!(crd.spec.group, "samplecontroller.k8s.io");
+        let approval = crd
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(API_APPROVED_ANNOTATION));
+        assert!(approval.is_some_and(|v| v.starts_with("unapproved")));
+        assert!(crd.spec.versions.iter().any(|v| v.subresources.is_some()));
     }
 
     #[test]

@@ -186,7 +186,7 @@ async fn measure(
     let session = Session::start(args.kubeconfig.as_ref())?;
     let client = session.target().client().await?;
     let namespace = format!("kbr-bench-sample-{}-{n}-{run}", contender.slug());
-    populate::install_crd::<Foo>(&client).await?;
+    populate::install_crd::<Foo>(&client, &foo::crd()).await?;
     populate::ensure_namespace(&client, &namespace).await?;
     let mut events = watch(&client, &namespace).boxed();
     let mut state = Convergence::default();
