@@ -143,8 +143,9 @@ fn mib(bytes: u64) -> f64 {
     bytes as f64 / 1024.0 / 1024.0
 }
 
-/// The results table and the ratios table (time against the ceiling, CPU and memory against
-/// plain kube-runtime, both at the same N; `n/a` when that row was not measured).
+/// The results table and, when a controller was measured, the ratios table (time against the
+/// ceiling, CPU and memory against plain kube-runtime, both at the same N; `n/a` when that row
+/// was not measured).
 #[must_use]
 pub fn tables(rows: &[Row]) -> String {
     let headers = [
@@ -196,6 +197,9 @@ pub fn tables(rows: &[Row]) -> String {
             ]
         })
         .collect();
+    if ratios.is_empty() {
+        return table(&headers, &results);
+    }
     format!(
         "{}\n{}",
         table(&headers, &results),
