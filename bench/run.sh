@@ -3,34 +3,44 @@
 #   1. reconcile throughput: time to converge and peak RSS, kbr vs plain kube-runtime;
 #   2. cache memory: heap bytes per object, kbr's cache vs a kube-runtime reflector store;
 #   3. CLI: `kbr init` + three `kbr create api` (bench/cli.sh);
-#   4. generated project: cold and incremental builds, release binary size (bench/build.sh).
+#   4. generated project: cold and incremental builds, release binary size (bench/build.sh);
+#   5. the sample-controller workload: kbr, kube-runtime, an external controller, the ceiling.
 # Benchmarks, not tests: nothing here fails on a missed target, and CI does not run it.
 #
 #   bash bench/run.sh [--quick] [--runs R] [--sizes N1,N2,..] [--kubeconfig PATH]
-#                     [--cli-runs R] [--cold-runs C] [--only converge,cache,cli,build]
+#                     [--cli-runs R] [--cold-runs C] [--sample-runs R]
+#                     [--controller-cmd CMD --ready-pattern REGEX [--controller-name NAME]]
+#                     [--only converge,cache,cli,build,sample]
 #
-#   defaults: --runs 5 --sizes 1000,5000,10000 --cli-runs 30 --cold-runs 3, everything, and the
-#   fake API server (offline; a fresh server process per measurement).
-#   --quick: a smoke run (--runs 1 --sizes 200 --cli-runs 5 --cold-runs 1); later options win.
-#   --kubeconfig: measure 1 and 2 against that cluster instead (objects go to fresh
-#   kbr-bench-* namespaces, deleted after each measurement; the BenchWidget CRD is applied and
-#   left in place).
+#   defaults: --runs 5 --sizes 1000,5000,10000 --cli-runs 30 --cold-runs 3 --sample-runs 3,
+#   everything, and the fake API server (offline; a fresh server process per measurement).
+#   --quick: a smoke run (--runs 1 --sizes 200 --cli-runs 5 --cold-runs 1 --sample-runs 1);
+#   later options win.
+#   --kubeconfig: measure 1, 2 and 5 against that cluster instead (objects go to fresh
+#   kbr-bench-* namespaces, deleted after each measurement; the BenchWidget and Foo CRDs are
+#   applied and left in place).
+#   --controller-cmd, --ready-pattern, --controller-name: an external controller measured in 5
+#   beside kbr and kube-runtime (see BENCHMARKS.md, section 5).
 #
 #   bash bench/run.sh > results.md     # then copy the tables into BENCHMARKS.md
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 invocation="$*"
-runs=5 sizes=1000,5000,10000 cli_runs=30 cold_runs=3 kubeconfig="" only="converge,cache,cli,build"
-usage() { sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+runs=5 sizes=1000,5000,10000 cli_runs=30 cold_runs=3 sample_runs=3 kubeconfig=""
+only="converge,cache,cli,build,sample"
+external=()
+usage() { sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --quick) runs=1 sizes=200 cli_runs=5 cold_runs=1 ;;
+    --quick) runs=1 sizes=200 cli_runs=5 cold_runs=1 sample_runs=1 ;;
     --runs) runs="$2"; shift ;;
     --sizes) sizes="$2"; shift ;;
     --kubeconfig) kubeconfig="$(realpath "$2")"; shift ;;
     --cli-runs) cli_runs="$2"; shift ;;
     --cold-runs) cold_runs="$2"; shift ;;
+    --sample-runs) sample_runs="$2"; shift ;;
+    --controller-cmd|--ready-pattern|--controller-name) external+=("$1" "$2"); shift ;;
     --only) only="$2"; shift ;;
     -h|--help) usage ;;
     *) echo "run.sh: unknown option $1" >&2; usage ;;
@@ -101,4 +111,16 @@ if wants build; then
   echo
   echo "==> build: $runs incremental, $cold_runs cold runs" >&2
   bash "$repo/bench/build.sh" --markdown --runs "$runs" --cold-runs "$cold_runs"
+fi
+
+if wants sample; then
+  echo
+  echo "## Sample-controller workload"
+  echo
+  reproduce="bash bench/run.sh --only sample --sample-runs $sample_runs --sizes $sizes${kubeconfig:+ --kubeconfig $kubeconfig}"
+  for arg in "${external[@]}"; do reproduce+=" $(printf '%q' "$arg")"; done
+  echo "Reproduce: \`$reproduce\`"
+  echo
+  echo "==> sample: sizes $sizes, $sample_runs runs" >&2
+  "$bench" sample --sizes "$sizes" --runs "$sample_runs" "${target_args[@]}" "${external[@]}"
 fi

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use futures::StreamExt;
+use kbr_runtime::crd::CustomResourceExt as _;
 use kube::Api;
 use kube::runtime::{WatchStreamExt, reflector, watcher};
 use serde::{Deserialize, Serialize};
@@ -106,7 +107,7 @@ pub async fn run(args: &CacheMemoryArgs) -> anyhow::Result<String> {
     for &n in &args.sizes {
         let session = Session::start(args.kubeconfig.as_ref())?;
         let client = session.target().client().await?;
-        populate::install_crd(&client).await?;
+        populate::install_crd::<BenchWidget>(&client, &BenchWidget::crd()).await?;
         for ns in [FULL, EMPTY] {
             populate::ensure_namespace(&client, ns).await?;
         }

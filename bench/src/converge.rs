@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::bail;
 use futures::{Stream, StreamExt, TryStreamExt};
+use kbr_runtime::crd::CustomResourceExt as _;
 use kube::Api;
 use kube::runtime::watcher;
 
@@ -156,7 +157,7 @@ async fn measure(args: &ConvergeArgs, which: Impl, n: usize, run: usize) -> anyh
     } else {
         "kbr-bench".to_string()
     };
-    populate::install_crd(&client).await?;
+    populate::install_crd::<BenchWidget>(&client, &BenchWidget::crd()).await?;
     populate::ensure_namespace(&client, &namespace).await?;
     populate::create_objects(&client, &namespace, n, false).await?;
 

@@ -2,16 +2,18 @@
 //! the repository root for the method and the results, and `bench/run.sh` for the one command
 //! that produces them.
 //!
-//! Drivers (`converge`, `cache-memory`) print Markdown tables on stdout and progress on
-//! stderr; they start the other subcommands as child processes of this same binary.
+//! Drivers (`converge`, `cache-memory`, `sample`) print Markdown tables on stdout and progress
+//! on stderr; they start the other subcommands as child processes of this same binary.
 
 mod cache_memory;
 mod controllers;
 mod converge;
 mod heap;
+mod output;
 mod populate;
 mod process;
 mod report;
+mod sample;
 mod target;
 mod workload;
 
@@ -20,7 +22,8 @@ use clap::{Parser, Subcommand};
 #[global_allocator]
 static ALLOCATOR: heap::Counting = heap::Counting;
 
-/// kbr's benchmarks: reconcile throughput and cache memory against plain kube-runtime.
+/// kbr's benchmarks: reconcile throughput, cache memory and the sample-controller workload
+/// against plain kube-runtime.
 #[derive(Parser, Debug)]
 #[command(name = "kbr-bench", version)]
 struct Cli {
@@ -34,6 +37,9 @@ enum Command {
     Converge(converge::ConvergeArgs),
     /// Heap bytes per cached object: kbr's cache vs a kube-runtime reflector (Markdown).
     CacheMemory(cache_memory::CacheMemoryArgs),
+    /// client-go's sample-controller workload: kbr, kube-runtime, any controller binary and the
+    /// API server's own ceiling (Markdown).
+    Sample(sample::SampleArgs),
     /// Serve a fresh fake API server over HTTP on 127.0.0.1; prints its URL, runs until stdin
     /// closes.
     FakeServer {
@@ -47,6 +53,21 @@ enum Command {
         #[arg(long = "impl", value_enum)]
         which: controllers::Impl,
         /// The namespace of the objects.
+        #[arg(long)]
+        namespace: String,
+        /// Concurrent reconciles.
+        #[arg(long, default_value_t = 16)]
+        concurrency: u16,
+        #[command(flatten)]
+        target: target::TargetArgs,
+    },
+    /// Run one sample controller on the Foos of a namespace: prints `kbr-bench: caches synced`
+    /// once ready, its statistics line on SIGTERM, then exits.
+    SampleController {
+        /// Which implementation.
+        #[arg(long = "impl", value_enum)]
+        which: sample::SampleImpl,
+        /// The namespace of the Foos.
         #[arg(long)]
         namespace: String,
         /// Concurrent reconciles.
@@ -74,6 +95,7 @@ async fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Converge(args) => print!("{}", converge::run(&args).await?),
         Command::CacheMemory(args) => print!("{}", cache_memory::run(&args).await?),
+        Command::Sample(args) => print!("{}", sample::run(&args).await?),
         Command::FakeServer { watch_history } => {
             process::exit_when_stdin_closes();
             target::serve(watch_history).await?;
@@ -87,6 +109,16 @@ async fn main() -> anyhow::Result<()> {
             process::exit_when_stdin_closes();
             let client = target.client().await?;
             controllers::run(which, client, &namespace, concurrency).await?;
+        }
+        Command::SampleController {
+            which,
+            namespace,
+            concurrency,
+            target,
+        } => {
+            process::exit_when_stdin_closes();
+            let client = target.client().await?;
+            sample::run_controller(which, client, &namespace, concurrency).await?;
         }
         Command::CacheProbe {
             variant,

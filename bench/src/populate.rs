@@ -8,7 +8,7 @@ use anyhow::{Context, bail};
 use futures::{StreamExt, TryStreamExt, stream};
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kbr_runtime::crd::CustomResourceExt as _;
+use kbr_runtime::CustomResource;
 use kube::Api;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use serde_json::json;
@@ -18,24 +18,26 @@ use crate::workload::{self, APPLY_MANAGER, BenchWidget};
 /// How many creates are in flight at once while populating.
 const CREATE_CONCURRENCY: usize = 32;
 
-/// Applies the BenchWidget CRD and waits until the kind is served.
+/// Applies `crd`, the CRD of `K` (a BenchWidget, a Foo), and waits until the kind is served.
 ///
 /// # Errors
 /// When the API server refuses the CRD or does not serve the kind within a minute.
-pub async fn install_crd(client: &kube::Client) -> anyhow::Result<()> {
-    let crd = BenchWidget::crd();
+pub async fn install_crd<K: CustomResource>(
+    client: &kube::Client,
+    crd: &CustomResourceDefinition,
+) -> anyhow::Result<()> {
     let name = crd.metadata.name.clone().unwrap_or_default();
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     crds.patch(
         &name,
         &PatchParams::apply(APPLY_MANAGER).force(),
-        &Patch::Apply(&crd),
+        &Patch::Apply(crd),
     )
     .await
     .with_context(|| format!("applying CRD {name}"))?;
-    let widgets: Api<BenchWidget> = Api::all(client.clone());
+    let objects: Api<K> = Api::all(client.clone());
     for _ in 0..300 {
-        if widgets.list(&ListParams::default().limit(1)).await.is_ok() {
+        if objects.list(&ListParams::default().limit(1)).await.is_ok() {
             return Ok(());
         }
         tokio::time::sleep(Duration::from_millis(200)).await;

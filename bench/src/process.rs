@@ -1,9 +1,11 @@
 //! Child processes of the benchmark (the fake API server, the controllers, the cache-memory
 //! probes) and what is measured of them: peak resident memory and CPU time.
 //!
-//! Every child is this same binary with another subcommand. Children read their stdin until it
-//! closes and then exit ([`exit_when_stdin_closes`]), so none outlives the driver even if the
-//! driver is killed.
+//! Children are this same binary with another subcommand, or (the sample workload's
+//! `--controller-cmd`) any program, started through `sh -c 'exec CMD'` so that the measured
+//! process id is the program's own. Children of this binary read their stdin until it closes
+//! and then exit ([`exit_when_stdin_closes`]), so none outlives the driver even if the driver is
+//! killed; other programs are killed when the driver drops them.
 //!
 //! Peak RSS is `VmHWM` from `/proc/<pid>/status`, read just before the child is killed — not
 //! `ru_maxrss` from `wait4`: Linux folds the spawning process's high-water mark into the
@@ -16,6 +18,9 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use regex::Regex;
+
+use crate::output::OutputScan;
 
 /// A child process of this binary, killed and reaped when dropped.
 pub struct ChildProcess {
@@ -47,22 +52,54 @@ impl ChildProcess {
     /// # Errors
     /// When the binary cannot be found or started.
     pub fn spawn_self(args: &[String], capture_stdout: bool) -> anyhow::Result<Self> {
-        let exe = std::env::current_exe().context("locating the kbr-bench binary")?;
         let stdout = if capture_stdout {
             Stdio::piped()
         } else {
             Stdio::null()
         };
-        let child = Command::new(&exe)
-            .args(args)
+        let mut command = self_command(args)?;
+        command.stdout(stdout).stderr(Stdio::inherit());
+        let what = args.first().cloned().unwrap_or_default();
+        Self::spawn(command, what)
+    }
+
+    /// Starts `command` (see [`self_command`] and [`shell_command`]) with its stdin a pipe and
+    /// its stdout and stderr scanned line by line: `ready` marks it ready, the last line
+    /// starting with `marker` is kept ([`OutputScan`]). `what` names it in errors.
+    ///
+    /// # Errors
+    /// When the program cannot be started.
+    pub fn spawn_scanned(
+        mut command: Command,
+        what: &str,
+        ready: Regex,
+        marker: &'static str,
+    ) -> anyhow::Result<(Self, OutputScan)> {
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut process = Self::spawn(command, what.to_string())?;
+        let child = process
+            .child
+            .as_mut()
+            .context("the child process is gone")?;
+        let mut streams: Vec<Box<dyn Read + Send>> = Vec::new();
+        if let Some(stdout) = child.stdout.take() {
+            streams.push(Box::new(stdout));
+        }
+        if let Some(stderr) = child.stderr.take() {
+            streams.push(Box::new(stderr));
+        }
+        let scan = OutputScan::start(streams, ready, marker);
+        Ok((process, scan))
+    }
+
+    fn spawn(mut command: Command, what: String) -> anyhow::Result<Self> {
+        let child = command
             .stdin(Stdio::piped())
-            .stdout(stdout)
-            .stderr(Stdio::inherit())
             .spawn()
-            .with_context(|| format!("starting {} {}", exe.display(), args.join(" ")))?;
+            .with_context(|| format!("starting {what} ({command:?})"))?;
         Ok(Self {
             child: Some(child),
-            what: args.first().cloned().unwrap_or_default(),
+            what,
         })
     }
 
@@ -111,10 +148,23 @@ impl ChildProcess {
     /// # Errors
     /// When `/proc/<pid>/status` cannot be read (not Linux, or the child is gone).
     pub fn peak_rss(&self) -> anyhow::Result<u64> {
+        self.status_bytes("VmHWM")
+    }
+
+    /// The child's resident set size in bytes now (`VmRSS`).
+    ///
+    /// # Errors
+    /// As [`ChildProcess::peak_rss`].
+    pub fn rss(&self) -> anyhow::Result<u64> {
+        self.status_bytes("VmRSS")
+    }
+
+    fn status_bytes(&self, field: &str) -> anyhow::Result<u64> {
         let pid = self.pid()?;
         let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
             .with_context(|| format!("reading /proc/{pid}/status"))?;
-        parse_vm_hwm(&status).context("no VmHWM line in /proc/<pid>/status")
+        parse_status_kib(&status, field)
+            .with_context(|| format!("no {field} line in /proc/{pid}/status"))
     }
 
     /// Resolves once the child has exited, without reaping it (so [`ChildProcess::kill`] still
@@ -150,6 +200,35 @@ impl ChildProcess {
         reap(child.id())
     }
 
+    /// Stops the child as an operator would: SIGTERM, then SIGKILL if it has not exited after
+    /// `grace`; reaps it and returns the CPU time it used.
+    ///
+    /// # Errors
+    /// When the child cannot be signalled or reaped.
+    pub async fn terminate(mut self, grace: Duration) -> anyhow::Result<CpuTime> {
+        let pid = libc::pid_t::try_from(self.pid()?).context("pid out of range")?;
+        // SAFETY: `kill(2)` has no memory effects; `pid` is our own child, not yet reaped (so
+        // the id cannot have been reused).
+        if unsafe { libc::kill(pid, libc::SIGTERM) } != 0 {
+            bail!(
+                "sending SIGTERM to {}: {}",
+                self.what,
+                std::io::Error::last_os_error()
+            );
+        }
+        let stopped = tokio::time::timeout(grace, self.exited()).await.is_ok();
+        let Some(mut child) = self.child.take() else {
+            bail!("{}: already reaped", self.what);
+        };
+        if !stopped {
+            eprintln!("{} ignored SIGTERM for {grace:?}; killing it", self.what);
+            child
+                .kill()
+                .with_context(|| format!("killing {}", self.what))?;
+        }
+        reap(child.id())
+    }
+
     /// Waits for the child to exit on its own and returns its stdout and exit status.
     ///
     /// # Errors
@@ -179,11 +258,34 @@ impl Drop for ChildProcess {
     }
 }
 
-/// Parses `VmHWM:   12345 kB` into bytes.
-fn parse_vm_hwm(status: &str) -> Option<u64> {
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+/// Parses a `/proc/<pid>/status` line such as `VmHWM:   12345 kB` into bytes.
+fn parse_status_kib(status: &str, field: &str) -> Option<u64> {
+    let line = status
+        .lines()
+        .find(|l| l.split_once(':').is_some_and(|(name, _)| name == field))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
+}
+
+/// A command running this binary with `args`.
+///
+/// # Errors
+/// When the binary cannot be located.
+pub fn self_command(args: &[String]) -> anyhow::Result<Command> {
+    let exe = std::env::current_exe().context("locating the kbr-bench binary")?;
+    let mut command = Command::new(exe);
+    command.args(args);
+    Ok(command)
+}
+
+/// A command running the shell command line `line` as one program: `sh -c 'exec LINE'`, so the
+/// program replaces the shell and keeps its process id (quotes, variables and `env VAR=..`
+/// prefixes work; pipelines and `;` lists do not).
+#[must_use]
+pub fn shell_command(line: &str) -> Command {
+    let mut command = Command::new("sh");
+    command.arg("-c").arg(format!("exec {line}"));
+    command
 }
 
 /// Reaps child `pid` with `wait4(2)` for its resource usage.
@@ -221,9 +323,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn vm_hwm_is_read_in_bytes() {
+    fn memory_is_read_in_bytes() {
         let status = "Name:\tkbr-bench\nVmPeak:\t  999 kB\nVmHWM:\t   2048 kB\nVmRSS:\t 1000 kB\n";
-        assert_eq!(parse_vm_hwm(status), Some(2048 * 1024));
-        assert_eq!(parse_vm_hwm("Name: x\n"), None);
+        assert_eq!(parse_status_kib(status, "VmHWM"), Some(2048 * 1024));
+        assert_eq!(parse_status_kib(status, "VmRSS"), Some(1000 * 1024));
+        assert_eq!(parse_status_kib("Name: x\n", "VmHWM"), None);
+    }
+
+    #[tokio::test]
+    async fn a_shell_command_keeps_its_pid_and_is_stopped_by_sigterm() -> anyhow::Result<()> {
+        let ready = Regex::new("^up$")?;
+        let line =
+            "sh -c 'trap \"echo stats bye; exit 0\" TERM; echo up; while :; do sleep 0.05; done'";
+        let (child, mut out) =
+            ChildProcess::spawn_scanned(shell_command(line), "test child", ready, "stats")?;
+        assert!(out.ready().await);
+        let pid = child.pid()?;
+        let cmdline = std::fs::read_to_string(format!("/proc/{pid}/cmdline"))?;
+        assert!(
+            cmdline.contains("trap"),
+            "exec replaced the outer shell: {cmdline:?}"
+        );
+        assert!(child.peak_rss()? >= child.rss()?);
+        child.terminate(Duration::from_secs(10)).await?;
+        assert!(out.closed(Duration::from_secs(10)).await);
+        assert_eq!(out.marked().as_deref(), Some("stats bye"));
+        Ok(())
     }
 }

@@ -6,7 +6,7 @@
 //! it through an ordinary `kube::Client` — as it would to a cluster — and the server's memory
 //! and CPU are not counted as the controller's.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use http_body_util::BodyExt;
@@ -94,6 +94,9 @@ impl TargetArgs {
 /// A target for one measurement: a fresh fake API server process, or the cluster.
 pub struct Session {
     target: TargetArgs,
+    /// The kubeconfig for programs that are not this binary: the cluster's, or one written for
+    /// the fake server (deleted with the session).
+    kubeconfig: PathBuf,
     _server: Option<ChildProcess>,
 }
 
@@ -101,18 +104,28 @@ impl Session {
     /// Starts a fake API server process (`kubeconfig` `None`) or uses the cluster.
     ///
     /// # Errors
-    /// When the fake server does not start.
+    /// When the fake server does not start or its kubeconfig cannot be written.
     pub fn start(kubeconfig: Option<&PathBuf>) -> anyhow::Result<Self> {
         if let Some(path) = kubeconfig {
             return Ok(Self {
                 target: TargetArgs::kubeconfig(path.clone()),
+                kubeconfig: path.clone(),
                 _server: None,
             });
         }
         let mut server = ChildProcess::spawn_self(&["fake-server".to_string()], true)?;
         let url = server.first_line()?;
+        let port = url.rsplit(':').next().unwrap_or_default();
+        let path = std::env::temp_dir().join(format!(
+            "kbr-bench-{}-{port}.kubeconfig",
+            std::process::id()
+        ));
+        let config = serde_json::to_vec_pretty(&fake_kubeconfig(&url))?;
+        std::fs::write(&path, config)
+            .with_context(|| format!("writing a kubeconfig to {}", path.display()))?;
         Ok(Self {
             target: TargetArgs::server(&url),
+            kubeconfig: path,
             _server: Some(server),
         })
     }
@@ -122,6 +135,33 @@ impl Session {
     pub fn target(&self) -> &TargetArgs {
         &self.target
     }
+
+    /// A kubeconfig file for the target (for the fake server: `server: http://127.0.0.1:PORT`,
+    /// no credentials), for programs that only take a kubeconfig.
+    #[must_use]
+    pub fn kubeconfig(&self) -> &Path {
+        &self.kubeconfig
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if self._server.is_some() {
+            let _ = std::fs::remove_file(&self.kubeconfig);
+        }
+    }
+}
+
+/// A kubeconfig (as JSON, which every YAML reader takes) with one context for `url`.
+fn fake_kubeconfig(url: &str) -> serde_json::Value {
+    serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "kbr-bench", "cluster": {"server": url}}],
+        "users": [{"name": "kbr-bench", "user": {}}],
+        "contexts": [{"name": "kbr-bench", "context": {"cluster": "kbr-bench", "user": "kbr-bench"}}],
+        "current-context": "kbr-bench",
+    })
 }
 
 /// The `fake-server` subcommand: serves a fresh [`FakeApiServer`] over HTTP/1.1 on a free port
@@ -160,5 +200,20 @@ pub async fn serve(history: usize) -> anyhow::Result<()> {
                 .serve_connection(TokioIo::new(stream), handler)
                 .await;
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_fake_kubeconfig_points_at_the_server() -> anyhow::Result<()> {
+        let text = serde_json::to_string(&fake_kubeconfig("http://127.0.0.1:4321"))?;
+        let kubeconfig = Kubeconfig::from_yaml(&text)?;
+        let config =
+            kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
+        assert_eq!(config.cluster_url.to_string(), "http://127.0.0.1:4321/");
+        Ok(())
     }
 }
