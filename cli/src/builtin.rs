@@ -151,6 +151,12 @@ pub fn lookup(
     }
 }
 
+/// The built-in kind named `kind` in the built-in group `group` (Kubebuilder's name or the full
+/// API group), in any version: what `create api` without `--resource=false` most likely meant.
+pub fn in_group(group: &str, kind: &str) -> Option<&'static BuiltinKind> {
+    KINDS.iter().find(|k| k.is_group(group) && k.kind == kind)
+}
+
 /// The built-in kind a PROJECT entry without an API stands for: the same group (Kubebuilder's
 /// name), domain, version and kind.
 pub fn of(group: &str, domain: &str, version: &str, kind: &str) -> Option<&'static BuiltinKind> {

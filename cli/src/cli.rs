@@ -103,16 +103,16 @@ pub struct AlphaUpdateArgs {
 #[derive(Debug, Clone, Args)]
 pub struct InitArgs {
     /// The domain of the project's API groups (groups are `<group>.<domain>`).
-    #[arg(long, default_value = "my.domain")]
+    #[arg(long, allow_hyphen_values = true, default_value = "my.domain")]
     pub domain: String,
 
     /// The project name: the package name and the prefix of deployed objects [default: the
     /// directory name].
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub project_name: Option<String>,
 
     /// The copyright owner for the license header.
-    #[arg(long, default_value = "")]
+    #[arg(long, allow_hyphen_values = true, default_value = "")]
     pub owner: String,
 
     /// The license header of generated files.
@@ -137,19 +137,19 @@ pub struct InitArgs {
 #[derive(Debug, Clone, Args)]
 pub struct CreateApiArgs {
     /// The API group, without the domain (e.g. `eventing`).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub group: String,
 
     /// The API version (e.g. `v1alpha1`).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub version: String,
 
     /// The kind, in PascalCase (e.g. `Broker`).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub kind: String,
 
     /// The resource name [default: the English plural of the lower-cased kind].
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub plural: Option<String>,
 
     /// Whether objects of the kind live in a namespace (false: cluster-scoped).
@@ -173,15 +173,15 @@ pub struct CreateApiArgs {
 #[derive(Debug, Clone, Args)]
 pub struct CreateWebhookArgs {
     /// The API group, without the domain (e.g. `eventing`).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub group: String,
 
     /// The API version (e.g. `v1alpha1`); the hub with --conversion.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub version: String,
 
     /// The kind, in PascalCase (e.g. `Channel`).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub kind: String,
 
     /// Scaffold a defaulting (mutating) webhook.
@@ -199,7 +199,12 @@ pub struct CreateWebhookArgs {
 
     /// The versions converted to and from the hub, comma-separated (e.g. `v1,v2beta1`); each
     /// must be an API of the same kind.
-    #[arg(long, value_delimiter = ',', value_name = "VERSION")]
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        value_delimiter = ',',
+        value_name = "VERSION"
+    )]
     pub spoke: Vec<String>,
 
     /// Overwrite the kind's webhook files (and scaffold a webhook type again) if they exist.

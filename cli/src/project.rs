@@ -190,9 +190,29 @@ pub enum ProjectError {
         /// The parser's message, on one line.
         message: String,
     },
+    /// The file is another tool's project (its `layout:` is not kbr's).
+    #[error(
+        "{path} has layout {layout:?}, not kbr's {LAYOUT:?}{}; run kbr in a project made by kbr init",
+        layout_origin(.layout)
+    )]
+    Layout {
+        /// The file.
+        path: String,
+        /// The foreign layout.
+        layout: String,
+    },
     /// The model could not be serialized (a bug).
     #[error("cannot serialize PROJECT: {0}")]
     Serialize(String),
+}
+
+/// What a foreign PROJECT layout says about the project, for [`ProjectError::Layout`].
+fn layout_origin(layout: &str) -> &'static str {
+    if layout.starts_with("go.kubebuilder.io/") {
+        " (a Kubebuilder Go project)"
+    } else {
+        ""
+    }
 }
 
 impl Resource {
@@ -207,11 +227,30 @@ impl Resource {
 
 impl Project {
     /// Parses the contents of a `PROJECT` file; `path` names it in errors.
+    ///
+    /// Errors: [`ProjectError::Layout`] when `layout:` names another tool's layout (a
+    /// Kubebuilder Go project's `go.kubebuilder.io/v4`), checked first so such a file is named
+    /// for what it is; [`ProjectError::Parse`] when the YAML is not a kbr PROJECT.
     pub fn parse(yaml: &str, path: &str) -> Result<Self, ProjectError> {
-        serde_saphyr::from_str(yaml).map_err(|err| ProjectError::Parse {
+        /// Only the layout, read before the strict parse (unknown keys ignored).
+        #[derive(Deserialize)]
+        struct LayoutOnly {
+            #[serde(default)]
+            layout: Vec<String>,
+        }
+        let parse_error = |err: serde_saphyr::Error| ProjectError::Parse {
             path: path.to_owned(),
             message: err.to_string().lines().collect::<Vec<_>>().join(" "),
-        })
+        };
+        if let Ok(LayoutOnly { layout }) = serde_saphyr::from_str::<LayoutOnly>(yaml)
+            && let Some(other) = layout.iter().find(|l| *l != LAYOUT)
+        {
+            return Err(ProjectError::Layout {
+                path: path.to_owned(),
+                layout: other.clone(),
+            });
+        }
+        serde_saphyr::from_str(yaml).map_err(parse_error)
     }
 
     /// The YAML body of the file (without the header comment the template adds).

@@ -395,7 +395,8 @@ fn existing_webhooks_need_force() {
         ],
         "failed to create webhook: defaulting webhook already exists for this resource; pass --force",
     );
-    // Adding another type rewrites the kind's file: only with --force.
+    // Adding another type rewrites the kind's file: an edited one only with --force, which
+    // merges the new scaffold into the edits.
     assert_fails(
         &dir,
         &[
@@ -409,14 +410,17 @@ fn existing_webhooks_need_force() {
             "Channel",
             "--programmatic-validation",
         ],
-        "failed to create webhook: file src/webhook/eventing/v1alpha1/channel.rs already exists; pass --force to overwrite it",
+        "failed to create webhook: file src/webhook/eventing/v1alpha1/channel.rs already exists; you edited it: pass --force to merge the new scaffold into your edits",
     );
     let lib_before = read(&dir, "src/lib.rs");
     let default_before = read(&dir, "config/default/kustomization.yaml");
     let out = create_webhook(&dir, CHANNEL, &["--programmatic-validation", "--force"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let rewritten = read(&dir, "src/webhook/eventing/v1alpha1/channel.rs");
-    assert!(!rewritten.contains("// Mine."));
+    assert!(
+        rewritten.ends_with("\n// Mine.\n"),
+        "the user's edit is kept: {rewritten}"
+    );
     assert!(
         rewritten.contains("ChannelCustomDefaulter")
             && rewritten.contains("ChannelCustomValidator"),

@@ -236,7 +236,7 @@ fn refuses_to_overwrite_other_scaffolded_files() {
     assert_fails(
         &dir,
         &["init", "--domain", "example.com"],
-        "file Makefile already exists; run kbr init in a new directory or remove it",
+        "target directory is not empty: found \"Makefile\"; run kbr init in an empty directory (only hidden files, *.md files and capitalized files such as LICENSE may be there)",
     );
 }
 

@@ -14,6 +14,9 @@ use crate::templates::{self as t, render};
 /// Files whose presence means the directory already holds a project.
 const MARKER_FILES: &[&str] = &["PROJECT", "Cargo.toml", "src/main.rs"];
 
+/// Scaffolded files that an otherwise empty directory may hold already; the user's are kept.
+const USERS_IF_PRESENT: &[&str] = &[".gitignore", ".dockerignore", "README.md"];
+
 /// The runtime source kbr was built from, used as the default `--runtime-path`.
 const BUILT_RUNTIME: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../runtime");
 
@@ -27,6 +30,30 @@ pub enum InitError {
     AlreadyInitialized {
         /// The file found.
         file: &'static str,
+    },
+    /// The directory holds a file kbr would scaffold around.
+    #[error(
+        "target directory is not empty: found {file:?}; run kbr init in an empty directory (only hidden files, *.md files and capitalized files such as LICENSE may be there)"
+    )]
+    NotEmpty {
+        /// The file found, relative to the directory.
+        file: String,
+    },
+    /// The directory holds a Go project (Kubebuilder's own layout).
+    #[error(
+        "target directory holds a Go project: found {file:?}; kbr scaffolds a Rust project, run kbr init in a new directory"
+    )]
+    GoProject {
+        /// The Go file found, relative to the directory.
+        file: String,
+    },
+    /// The directory could not be read.
+    #[error("cannot read {dir}: {source}")]
+    ReadDir {
+        /// The directory.
+        dir: String,
+        /// The I/O error.
+        source: std::io::Error,
     },
     /// The directory has no usable name and `--project-name` was not given.
     #[error("cannot derive a project name from the directory {dir}; pass --project-name")]
@@ -47,7 +74,7 @@ pub enum InitError {
         /// The directory it resolves to.
         resolved: String,
     },
-    /// `--runtime-version` is empty or not a plausible version requirement.
+    /// `--runtime-version` is not a Cargo version requirement.
     #[error(
         "invalid runtime version {0:?}: pass a crates.io version requirement, e.g. --runtime-version {KBR_VERSION}"
     )]
@@ -85,6 +112,14 @@ fn plan_and_write(args: &InitArgs, env: &Env) -> Result<(), InitError> {
     if let Some(file) = MARKER_FILES.iter().find(|f| dir.join(f).exists()) {
         return Err(InitError::AlreadyInitialized { file });
     }
+    if let Some(file) = first_disallowed_file(dir, dir)? {
+        let go = file == "go.mod" || file == "go.sum" || file.ends_with(".go");
+        return Err(if go {
+            InitError::GoProject { file }
+        } else {
+            InitError::NotEmpty { file }
+        });
+    }
     names::validate_domain(&args.domain)?;
     let (name, from_dir) = match &args.project_name {
         Some(name) => (name.clone(), false),
@@ -107,6 +142,11 @@ fn plan_and_write(args: &InitArgs, env: &Env) -> Result<(), InitError> {
     let p = project_context(&project, env)?;
     let mut plan = PlanBuilder::new(dir);
     for (path, content) in files(&p)? {
+        // A `.gitignore`, `.dockerignore` or `README.md` the directory may hold already (see
+        // `first_disallowed_file`) is the user's: kept as it is.
+        if USERS_IF_PRESENT.contains(&path) && dir.join(path).is_file() {
+            continue;
+        }
         plan.create(
             path,
             content,
@@ -120,6 +160,46 @@ fn plan_and_write(args: &InitArgs, env: &Env) -> Result<(), InitError> {
     )?;
     plan.finish()?.apply()?;
     Ok(())
+}
+
+/// The first file under `dir` (depth first, sorted) that `kbr init` must not scaffold around,
+/// relative to `root`.
+///
+/// Kubebuilder's `init` refuses the same (`pkg/plugins/golang/v4/init.go`, `checkDir`): hidden
+/// files and directories (`.git/`, `.gitignore`), Markdown files and all-capital names such as
+/// `LICENSE` may be there, anything else would be scaffolded around and may clash. Unlike
+/// Kubebuilder, `go.mod` is not allowed: kbr scaffolds a Rust project.
+fn first_disallowed_file(root: &Path, dir: &Path) -> Result<Option<String>, InitError> {
+    let read_error = |source| InitError::ReadDir {
+        dir: dir.display().to_string(),
+        source,
+    };
+    let mut entries = std::fs::read_dir(dir)
+        .map_err(read_error)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(read_error)?;
+    entries.sort_by_key(|entry| entry.file_name());
+    for entry in entries {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
+        let path = entry.path();
+        if path.is_dir() {
+            if let Some(file) = first_disallowed_file(root, &path)? {
+                return Ok(Some(file));
+            }
+            continue;
+        }
+        let capitalized =
+            name.chars().any(char::is_uppercase) && name.chars().all(|c| !c.is_lowercase());
+        if name.ends_with(".md") || (capitalized && name != "PROJECT") {
+            continue;
+        }
+        let relative = path.strip_prefix(root).unwrap_or(&path);
+        return Ok(Some(relative.display().to_string()));
+    }
+    Ok(None)
 }
 
 /// The name of `dir`, for the default project name.
@@ -145,11 +225,9 @@ fn runtime(args: &InitArgs, dir: &Path) -> Result<Runtime, InitError> {
         return Ok(Runtime::Path(path.clone()));
     }
     if let Some(version) = &args.runtime_version {
-        let plausible = !version.is_empty()
-            && version
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || ".-+^~=<>*, ".contains(c));
-        if !plausible {
+        // Cargo's own grammar for a dependency's `version = "..."` (a bare `0.1.0` means
+        // `^0.1.0`).
+        if version.trim().is_empty() || semver::VersionReq::parse(version).is_err() {
             return Err(InitError::RuntimeVersion(version.clone()));
         }
         return Ok(Runtime::Version(version.clone()));

@@ -33,6 +33,24 @@ pub enum ScaffoldError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The project's Cargo.toml does not parse.
+    #[error(
+        "cannot parse {path}: {message}; fix the file (cargo build points at the line) and run kbr again"
+    )]
+    CargoToml {
+        /// The file.
+        path: String,
+        /// The TOML parser's message.
+        message: String,
+    },
+    /// `--force` would merge the new scaffold into a file whose edits overlap its changes.
+    #[error(
+        "--force cannot keep your edits to {path}: they change the same lines as the new scaffold; nothing was written: move your code out of {path}, run the command again and add it back"
+    )]
+    ForceConflict {
+        /// The file.
+        path: String,
+    },
     /// The license header could not be made.
     #[error(transparent)]
     License(#[from] LicenseError),

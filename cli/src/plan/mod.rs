@@ -302,8 +302,12 @@ impl PlanBuilder {
         match std::fs::read_to_string(&full) {
             Ok(content) => Ok(Some(content)),
             Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
-            // A parent that is a file: reported with a clearer message by `finish`.
-            Err(err) if err.kind() == io::ErrorKind::NotADirectory => Ok(None),
+            // A parent that is a file: name it (a file to insert into would otherwise be
+            // reported as missing).
+            Err(err) if err.kind() == io::ErrorKind::NotADirectory => {
+                check_parents(&self.root, path)?;
+                Ok(None)
+            }
             Err(source) => Err(PlanError::Read {
                 path: path.into(),
                 source,

@@ -172,7 +172,7 @@ fn missing_marker_and_file_are_errors() {
 }
 
 #[test]
-fn parent_that_is_a_file_is_caught_before_writing() {
+fn parent_that_is_a_file_is_named_before_writing() {
     let dir = tree();
     fs::write(dir.path().join("tests"), "not a directory").unwrap();
     let before = snapshot(dir.path());
@@ -180,13 +180,20 @@ fn parent_that_is_a_file_is_caught_before_writing() {
     builder
         .insert("src/lib.rs", Marker::rust("scheme"), "    1,\n")
         .unwrap();
-    builder
+    let err = builder
         .create("tests/broker.rs", "x".into(), IfExists::Overwrite)
-        .unwrap();
-    let err = builder.finish().unwrap_err();
+        .unwrap_err();
     assert_eq!(
         err.to_string(),
         "cannot write tests/broker.rs: tests is a file, not a directory; move it out of the way"
+    );
+    // Also for a file kbr inserts into (not reported as missing).
+    let err = builder
+        .insert("tests/main.rs", Marker::rust("tests"), "mod a;\n")
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "cannot write tests/main.rs: tests is a file, not a directory; move it out of the way"
     );
     assert_eq!(snapshot(dir.path()), before);
 }

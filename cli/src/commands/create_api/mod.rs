@@ -47,6 +47,18 @@ pub enum CreateApiError {
         /// The GVK, Kubebuilder-style.
         gvk: String,
     },
+    /// A new API type would shadow a built-in kind (`--group apps --kind Deployment`).
+    #[error(
+        "--kind {kind} with --group {group} is the built-in kind {gvk}; pass --resource=false to scaffold a controller for it, or choose another --group or --kind for an API of your own"
+    )]
+    ShadowsBuiltin {
+        /// `--kind`.
+        kind: String,
+        /// `--group`.
+        group: String,
+        /// The built-in kind's GVK.
+        gvk: String,
+    },
     /// `--resource=false` for a built-in group (`apps`, `core`, …) without that version or kind.
     #[error(transparent)]
     Builtin(#[from] crate::builtin::BuiltinError),
@@ -237,6 +249,7 @@ fn plan_controller(
         || render(&t::ControllerTestSuite { p }),
         (&r.test_module, &render(&t::FragControllerTests { r })?),
         render(&t::ControllerTest { p, r })?,
+        None,
         force,
     )?;
     plan.insert(

@@ -23,6 +23,15 @@ pub(super) fn validate(
     if !args.resource && !args.controller {
         return Err(CreateApiError::NothingToDo);
     }
+    if args.resource
+        && let Some(kind) = builtin::in_group(&args.group, &args.kind)
+    {
+        return Err(CreateApiError::ShadowsBuiltin {
+            kind: args.kind.clone(),
+            group: args.group.clone(),
+            gvk: kind.gvk(),
+        });
+    }
     let existing = project.find(&args.group, &args.version, &args.kind);
     let gvk = || {
         format!(

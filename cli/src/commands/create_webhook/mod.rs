@@ -9,7 +9,7 @@ mod storage;
 mod validate;
 
 use super::create::{
-    add_module, add_test, load_project, own_file_policy, upsert_resource, write_with_project,
+    add_module, add_test, load_project, plan_own_file, upsert_resource, write_with_project,
 };
 use super::{ScaffoldError, project_context};
 use crate::cli::{CreateWebhookArgs, Env};
@@ -108,7 +108,14 @@ impl From<askama::Error> for CreateWebhookError {
 
 /// Runs `kbr create webhook` in `env.dir`, printing the next step to `out`.
 pub fn run(args: &CreateWebhookArgs, env: &Env, out: &mut dyn Write) -> Result<(), crate::Error> {
-    plan_and_write(args, env).map_err(crate::Error::CreateWebhook)?;
+    let merged = plan_and_write(args, env).map_err(crate::Error::CreateWebhook)?;
+    for path in merged {
+        writeln!(
+            out,
+            "kept your edits in {path} (3-way merge with the new scaffold): review it"
+        )
+        .map_err(crate::Error::Output)?;
+    }
     writeln!(
         out,
         "Next: implement your new webhook and generate the manifests with:\n$ make manifests"
@@ -116,8 +123,9 @@ pub fn run(args: &CreateWebhookArgs, env: &Env, out: &mut dyn Write) -> Result<(
     .map_err(crate::Error::Output)
 }
 
-/// Reads PROJECT, validates, plans and writes.
-fn plan_and_write(args: &CreateWebhookArgs, env: &Env) -> Result<(), CreateWebhookError> {
+/// Reads PROJECT, validates, plans and writes; returns the files whose edits were merged with
+/// the new scaffold (`--force`).
+fn plan_and_write(args: &CreateWebhookArgs, env: &Env) -> Result<Vec<String>, CreateWebhookError> {
     let mut project = load_project(env)?;
     let request = validate(args, &project)?;
     let p = project_context(&project, env)?;
@@ -126,8 +134,14 @@ fn plan_and_write(args: &CreateWebhookArgs, env: &Env) -> Result<(), CreateWebho
     let hooks = resource.webhooks.clone().unwrap_or_default();
     let w = WebhookContext::new(&p, &r, &hooks, test_module(&project, resource, &r));
 
+    // What kbr rendered for the webhooks scaffolded before, the base of a `--force` merge.
+    let previous = project
+        .find(&resource.group, &resource.version, &resource.kind)
+        .is_some_and(|before| before.webhooks.is_some())
+        .then(|| WebhookContext::new(&p, &r, &request.previous, w.test_module.clone()));
+
     let mut plan = PlanBuilder::new(&env.dir);
-    plan_code(&mut plan, &p, &r, &w, args.force)?;
+    let merged = plan_code(&mut plan, &p, &r, &w, previous.as_ref(), args.force)?;
     plan_config(&mut plan, &p, &r, &w, &request.new)?;
     if request.new.conversion {
         storage::mark(&mut plan, &p, &r, &request.spokes)?;
@@ -135,17 +149,21 @@ fn plan_and_write(args: &CreateWebhookArgs, env: &Env) -> Result<(), CreateWebho
 
     // validate() found the resource in PROJECT: this replaces its entry.
     upsert_resource(&mut project, resource.clone());
-    Ok(write_with_project(plan, &p, &mut project)?)
+    write_with_project(plan, &p, &mut project)?;
+    Ok(merged)
 }
 
 /// Plans the Rust side: modules, the kind's webhook file, its test, registration in `src/lib.rs`.
+/// `previous` renders the webhooks scaffolded before, so the user's edits to the kind's webhook
+/// file and test are merged, never dropped ([`plan_own_file`]); returns the merged files.
 fn plan_code(
     plan: &mut PlanBuilder,
     p: &ProjectContext,
     r: &ResourceContext,
     w: &WebhookContext,
+    previous: Option<&WebhookContext>,
     force: bool,
-) -> Result<(), CreateWebhookError> {
+) -> Result<Vec<String>, CreateWebhookError> {
     let group_dir = format!("src/webhook/{}", r.group_dir);
     let group_mod = format!("{group_dir}/mod.rs");
     let version_mod = format!("{group_dir}/{}/mod.rs", r.version);
@@ -170,25 +188,38 @@ fn plan_code(
         Marker::rust("kinds"),
         &render(&t::FragWebhookKinds { r })?,
     )?;
-    plan.create(
-        &format!("{group_dir}/{}/{}.rs", r.version, r.kind_snake),
-        render(&t::WebhookKind { p, r, w })?,
-        own_file_policy(force),
-    )?;
-    add_test(
+    let mut merged = Vec::new();
+    let kind_file = format!("{group_dir}/{}/{}.rs", r.version, r.kind_snake);
+    let base = previous
+        .map(|w| render(&t::WebhookKind { p, r, w }))
+        .transpose()?;
+    let theirs = render(&t::WebhookKind { p, r, w })?;
+    if plan_own_file(plan, &kind_file, theirs, base.as_deref(), force)? {
+        merged.push(kind_file);
+    }
+    let base = previous
+        .map(|w| render(&t::WebhookTest { p, r, w }))
+        .transpose()?;
+    if add_test(
         plan,
         "tests/webhook",
         || render(&t::WebhookTestSuite { p }),
         (&w.test_module, &render(&t::FragWebhookTests { w })?),
         render(&t::WebhookTest { p, r, w })?,
+        base.as_deref(),
         force,
-    )?;
+    )? {
+        merged.push(format!(
+            "tests/webhook/{}.rs",
+            crate::names::rust::file_stem(&w.test_module)
+        ));
+    }
     plan.insert(
         "src/lib.rs",
         Marker::rust("webhook"),
         &render(&t::FragLibWebhook { r })?,
     )?;
-    Ok(())
+    Ok(merged)
 }
 
 /// Creates `path` from `content` unless it exists (shared files the user may have edited).

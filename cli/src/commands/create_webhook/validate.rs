@@ -15,6 +15,8 @@ pub(super) struct Request {
     pub(super) resource: Resource,
     /// The webhooks asked for by this command (not those scaffolded before).
     pub(super) new: Webhooks,
+    /// The webhooks scaffolded before this command (all `false` for the first).
+    pub(super) previous: Webhooks,
     /// The spoke resources of a conversion, in `--spoke` order.
     pub(super) spokes: Vec<Resource>,
 }
@@ -142,6 +144,7 @@ pub(super) fn validate(
     Ok(Request {
         resource,
         new,
+        previous: existing,
         spokes,
     })
 }
