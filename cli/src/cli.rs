@@ -124,7 +124,8 @@ pub struct InitArgs {
     pub namespaced: bool,
 
     /// Depend on the kbr-runtime source at this path (relative to the project) [default: the
-    /// runtime kbr was built from, if present, else crates.io].
+    /// runtime kbr was built from, as a path relative to the project, if present, else
+    /// crates.io].
     #[arg(long, conflicts_with = "runtime_version", value_name = "PATH")]
     pub runtime_path: Option<String>,
 

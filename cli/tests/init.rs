@@ -82,9 +82,19 @@ fn init_writes_a_project() {
         project.contains("\nowner: The Knative Authors\n"),
         "{project}"
     );
-    assert!(
-        project.contains(&format!("\n  path: {}\n", workspace_runtime())),
-        "{project}"
+    // The runtime path is relative, so the project and the kbr checkout can move together.
+    let runtime = project
+        .lines()
+        .find_map(|l| l.strip_prefix("  path: "))
+        .unwrap_or_else(|| panic!("no runtime path: {project}"));
+    assert!(runtime.starts_with("../"), "{runtime}");
+    assert_eq!(
+        dir.join(runtime)
+            .canonicalize()
+            .unwrap()
+            .display()
+            .to_string(),
+        workspace_runtime()
     );
     assert!(project.ends_with("version: \"3\"\n"), "{project}");
 
@@ -95,8 +105,7 @@ fn init_writes_a_project() {
         "{cargo}"
     );
     assert!(cargo.contains(&format!(
-        "kbr-runtime = {{ path = \"{}\", features = [\"latest\"] }}",
-        workspace_runtime()
+        "kbr-runtime = {{ path = \"{runtime}\", features = [\"latest\"] }}"
     )));
     let main = tree["src/main.rs"].clone().unwrap_or_default();
     assert!(main.contains("knative_lite::scheme()"), "{main}");

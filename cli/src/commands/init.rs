@@ -233,11 +233,29 @@ fn runtime(args: &InitArgs, dir: &Path) -> Result<Runtime, InitError> {
         return Ok(Runtime::Version(version.clone()));
     }
     let built = PathBuf::from(BUILT_RUNTIME);
-    match built.canonicalize() {
-        Ok(path) if path.join("Cargo.toml").is_file() => {
-            Ok(Runtime::Path(path.display().to_string()))
+    match (built.canonicalize(), dir.canonicalize()) {
+        (Ok(path), Ok(dir)) if path.join("Cargo.toml").is_file() => {
+            Ok(Runtime::Path(relative_path(&dir, &path)))
         }
         _ => Ok(Runtime::Version(KBR_VERSION.to_owned())),
+    }
+}
+
+/// `to` relative to the directory `from` (both absolute and canonical), with `/` separators:
+/// the project and the kbr checkout can move together and the path dependency still resolves.
+fn relative_path(from: &Path, to: &Path) -> String {
+    let from: Vec<_> = from.components().collect();
+    let to: Vec<_> = to.components().collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let ups = std::iter::repeat_n("..".to_owned(), from.len() - common);
+    let downs = to[common..]
+        .iter()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned());
+    let parts: Vec<String> = ups.chain(downs).collect();
+    if parts.is_empty() {
+        ".".to_owned()
+    } else {
+        parts.join("/")
     }
 }
 
@@ -289,4 +307,31 @@ pub fn files(p: &ProjectContext) -> Result<Vec<(&'static str, String)>, askama::
         "config/network-policy/kustomization.yaml" => NetworkPolicyKustomization,
         "config/network-policy/allow-metrics-traffic.yaml" => NetworkPolicyAllowMetrics,
     ])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relative_path;
+    use std::path::Path;
+
+    #[test]
+    fn relative_paths_climb_to_the_common_ancestor() {
+        let cases = [
+            (
+                "/tmp/x/op",
+                "/work/kbr/runtime",
+                "../../../work/kbr/runtime",
+            ),
+            ("/work/kbr/testdata/p", "/work/kbr/runtime", "../../runtime"),
+            ("/work/kbr", "/work/kbr/runtime", "runtime"),
+            ("/work/kbr/runtime", "/work/kbr/runtime", "."),
+        ];
+        for (from, to, want) in cases {
+            assert_eq!(
+                relative_path(Path::new(from), Path::new(to)),
+                want,
+                "{from} -> {to}"
+            );
+        }
+    }
 }
