@@ -332,8 +332,10 @@ fn a_second_webhook_type_keeps_the_users_webhook_code() {
     let out = kbr(&dir, &webhook_args("--programmatic-validation", true));
     assert_eq!(out.code, 0, "{out:?}");
     assert!(
-        out.stdout.starts_with(&format!(
-            "kept your edits in {CHANNEL_WEBHOOK} (3-way merge with the new scaffold): review it\n"
+        out.stdout.contains(&format!(
+            "updated {CHANNEL_WEBHOOK}\nupdated tests/webhook/channel.rs\n"
+        )) && out.stdout.contains(&format!(
+            "\nkept your edits in {CHANNEL_WEBHOOK} (3-way merge with the new scaffold): review it\n"
         )),
         "{out:?}"
     );

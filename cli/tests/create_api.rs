@@ -11,10 +11,19 @@ const NEXT: &str = "Next: implement your new API and generate the manifests (e.g
 #[test]
 fn knative_example() {
     let (_tmp, dir) = init_knative();
-    for api in KNATIVE_APIS {
+    for (i, api) in KNATIVE_APIS.into_iter().enumerate() {
         let out = create_api(&dir, api, &[]);
         assert_eq!(out.code, 0, "{api:?}: {}", out.stderr);
-        assert_eq!(out.stdout, NEXT);
+        assert!(out.stdout.ends_with(NEXT), "{}", out.stdout);
+        if i == 0 {
+            // Every file written, in the order kbr planned them, as Kubebuilder lists them.
+            assert_eq!(
+                out.stdout.strip_suffix(NEXT),
+                Some(
+                    "updated src/api/mod.rs\ncreated src/api/eventing/mod.rs\ncreated src/api/eventing/v1alpha1/mod.rs\ncreated src/api/eventing/v1alpha1/broker.rs\nupdated src/lib.rs\nupdated config/crd/kustomization.yaml\nupdated config/default/kustomization.yaml\ncreated config/samples/eventing_v1alpha1_broker.yaml\nupdated config/samples/kustomization.yaml\ncreated config/rbac/eventing_broker_admin_role.yaml\ncreated config/rbac/eventing_broker_editor_role.yaml\ncreated config/rbac/eventing_broker_viewer_role.yaml\nupdated config/rbac/kustomization.yaml\nupdated src/controller/mod.rs\ncreated src/controller/eventing/mod.rs\ncreated src/controller/eventing/broker.rs\ncreated tests/controller/main.rs\ncreated tests/controller/broker.rs\nupdated PROJECT\n"
+                )
+            );
+        }
     }
     let tree = snapshot(&dir);
     let file = |path: &str| {
@@ -532,7 +541,7 @@ fn controllers_for_built_in_kinds() {
         (out.code, out.stdout.as_str()),
         (
             0,
-            "Next: implement the Deployment controller and generate the manifests (e.g. the RBAC role) with:\n$ make manifests\n"
+            "updated src/controller/mod.rs\ncreated src/controller/apps/mod.rs\ncreated src/controller/apps/deployment.rs\ncreated tests/controller/main.rs\ncreated tests/controller/deployment.rs\nupdated src/lib.rs\nupdated PROJECT\nNext: implement the Deployment controller and generate the manifests (e.g. the RBAC role) with:\n$ make manifests\n"
         )
     );
     assert_eq!(builtin("core", "v1", "Pod", &[]).code, 0);

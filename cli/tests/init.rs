@@ -19,11 +19,25 @@ fn init_writes_a_project() {
             "The Knative Authors",
         ],
     );
-    assert_eq!(
-        out.stdout,
-        "Next: define a resource with:\n$ kbr create api --group <group> --version <version> --kind <Kind>\n"
-    );
+    let next = "Next: define a resource with:\n$ kbr create api --group <group> --version <version> --kind <Kind>\n";
+    let listed = out
+        .stdout
+        .strip_suffix(next)
+        .unwrap_or_else(|| panic!("{}", out.stdout));
     let tree = snapshot(&dir);
+    // Every file written is listed, once.
+    let mut listed: Vec<&str> = listed
+        .lines()
+        .map(|l| l.strip_prefix("created ").unwrap_or_else(|| panic!("{l}")))
+        .collect();
+    listed.sort_unstable();
+    let mut files: Vec<&str> = tree
+        .iter()
+        .filter(|(_, content)| content.is_some())
+        .map(|(path, _)| path.as_str())
+        .collect();
+    files.sort_unstable();
+    assert_eq!(listed, files);
     for file in [
         "PROJECT",
         "Cargo.toml",

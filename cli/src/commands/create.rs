@@ -78,16 +78,17 @@ pub fn upsert_resource(project: &mut Project, resource: Resource) {
 }
 
 /// Stamps `project` with this kbr's version, adds PROJECT to `plan`, and applies the plan:
-/// either every file is written or none is.
+/// either every file is written or none is. Returns [`Plan::report`](crate::plan::Plan::report).
 pub fn write_with_project(
     mut plan: PlanBuilder,
     p: &ProjectContext,
     project: &mut Project,
-) -> Result<(), ScaffoldError> {
+) -> Result<Vec<String>, ScaffoldError> {
     project.cli_version = KBR_VERSION.to_owned();
     plan.put(PROJECT_PATH, render_project(p, project)?)?;
-    plan.finish()?.apply()?;
-    Ok(())
+    let plan = plan.finish()?;
+    plan.apply()?;
+    Ok(plan.report())
 }
 
 /// Declares the module `child` (a `mod.rs` path) in its parent: inserts `declaration` at the

@@ -98,7 +98,10 @@ impl From<askama::Error> for InitError {
 
 /// Runs `kbr init` in `env.dir`, printing the next step to `out`.
 pub fn run(args: &InitArgs, env: &Env, out: &mut dyn Write) -> Result<(), crate::Error> {
-    plan_and_write(args, env).map_err(crate::Error::Init)?;
+    let written = plan_and_write(args, env).map_err(crate::Error::Init)?;
+    for line in written {
+        writeln!(out, "{line}").map_err(crate::Error::Output)?;
+    }
     writeln!(
         out,
         "Next: define a resource with:\n$ kbr create api --group <group> --version <version> --kind <Kind>"
@@ -106,8 +109,8 @@ pub fn run(args: &InitArgs, env: &Env, out: &mut dyn Write) -> Result<(), crate:
     .map_err(crate::Error::Output)
 }
 
-/// Validates, plans and writes the project.
-fn plan_and_write(args: &InitArgs, env: &Env) -> Result<(), InitError> {
+/// Validates, plans and writes the project; returns [`crate::plan::Plan::report`].
+fn plan_and_write(args: &InitArgs, env: &Env) -> Result<Vec<String>, InitError> {
     let dir = &env.dir;
     if let Some(file) = MARKER_FILES.iter().find(|f| dir.join(f).exists()) {
         return Err(InitError::AlreadyInitialized { file });
@@ -158,8 +161,9 @@ fn plan_and_write(args: &InitArgs, env: &Env) -> Result<(), InitError> {
         render_project(&p, &project)?,
         IfExists::Error("run kbr init in a new directory or remove it"),
     )?;
-    plan.finish()?.apply()?;
-    Ok(())
+    let plan = plan.finish()?;
+    plan.apply()?;
+    Ok(plan.report())
 }
 
 /// The first file under `dir` (depth first, sorted) that `kbr init` must not scaffold around,

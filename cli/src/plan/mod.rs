@@ -350,6 +350,22 @@ impl Plan {
         &self.files
     }
 
+    /// One line per file for the user, in plan order: `created <path>`, `updated <path>` or
+    /// `removed <path>` (Kubebuilder prints each file it scaffolds too).
+    pub fn report(&self) -> Vec<String> {
+        self.files
+            .iter()
+            .map(|file| {
+                let verb = match (&file.previous, &file.content) {
+                    (None, _) => "created",
+                    (Some(_), Some(_)) => "updated",
+                    (Some(_), None) => "removed",
+                };
+                format!("{verb} {}", file.path)
+            })
+            .collect()
+    }
+
     /// Writes the plan to disk atomically; see [`Plan::apply_with`].
     pub fn apply(&self) -> Result<(), PlanError> {
         self.apply_with(&mut RealFs)

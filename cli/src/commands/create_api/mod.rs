@@ -84,7 +84,10 @@ impl From<askama::Error> for CreateApiError {
 
 /// Runs `kbr create api` in `env.dir`, printing the next step to `out`.
 pub fn run(args: &CreateApiArgs, env: &Env, out: &mut dyn Write) -> Result<(), crate::Error> {
-    let r = plan_and_write(args, env).map_err(crate::Error::CreateApi)?;
+    let (r, written) = plan_and_write(args, env).map_err(crate::Error::CreateApi)?;
+    for line in written {
+        writeln!(out, "{line}").map_err(crate::Error::Output)?;
+    }
     let next = if r.builtin {
         format!(
             "Next: implement the {} controller and generate the manifests (e.g. the RBAC role) with:",
@@ -96,8 +99,12 @@ pub fn run(args: &CreateApiArgs, env: &Env, out: &mut dyn Write) -> Result<(), c
     writeln!(out, "{next}\n$ make manifests").map_err(crate::Error::Output)
 }
 
-/// Reads PROJECT, validates, plans and writes; returns the scaffolded resource's context.
-fn plan_and_write(args: &CreateApiArgs, env: &Env) -> Result<ResourceContext, CreateApiError> {
+/// Reads PROJECT, validates, plans and writes; returns the scaffolded resource's context and
+/// the files written ([`crate::plan::Plan::report`]).
+fn plan_and_write(
+    args: &CreateApiArgs,
+    env: &Env,
+) -> Result<(ResourceContext, Vec<String>), CreateApiError> {
     let mut project = load_project(env)?;
     let resource = validate(args, &project)?;
     let p = project_context(&project, env)?;
@@ -113,8 +120,8 @@ fn plan_and_write(args: &CreateApiArgs, env: &Env) -> Result<ResourceContext, Cr
     if args.controller {
         plan_controller(&mut plan, &p, &r, args.force)?;
     }
-    write_with_project(plan, &p, &mut project)?;
-    Ok(r)
+    let written = write_with_project(plan, &p, &mut project)?;
+    Ok((r, written))
 }
 
 /// Plans the API type: modules, kind file, scheme registration, CRD, sample and helper roles.

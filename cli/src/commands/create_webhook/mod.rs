@@ -108,7 +108,10 @@ impl From<askama::Error> for CreateWebhookError {
 
 /// Runs `kbr create webhook` in `env.dir`, printing the next step to `out`.
 pub fn run(args: &CreateWebhookArgs, env: &Env, out: &mut dyn Write) -> Result<(), crate::Error> {
-    let merged = plan_and_write(args, env).map_err(crate::Error::CreateWebhook)?;
+    let (written, merged) = plan_and_write(args, env).map_err(crate::Error::CreateWebhook)?;
+    for line in written {
+        writeln!(out, "{line}").map_err(crate::Error::Output)?;
+    }
     for path in merged {
         writeln!(
             out,
@@ -123,9 +126,13 @@ pub fn run(args: &CreateWebhookArgs, env: &Env, out: &mut dyn Write) -> Result<(
     .map_err(crate::Error::Output)
 }
 
-/// Reads PROJECT, validates, plans and writes; returns the files whose edits were merged with
-/// the new scaffold (`--force`).
-fn plan_and_write(args: &CreateWebhookArgs, env: &Env) -> Result<Vec<String>, CreateWebhookError> {
+/// Reads PROJECT, validates, plans and writes; returns the files written
+/// ([`crate::plan::Plan::report`]) and those whose edits were merged with the new scaffold
+/// (`--force`).
+fn plan_and_write(
+    args: &CreateWebhookArgs,
+    env: &Env,
+) -> Result<(Vec<String>, Vec<String>), CreateWebhookError> {
     let mut project = load_project(env)?;
     let request = validate(args, &project)?;
     let p = project_context(&project, env)?;
@@ -149,8 +156,8 @@ fn plan_and_write(args: &CreateWebhookArgs, env: &Env) -> Result<Vec<String>, Cr
 
     // validate() found the resource in PROJECT: this replaces its entry.
     upsert_resource(&mut project, resource.clone());
-    write_with_project(plan, &p, &mut project)?;
-    Ok(merged)
+    let written = write_with_project(plan, &p, &mut project)?;
+    Ok((written, merged))
 }
 
 /// Plans the Rust side: modules, the kind's webhook file, its test, registration in `src/lib.rs`.
