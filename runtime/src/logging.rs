@@ -8,6 +8,8 @@
 //! `--log-level` and `--log-format` flags ([`ManagerArgs`](crate::ManagerArgs)), which fall back
 //! to the same variables.
 
+use std::io::IsTerminal;
+
 use tracing_subscriber::EnvFilter;
 
 /// How log lines are written: the `--log-format` flag (`LOG_FORMAT`), like zap's `--zap-encoder`.
@@ -59,7 +61,10 @@ pub fn init_with(filter: &str, format: LogFormat) {
 }
 
 fn install(filter: EnvFilter, format: LogFormat) {
-    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    // Colour only on a terminal: a log redirected to a file or a pipe gets no ANSI codes.
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::stdout().is_terminal());
     let _ = match format {
         LogFormat::Json => builder
             .json()

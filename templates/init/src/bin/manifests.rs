@@ -20,8 +20,13 @@ fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let scheme = {{ p.crate_name }}::scheme();
     let rules = {{ p.crate_name }}::rbac_rules();
-    kbr_runtime::manifests::write(&scheme, &rules, &args.dir)?;
+    let report = kbr_runtime::manifests::write(&scheme, &rules, &args.dir)?;
     let webhooks = {{ p.crate_name }}::webhooks(None)?;
-    kbr_runtime::webhook::write_manifests(&webhooks, &args.dir)?;
+    let webhook_file = kbr_runtime::webhook::write_manifests(&webhooks, &args.dir)?;
+    // One line per file: wrote, unchanged or stale (a CRD no kind produces any more).
+    print!("{report}");
+    if let Some(path) = webhook_file {
+        println!("wrote {}", path.display());
+    }
     Ok(())
 }
