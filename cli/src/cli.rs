@@ -1,5 +1,5 @@
-//! The command line: `kbr init`, `kbr create api`, `kbr create webhook`, `kbr alpha generate`,
-//! `kbr alpha update`, `kbr version`, `kbr completion`.
+//! The command line: `kbr init`, `kbr create api`, `kbr create webhook`, `kbr edit`,
+//! `kbr alpha generate`, `kbr alpha update`, `kbr version`, `kbr completion`.
 //!
 //! Flags and defaults mirror Kubebuilder's (`kubebuilder init`, `kubebuilder create api`,
 //! `kubebuilder create webhook`), minus
@@ -30,6 +30,9 @@ pub enum Command {
     /// Scaffold a Kubernetes API.
     #[command(subcommand)]
     Create(CreateCommand),
+    /// Change a project-wide setting of `kbr init` and re-render what it affects, keeping your
+    /// edits.
+    Edit(EditArgs),
     /// Re-render or update a project from its PROJECT file.
     #[command(subcommand)]
     Alpha(AlphaCommand),
@@ -55,6 +58,25 @@ pub enum AlphaCommand {
     Generate(AlphaGenerateArgs),
     /// Move the project to this kbr's scaffold, keeping your edits (a 3-way merge per file).
     Update(AlphaUpdateArgs),
+}
+
+/// `kbr edit` flags (Kubebuilder's `edit`): the `kbr init` settings that can change later. At
+/// least one is required.
+#[derive(Debug, Clone, Args)]
+#[command(group(clap::ArgGroup::new("setting").required(true).multiple(true).args(["namespaced", "license", "owner"])))]
+pub struct EditArgs {
+    /// Watch only the manager's namespace(s) (WATCH_NAMESPACE), with namespaced RBAC; `=false`
+    /// watches the whole cluster again.
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub namespaced: Option<bool>,
+
+    /// The license header of generated files.
+    #[arg(long, value_enum)]
+    pub license: Option<License>,
+
+    /// The copyright owner for the license header.
+    #[arg(long, allow_hyphen_values = true)]
+    pub owner: Option<String>,
 }
 
 /// `kbr alpha generate` flags.

@@ -6,6 +6,7 @@ use crate::commands::alpha::generate::GenerateError;
 use crate::commands::alpha::update::UpdateError;
 use crate::commands::create_api::CreateApiError;
 use crate::commands::create_webhook::CreateWebhookError;
+use crate::commands::edit::EditError;
 use crate::commands::init::InitError;
 
 /// Why a command failed. `Display` is the one-line message `kbr` prints after `Error: `.
@@ -20,6 +21,9 @@ pub enum Error {
     /// `kbr create webhook` failed (Kubebuilder's `failed to create webhook:` prefix).
     #[error("failed to create webhook: {0}")]
     CreateWebhook(CreateWebhookError),
+    /// `kbr edit` failed, or left conflicts.
+    #[error(transparent)]
+    Edit(EditError),
     /// `kbr alpha generate` failed.
     #[error("failed to generate the project: {0}")]
     Generate(GenerateError),

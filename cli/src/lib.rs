@@ -44,6 +44,7 @@ pub fn run(cli: Cli, env: &Env, out: &mut dyn Write) -> Result<(), Error> {
         Command::Create(CreateCommand::Webhook(args)) => {
             commands::create_webhook::run(&args, env, out)
         }
+        Command::Edit(args) => commands::edit::run(&args, env, out),
         Command::Alpha(AlphaCommand::Generate(args)) => {
             commands::alpha::generate::run(&args, env, out)
         }

@@ -6,6 +6,7 @@ pub mod completion;
 mod create;
 pub mod create_api;
 pub mod create_webhook;
+pub mod edit;
 pub mod init;
 pub mod version;
 

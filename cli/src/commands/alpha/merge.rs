@@ -92,6 +92,36 @@ pub struct Change {
     pub outcome: Outcome,
 }
 
+/// Prints one line per change to `out` (`  <label> <path>[: <advice>]`, as `git status` lists
+/// a merge); returns the paths that [need the user](Outcome::needs_attention).
+///
+/// # Errors
+///
+/// Writing to `out` failed.
+pub fn print_changes(
+    changes: &[Change],
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<Vec<String>> {
+    for change in changes {
+        let advice = change
+            .outcome
+            .advice()
+            .map(|advice| format!(": {advice}"))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "  {:<8} {}{advice}",
+            change.outcome.label(),
+            change.path
+        )?;
+    }
+    Ok(changes
+        .iter()
+        .filter(|change| change.outcome.needs_attention())
+        .map(|change| change.path.clone())
+        .collect())
+}
+
 /// Plans, into `plan` (rooted at the user's project: ours), the merge of every file of `base`
 /// and `theirs`; returns the files changed or reported, by path. Files that stay as they are
 /// are not listed.

@@ -8,8 +8,8 @@
 //! render the base of `kbr alpha update`.
 //!
 //! Every recorded flag is one line in the function of its command ([`init`], [`create_api`],
-//! [`create_webhook`]; a `kbr edit` step would go between `init` and the first `create api` in
-//! [`commands`]): a flag is passed only when its recorded value differs from the flag's
+//! [`create_webhook`]; `kbr edit` changes the settings `init` replays, so it needs no step of
+//! its own): a flag is passed only when its recorded value differs from the flag's
 //! default, so an older kbr never sees a flag it does not know unless the project uses it.
 //! Those functions destructure PROJECT's structs without `..`, so a new PROJECT key does not
 //! compile until it is replayed or marked as needing no flag.

@@ -92,22 +92,7 @@ pub fn run(args: &AlphaUpdateArgs, env: &Env, out: &mut dyn Write) -> Result<(),
         format!("Updating from {} to {}:", from.describe(), to.describe()),
     )?;
     let changes = update(&recorded, &from, &to, &env.dir).map_err(to_error)?;
-    for change in &changes {
-        let advice = change
-            .outcome
-            .advice()
-            .map(|advice| format!(": {advice}"))
-            .unwrap_or_default();
-        print(
-            out,
-            format!("  {:<8} {}{advice}", change.outcome.label(), change.path),
-        )?;
-    }
-    let unresolved: Vec<&str> = changes
-        .iter()
-        .filter(|change| change.outcome.needs_attention())
-        .map(|change| change.path.as_str())
-        .collect();
+    let unresolved = merge::print_changes(&changes, out).map_err(crate::Error::Output)?;
     if unresolved.is_empty() {
         return print(
             out,

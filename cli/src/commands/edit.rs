@@ -1,0 +1,86 @@
+//! `kbr edit`: changes a project-wide setting of `kbr init` (Kubebuilder's `edit`) and
+//! re-renders what it affects, keeping the user's edits.
+//!
+//! The project is rendered from PROJECT twice by this kbr, in scratch directories: as it is
+//! (base) and with the new settings (theirs); every file that differs is merged into the
+//! project by `kbr alpha update`'s 3-way merge ([`super::alpha::merge`]). So only the files the
+//! setting affects change (PROJECT, and for `--namespaced` the manager's RBAC and Deployment),
+//! the user's edits to them are kept, and overlapping edits are left with conflict markers
+//! (exit code 1). Either every file is written or none is.
+
+use std::io::Write;
+
+use super::ScaffoldError;
+use super::alpha::Recorded;
+use super::alpha::merge::{self, Change};
+use super::alpha::replay::{ReplayError, Scaffolder};
+use crate::cli::{EditArgs, Env};
+use crate::plan::{PlanBuilder, PlanError};
+
+/// `kbr edit` failed (nothing was written), or left files with conflict markers.
+#[derive(Debug, thiserror::Error)]
+pub enum EditError {
+    /// PROJECT could not be read, or the merge could not be written.
+    #[error("failed to edit the project: {0}")]
+    Scaffold(#[from] ScaffoldError),
+    /// Rendering the project before or after the edit failed.
+    #[error("failed to edit the project: {0}")]
+    Replay(#[from] ReplayError),
+    /// The edit is written, but some files need the user.
+    #[error(
+        "the edit left {count} file(s) to resolve: {files}; fix them (conflict markers: ours = your project, original = the scaffold before the edit, theirs = after), then run make manifests"
+    )]
+    Unresolved {
+        /// How many.
+        count: usize,
+        /// The paths, comma-separated.
+        files: String,
+    },
+}
+
+impl From<PlanError> for EditError {
+    fn from(err: PlanError) -> Self {
+        Self::Scaffold(err.into())
+    }
+}
+
+/// Runs `kbr edit` in `env.dir`, printing each file it changes to `out`.
+pub fn run(args: &EditArgs, env: &Env, out: &mut dyn Write) -> Result<(), crate::Error> {
+    let changes = edit(args, env).map_err(crate::Error::Edit)?;
+    let unresolved = merge::print_changes(&changes, out).map_err(crate::Error::Output)?;
+    if unresolved.is_empty() {
+        return writeln!(
+            out,
+            "Edited {} file(s). Next: review the changes, then run make manifests and make test",
+            changes.len()
+        )
+        .map_err(crate::Error::Output);
+    }
+    Err(crate::Error::Edit(EditError::Unresolved {
+        count: unresolved.len(),
+        files: unresolved.join(", "),
+    }))
+}
+
+/// Renders the project before and after the edit and merges the difference into it.
+fn edit(args: &EditArgs, env: &Env) -> Result<Vec<Change>, EditError> {
+    let recorded = Recorded::read(&env.dir, env)?;
+    let before = &recorded.project;
+    let mut after = before.clone();
+    if let Some(namespaced) = args.namespaced {
+        after.namespaced = namespaced;
+    }
+    if let Some(license) = args.license {
+        after.license = license;
+    }
+    if let Some(owner) = &args.owner {
+        after.owner.clone_from(owner);
+    }
+    let epoch = recorded.source_date_epoch.as_deref();
+    let base = Scaffolder::Current.render(before, &env.dir, epoch)?;
+    let theirs = Scaffolder::Current.render(&after, &env.dir, epoch)?;
+    let mut plan = PlanBuilder::new(&env.dir);
+    let changes = merge::plan_merge(&mut plan, &base, &theirs)?;
+    plan.finish()?.apply()?;
+    Ok(changes)
+}
