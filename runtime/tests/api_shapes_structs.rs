@@ -258,3 +258,81 @@ fn k8s_openapi_types_have_structural_schemas() {
         ),
     ]);
 }
+
+/// Rust integer widths and addresses, whose schemars formats the API server does not know.
+#[derive(Serialize, Deserialize, JsonSchema)]
+pub struct Widths {
+    pub a: u8,
+    pub b: u16,
+    pub c: u32,
+    pub d: u64,
+    pub e: i8,
+    pub f: i16,
+    pub g: usize,
+    pub h: isize,
+    pub i: std::net::IpAddr,
+    pub j: Option<std::num::NonZeroU32>,
+}
+
+/// Every `format` in `schema`, with its node's type.
+fn formats(schema: &Value, found: &mut Vec<(String, String)>) {
+    match schema {
+        Value::Object(object) => {
+            if let Some(Value::String(format)) = object.get("format") {
+                let type_ = object.get("type").and_then(Value::as_str).unwrap_or("");
+                found.push((type_.to_owned(), format.clone()));
+            }
+            object.values().for_each(|child| formats(child, found));
+        }
+        Value::Array(items) => items.iter().for_each(|item| formats(item, found)),
+        _ => {}
+    }
+}
+
+#[test]
+fn rust_integer_formats_become_int32_or_int64_with_serde_bounds() {
+    let value = Widths {
+        a: 255,
+        b: 65535,
+        c: u32::MAX,
+        d: 1 << 40,
+        e: -128,
+        f: -1,
+        g: 7,
+        h: -7,
+        i: "10.0.0.1".parse().unwrap(),
+        j: std::num::NonZeroU32::new(3),
+    };
+    round_trip(&[value]);
+    let valid = json!({"a": 0, "b": 0, "c": 0, "d": 0, "e": 0, "f": 0, "g": 0, "h": 0, "i": "::1"});
+    let with = |key: &str, value: Value| {
+        let mut sample = valid.clone();
+        sample[key] = value;
+        sample
+    };
+    let schema = agree::<Widths>(&[
+        (valid.clone(), true),
+        (with("a", json!(256)), false),
+        (with("b", json!(-1)), false),
+        (with("c", json!(4_294_967_296_u64)), false),
+        (with("d", json!(-1)), false),
+        (with("e", json!(128)), false),
+        (with("g", json!(-1)), false),
+        (with("j", json!(0)), false),
+    ]);
+    let mut found = Vec::new();
+    formats(&schema, &mut found);
+    for (type_, format) in &found {
+        assert!(
+            matches!(
+                (type_.as_str(), format.as_str()),
+                ("integer", "int32" | "int64")
+            ),
+            "unknown format {format} on {type_}: {schema:#}"
+        );
+    }
+    assert_eq!(schema["properties"]["a"]["format"], "int32");
+    assert_eq!(schema["properties"]["c"]["format"], "int64");
+    assert_eq!(schema["properties"]["c"]["maximum"], json!(u32::MAX));
+    assert!(schema["properties"]["i"].get("format").is_none());
+}

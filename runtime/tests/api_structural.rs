@@ -395,3 +395,26 @@ fn build_refuses_non_structural_schemas_with_the_path() {
         "{error}"
     );
 }
+
+#[test]
+fn formats_are_ones_the_api_server_knows() {
+    // apiextensions-apiserver pkg/apiserver/validation/formats.go: per type.
+    for (schema, type_) in [
+        (json!({"type": "integer", "format": "uint8"}), "integer"),
+        (json!({"type": "integer", "format": "double"}), "integer"),
+        (json!({"type": "number", "format": "int32"}), "number"),
+        (json!({"type": "string", "format": "ip"}), "string"),
+        (json!({"type": "boolean", "format": "int32"}), "boolean"),
+    ] {
+        let spec = json!({"type": "object", "properties": {"n": schema}});
+        assert_violation(spec, ".spec.n", "format", &format!("for type \"{type_}\""));
+    }
+    let known = json!({"type": "object", "properties": {
+        "a": {"type": "integer", "format": "int32"},
+        "b": {"type": "number", "format": "double"},
+        "c": {"type": "string", "format": "date-time"},
+        "d": {"type": "string", "format": "k8s-short-name"},
+        "e": {"x-kubernetes-int-or-string": true, "anyOf": [{"type": "integer"}, {"type": "string"}]},
+    }});
+    assert_eq!(violations(&root(known)), []);
+}

@@ -339,6 +339,10 @@ pub const FORMATS: &[&str] = &[
     "duration",
     "datetime",
     "date-time",
+    "quantity",
+    // Kubernetes 1.34 and later.
+    "k8s-short-name",
+    "k8s-long-name",
     "int32",
     "int64",
     "float",

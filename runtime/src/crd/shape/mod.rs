@@ -116,6 +116,7 @@ fn node(schema: &mut Value, path: &str, parent: Option<&str>) -> Result<Outcome,
     } else {
         children(object, path, context)?;
         shape(object, path, type_record.as_ref())?;
+        format(object);
     }
     for key in FOREIGN_KEYS {
         object.remove(*key);
@@ -253,6 +254,40 @@ fn shape(
         object.insert("nullable".into(), true.into());
     }
     Ok(())
+}
+
+/// Only formats the API server knows (apiextensions-apiserver
+/// `pkg/apiserver/validation/formats.go`): schemars' Rust integer formats become `int32` (for
+/// `i8`, `i16`, `u8`, `u16`, whose bounds schemars gives) or `int64` (`u32`, `u64`, `usize`,
+/// `isize`), unsigned ones keep `minimum: 0` and `u32` gets its `maximum`, as serde enforces;
+/// every other unknown format (`int128`, `ip`, …) is dropped, as the API server would ignore it.
+fn format(object: &mut Map<String, Value>) {
+    let Some(Value::String(format)) = object.get("format").cloned() else {
+        return;
+    };
+    let type_ = object
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    if super::structural::formats::is_known(&type_, &format) {
+        return;
+    }
+    let replacement = match (type_.as_str(), format.as_str()) {
+        ("integer", "int8" | "int16" | "uint8" | "uint16") => Some("int32"),
+        ("integer", "uint32" | "uint64" | "uint" | "int") => Some("int64"),
+        _ => None,
+    };
+    match replacement {
+        Some(known) => object.insert("format".into(), known.into()),
+        None => object.remove("format"),
+    };
+    if type_ == "integer" && format.starts_with("uint") {
+        object.entry("minimum").or_insert_with(|| 0.into());
+    }
+    if type_ == "integer" && format == "uint32" {
+        object.entry("maximum").or_insert_with(|| u32::MAX.into());
+    }
 }
 
 /// A node with no type and nothing that constrains a value: free-form JSON.
