@@ -336,3 +336,73 @@ fn rust_integer_formats_become_int32_or_int64_with_serde_bounds() {
     assert_eq!(schema["properties"]["c"]["maximum"], json!(u32::MAX));
     assert!(schema["properties"]["i"].get("format").is_none());
 }
+
+/// Resource quantities and ports, as k8s-openapi types.
+#[kbr_runtime::schema]
+#[derive(Serialize, Deserialize, JsonSchema)]
+pub struct Resources {
+    /// CPU to reserve (documented: the field doc replaces k8s-openapi's).
+    pub cpu: kbr_runtime::k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+    /// Memory, if limited.
+    #[serde(default)]
+    pub memory: Option<kbr_runtime::k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+    /// Limits by resource name.
+    #[serde(default)]
+    pub limits:
+        BTreeMap<String, kbr_runtime::k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+    /// Sizes of the volumes.
+    #[serde(default)]
+    pub sizes: Vec<kbr_runtime::k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+    /// The port, by number or name.
+    pub port: kbr_runtime::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+}
+
+#[test]
+fn quantities_follow_the_quantity_grammar_and_int_or_string_has_any_of() {
+    let valid = json!({"cpu": "250m", "memory": "1Gi", "limits": {"cpu": 2, "memory": "1e3"},
+                       "sizes": ["10Gi", ".5"], "port": "http"});
+    let with = |key: &str, value: Value| {
+        let mut sample = valid.clone();
+        sample[key] = value;
+        sample
+    };
+    let schema = agree::<Resources>(&[
+        (valid.clone(), true),
+        (with("cpu", json!(1)), true),
+        (with("memory", json!(null)), true),
+        (with("port", json!(8080)), true),
+    ]);
+    // k8s-openapi's Quantity is a string newtype that serde takes as is; the API server (like
+    // controller-gen's CRDs) holds it to the quantity grammar.
+    for invalid in [
+        with("cpu", json!("lots")),
+        with("memory", json!("1 Gi")),
+        with("limits", json!({"cpu": "x"})),
+        with("sizes", json!(["10GB"])),
+    ] {
+        assert!(
+            api_support::accepts(&schema, &invalid).is_err(),
+            "{invalid} accepted"
+        );
+    }
+    let quantity_pattern = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
+    for node in [
+        &schema["properties"]["cpu"],
+        &schema["properties"]["memory"],
+        &schema["properties"]["limits"]["additionalProperties"],
+        &schema["properties"]["sizes"]["items"],
+    ] {
+        assert_eq!(node["pattern"], quantity_pattern, "{node:#}");
+        assert_eq!(node["x-kubernetes-int-or-string"], true, "{node:#}");
+        assert_eq!(
+            node["anyOf"],
+            json!([{"type": "integer"}, {"type": "string"}])
+        );
+    }
+    let port = &schema["properties"]["port"];
+    assert!(port.get("pattern").is_none(), "{port:#}");
+    assert_eq!(
+        port["anyOf"],
+        json!([{"type": "integer"}, {"type": "string"}])
+    );
+}

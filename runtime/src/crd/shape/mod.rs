@@ -24,6 +24,7 @@ use serde_json::{Map, Value, json};
 
 use super::error::SchemaError;
 use super::markers::{self, Record};
+use kbr_core::marker::QUANTITY_HINT;
 
 /// Keys schemars emits that apiextensions' `JSONSchemaProps` has no place for.
 const FOREIGN_KEYS: &[&str] = &[
@@ -117,6 +118,7 @@ fn node(schema: &mut Value, path: &str, parent: Option<&str>) -> Result<Outcome,
         children(object, path, context)?;
         shape(object, path, type_record.as_ref())?;
         format(object);
+        int_or_string(object);
     }
     for key in FOREIGN_KEYS {
         object.remove(*key);
@@ -287,6 +289,46 @@ fn format(object: &mut Map<String, Value>) {
     }
     if type_ == "integer" && format == "uint32" {
         object.entry("maximum").or_insert_with(|| u32::MAX.into());
+    }
+}
+
+/// The start of k8s-openapi's description of `resource.Quantity` (kept where no field doc
+/// replaces it: `Option<Quantity>`, list items, map values, k8s-openapi's own structs).
+const QUANTITY_DESCRIPTION: &str = "Quantity is a fixed-point representation of a number.";
+
+/// The grammar of a `resource.Quantity` string, as controller-gen emits it for the type
+/// (apimachinery `pkg/api/resource/quantity.go`, `ParseQuantity`).
+pub(crate) const QUANTITY_PATTERN: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
+
+/// `x-kubernetes-int-or-string` nodes as controller-gen emits them: with
+/// `anyOf: [{type: integer}, {type: string}]` (k8s-openapi's `IntOrString` and `Quantity` have
+/// none), and for `resource.Quantity` (known by k8s-openapi's description or by
+/// [`QUANTITY_HINT`], which `#[kbr_runtime::schema]` sets on fields whose type is named
+/// `Quantity`) the quantity [`pattern`](QUANTITY_PATTERN), so `cpu: "lots"` is refused.
+fn int_or_string(object: &mut Map<String, Value>) {
+    let hinted = object.remove(QUANTITY_HINT) == Some(Value::Bool(true));
+    if object.get("x-kubernetes-int-or-string") != Some(&Value::Bool(true)) {
+        return;
+    }
+    if !object.contains_key("anyOf") && !object.contains_key("type") {
+        object.insert(
+            "anyOf".into(),
+            json!([{"type": "integer"}, {"type": "string"}]),
+        );
+    }
+    if object.get("default") == Some(&Value::Null) {
+        // `Option<Quantity>` with `#[serde(default)]`: schemars adds no null type to a schema
+        // without `type`, but serde reads (and defaults to) `null`.
+        object.insert("nullable".into(), true.into());
+    }
+    let described = object
+        .get("description")
+        .and_then(Value::as_str)
+        .is_some_and(|text| text.starts_with(QUANTITY_DESCRIPTION));
+    if hinted || described {
+        object
+            .entry("pattern")
+            .or_insert_with(|| QUANTITY_PATTERN.into());
     }
 }
 
