@@ -6,6 +6,8 @@
 mod api_support;
 
 use api_support::{agree, round_trip};
+use kbr_runtime::CustomResource;
+use kbr_runtime::crd::CustomResourceExt as _;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -71,7 +73,7 @@ fn externally_tagged_enums_are_one_object_with_one_key() {
 }
 
 /// A limit: a unit variant beside a data variant (a string or an object in JSON).
-#[derive(Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub enum Limit {
     /// No limit.
     Off,
@@ -80,19 +82,95 @@ pub enum Limit {
 }
 
 #[test]
-fn externally_tagged_enums_mixing_unit_and_data_variants_use_cel() {
+fn externally_tagged_enums_mixing_unit_and_data_variants_have_no_cel_rule() {
     round_trip(&[Limit::Off, Limit::Max(3)]);
     let schema = agree::<Limit>(&[
         (json!("On"), false),
         (json!({"Max": "x"}), false),
+        (json!({"Max": -1}), false),
         (json!({"Max": 1, "Off": null}), false),
+        (json!({"Max": 1, "Min": 1}), false),
+        (json!({}), false),
         (json!(5), false),
+        (json!(true), false),
+        (json!(["Off"]), false),
     ]);
     assert_eq!(schema["x-kubernetes-preserve-unknown-fields"], true);
-    assert_eq!(
-        schema["x-kubernetes-validations"][0]["message"],
-        "must be one of 'Off' or an object with Max"
+    assert!(schema.get("type").is_none(), "{schema:#}");
+    // The API server refuses any CEL rule on a node without a type.
+    assert!(
+        schema.get("x-kubernetes-validations").is_none(),
+        "{schema:#}"
     );
+}
+
+/// `Limit` in a field and in a list, as a CRD (issue 12: the API server refused these).
+#[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[kbr(group = "shapes.example.com", version = "v1", kind = "Quota")]
+pub struct QuotaSpec {
+    /// The limit.
+    pub limit: Limit,
+    /// More limits.
+    #[serde(default)]
+    pub limits: Vec<Limit>,
+    /// A value of three JSON types.
+    pub setting: Option<Setting>,
+}
+
+/// A name, a number or a full reference.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Setting {
+    /// By name.
+    Name(String),
+    /// By number.
+    Number(i64),
+    /// In full.
+    Full {
+        /// Name.
+        name: String,
+    },
+}
+
+#[test]
+fn mixed_unions_in_fields_and_lists_are_accepted_by_the_api_server() {
+    let crd = Quota::try_crd().unwrap();
+    kbr_runtime::crd::check_crd(&crd).unwrap();
+    let crd = serde_json::to_value(&crd).unwrap();
+    let spec = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
+    let mut rules = Vec::new();
+    find_rules(spec, &mut rules);
+    assert_eq!(rules, Vec::<String>::new(), "{spec:#}");
+    let samples = [
+        (
+            json!({"limit": "Off", "limits": ["Off", {"Max": 2}], "setting": "a"}),
+            true,
+        ),
+        (json!({"limit": {"Max": 1}, "setting": 7}), true),
+        (json!({"limit": "Off", "setting": {"name": "n"}}), true),
+        (json!({"limit": "Off", "setting": null}), true),
+        (json!({"limit": "On"}), false),
+        (json!({"limit": "Off", "limits": [{"Max": "x"}]}), false),
+        (json!({"limit": "Off", "limits": [3]}), false),
+        (json!({"limit": "Off", "setting": 1.5}), false),
+        (json!({"limit": "Off", "setting": {"name": 1}}), false),
+        (json!({"limit": "Off", "setting": {}}), false),
+        (json!({"limit": "Off", "setting": true}), false),
+    ];
+    agree::<QuotaSpec>(&samples);
+}
+
+fn find_rules(schema: &serde_json::Value, found: &mut Vec<String>) {
+    match schema {
+        serde_json::Value::Object(object) => {
+            if let Some(rules) = object.get("x-kubernetes-validations") {
+                found.push(rules.to_string());
+            }
+            object.values().for_each(|child| find_rules(child, found));
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|i| find_rules(i, found)),
+        _ => {}
+    }
 }
 
 /// A storage backend: internally tagged (kube-derive panics on these).

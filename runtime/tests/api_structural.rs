@@ -418,3 +418,40 @@ fn formats_are_ones_the_api_server_knows() {
     }});
     assert_eq!(violations(&root(known)), []);
 }
+
+#[test]
+fn cel_rules_need_a_node_the_api_server_can_type() {
+    // apiextensions-apiserver pkg/apiserver/schema/cel/model/schemas.go (SchemaDeclType).
+    let rule = json!([{"rule": "true"}]);
+    for (spec, path) in [
+        (
+            json!({"x-kubernetes-preserve-unknown-fields": true, "x-kubernetes-validations": rule}),
+            ".spec",
+        ),
+        (
+            json!({"type": "array", "x-kubernetes-validations": rule,
+                   "items": {"x-kubernetes-preserve-unknown-fields": true}}),
+            ".spec",
+        ),
+        (
+            json!({"type": "object", "x-kubernetes-validations": rule,
+                   "additionalProperties": {"x-kubernetes-preserve-unknown-fields": true}}),
+            ".spec",
+        ),
+    ] {
+        assert_violation(
+            spec,
+            path,
+            "x-kubernetes-validations",
+            "cannot give this node a CEL type",
+        );
+    }
+    for typed in [
+        json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true, "x-kubernetes-validations": rule}),
+        json!({"x-kubernetes-int-or-string": true, "anyOf": [{"type": "integer"}, {"type": "string"}],
+               "x-kubernetes-validations": rule}),
+        json!({"type": "array", "items": {"type": "string"}, "x-kubernetes-validations": rule}),
+    ] {
+        assert_eq!(violations(&root(typed)), Vec::<(String, String)>::new());
+    }
+}

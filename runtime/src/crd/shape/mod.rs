@@ -16,7 +16,6 @@
 //! A shape that has no exact structural form is a [`SchemaError::Unsupported`] naming the
 //! type (when known) and the way out; nothing panics.
 
-mod cel;
 mod objects;
 mod union;
 

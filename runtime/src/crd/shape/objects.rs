@@ -93,7 +93,7 @@ fn describe_only_property(branch: &mut Map<String, Value>) {
     }
 }
 
-fn names(list: Option<&Value>) -> Vec<String> {
+pub(super) fn names(list: Option<&Value>) -> Vec<String> {
     list.and_then(Value::as_array)
         .into_iter()
         .flatten()
@@ -115,7 +115,7 @@ fn without(schema: &Map<String, Value>, keys: &[&str]) -> Map<String, Value> {
 }
 
 /// One schema for a property two variants both have, or `None` when they conflict.
-fn combine(a: &Value, b: &Value) -> Option<Value> {
+pub(super) fn combine(a: &Value, b: &Value) -> Option<Value> {
     let (Value::Object(a), Value::Object(b)) = (a, b) else {
         return (a == b).then(|| a.clone());
     };
@@ -190,7 +190,7 @@ fn combine(a: &Value, b: &Value) -> Option<Value> {
 }
 
 /// What tells `branch` apart from the merged object: value validations only.
-fn constraint(
+pub(super) fn constraint(
     branch: &Map<String, Value>,
     merged: &Map<String, Value>,
     common: &[String],
