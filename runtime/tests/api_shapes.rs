@@ -311,3 +311,83 @@ fn untagged_integer_or_string_is_int_or_string() {
     ]);
     assert_eq!(schema["x-kubernetes-int-or-string"], true);
 }
+
+fn default_seconds() -> u32 {
+    30
+}
+
+/// What a step runs: internally tagged, closed variants with per-variant defaults.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", deny_unknown_fields)]
+pub enum Step {
+    /// Run a container.
+    Container {
+        /// Image.
+        image: String,
+        /// Privileged mode.
+        #[serde(default)]
+        privileged: bool,
+    },
+    /// Wait.
+    Sleep {
+        /// How long.
+        #[serde(default = "default_seconds")]
+        seconds: u32,
+    },
+}
+
+#[test]
+fn internally_tagged_defaults_stay_in_their_variant_and_foreign_fields_are_rejected() {
+    round_trip(&[
+        Step::Container {
+            image: "x".into(),
+            privileged: true,
+        },
+        Step::Sleep { seconds: 5 },
+    ]);
+    let schema = agree::<Step>(&[
+        (json!({"type": "Sleep"}), true),
+        (json!({"type": "Container", "image": "x"}), true),
+        (json!({"type": "Sleep", "privileged": false}), false),
+        (
+            json!({"type": "Container", "image": "x", "seconds": 1}),
+            false,
+        ),
+        (json!({"type": "Sleep", "image": "x"}), false),
+    ]);
+    // The API server would write these defaults into every variant's objects.
+    for name in ["privileged", "seconds"] {
+        assert!(
+            schema["properties"][name].get("default").is_none(),
+            "{name}: {schema:#}"
+        );
+    }
+    // What serde writes, defaulted by the schema's remaining defaults, reads back the same.
+    for step in [
+        Step::Sleep { seconds: 30 },
+        Step::Container {
+            image: "x".into(),
+            privileged: false,
+        },
+    ] {
+        let mut value = serde_json::to_value(&step).unwrap();
+        apply_defaults(&mut value, &schema);
+        assert_eq!(serde_json::from_value::<Step>(value).unwrap(), step);
+    }
+}
+
+/// The API server's defaulting of an object's own properties (one level is enough here).
+fn apply_defaults(value: &mut serde_json::Value, schema: &serde_json::Value) {
+    let (Some(fields), Some(properties)) =
+        (value.as_object_mut(), schema["properties"].as_object())
+    else {
+        return;
+    };
+    for (name, property) in properties {
+        if let Some(default) = property.get("default") {
+            fields
+                .entry(name.clone())
+                .or_insert_with(|| default.clone());
+        }
+    }
+}
