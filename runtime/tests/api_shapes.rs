@@ -232,6 +232,9 @@ pub enum Trigger {
     Hook {
         /// Path of the hook.
         path: String,
+        /// Retries.
+        #[serde(default)]
+        retries: u32,
     },
     /// By hand.
     Manual,
@@ -243,16 +246,26 @@ fn adjacently_tagged_enums_merge_their_contents() {
         Trigger::Cron {
             schedule: "* * * * *".into(),
         },
-        Trigger::Hook { path: "/x".into() },
+        Trigger::Hook {
+            path: "/x".into(),
+            retries: 2,
+        },
         Trigger::Manual,
     ]);
-    agree::<Trigger>(&[
+    let schema = agree::<Trigger>(&[
         (json!({"type": "Cron"}), false),
         (json!({"type": "Cron", "spec": {}}), false),
         (json!({"type": "Cron", "spec": {"path": "/x"}}), false),
         (json!({"type": "Hook", "spec": {"path": "/x"}}), true),
         (json!({"type": "Other"}), false),
     ]);
+    // Hook's default would be written into Cron's contents too.
+    assert!(
+        schema["properties"]["spec"]["properties"]["retries"]
+            .get("default")
+            .is_none(),
+        "{schema:#}"
+    );
 }
 
 /// A reference by name or in full: untagged with a string variant.

@@ -209,6 +209,21 @@ pub(super) fn combine(a: &Value, b: &Value) -> Option<Value> {
             };
             properties.insert(name.clone(), combined);
         }
+        let in_both = |name: &str| {
+            [a, b].iter().all(|side| {
+                side.get("properties")
+                    .and_then(Value::as_object)
+                    .is_some_and(|own| own.contains_key(name))
+            })
+        };
+        for (name, schema) in properties.iter_mut() {
+            // As in `drop_variant_defaults`, one level down (adjacently tagged contents).
+            if !in_both(name)
+                && let Value::Object(schema) = schema
+            {
+                schema.remove("default");
+            }
+        }
         let theirs = names(b.get("required"));
         let required: Vec<String> = names(a.get("required"))
             .into_iter()
