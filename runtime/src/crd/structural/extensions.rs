@@ -291,8 +291,9 @@ impl Checker {
                 "x-kubernetes-validations",
                 "the API server cannot give this node a CEL type (a node without `type`, or a \
                  list or map of such nodes), so it refuses the CRD (\"unable to convert \
-                 structural schema to CEL declarations\"); put the rule on a node with a type \
-                 (e.g. a struct field), or give the value a single JSON type",
+                 structural schema to CEL declarations\"), and a parent's rule cannot see this \
+                 value either; give the value one JSON type (e.g. make every enum variant a \
+                 struct variant), or put the rule on typed fields inside it",
             );
         }
         for (index, rule) in rules.iter().enumerate() {
