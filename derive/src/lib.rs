@@ -150,8 +150,8 @@ pub fn derive_custom_resource(input: TokenStream) -> TokenStream {
 ///
 /// | shape | error (`CrdError::Schema` unless noted) |
 /// |---|---|
-/// | a recursive type | `CrdError::RecursiveSchema`: `the schema of Tree v1 needs `$ref` definitions (…): a CRD schema cannot describe a recursive type; break the cycle (e.g. with serde_json::Value and #[schemars(schema_with = ...)])` |
-/// | enum variants giving one property different types | `.spec.setting: type `Setting` has variants that disagree on the schema of property `value` (integer vs string); give the property the same type in every variant, or rename it in one` |
+/// | a recursive type | `CrdError::RecursiveSchema`: ``the schema of Tree v1 needs `$ref` definitions (…): a CRD schema cannot describe a recursive type; break the cycle (e.g. with serde_json::Value and #[schemars(schema_with = ...)])`` |
+/// | enum variants giving one property different types | ``.spec.setting: type `Setting` has variants that disagree on the schema of property `value` (integer vs string); give the property the same type in every variant, or rename it in one`` |
 /// | named fields beside a `#[serde(flatten)]` map of typed values | `… has named fields beside a #[serde(flatten)] map of typed values, and a CRD object cannot type its extra keys; flatten a BTreeMap<String, serde_json::Value> (kept as sent), move the map into a field of its own, or mark the type #[kbr(preserve_unknown_fields)] …` |
 /// | a tuple of different types | `… is a tuple of different types, and a CRD list has one item schema; use a struct with named fields instead of the tuple` |
 /// | an enum mixing JSON types with two list variants, or with a map variant | `… has several list variants beside variants of other JSON types; wrap each list in a struct variant with a named field` (or `has a map variant …; wrap the map in a struct variant with a named field`) |
