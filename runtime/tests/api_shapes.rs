@@ -404,3 +404,47 @@ fn apply_defaults(value: &mut serde_json::Value, schema: &serde_json::Value) {
         }
     }
 }
+
+/// A mode by name, or one of two objects with a variant-only default.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Mode {
+    /// By name.
+    Name(String),
+    /// Fast.
+    Fast {
+        /// How fast.
+        speed: u32,
+        /// Whether to skip checks.
+        #[serde(default)]
+        unchecked: bool,
+    },
+    /// Safe.
+    Safe {
+        /// Retries.
+        retries: u32,
+    },
+}
+
+#[test]
+fn mixed_unions_keep_defaults_in_their_variant() {
+    round_trip(&[
+        Mode::Name("x".into()),
+        Mode::Fast {
+            speed: 1,
+            unchecked: true,
+        },
+        Mode::Safe { retries: 2 },
+    ]);
+    let schema = agree::<Mode>(&[
+        (json!({"speed": 1}), true),
+        (json!({"retries": 1}), true),
+        (json!({}), false),
+        (json!({"speed": "x"}), false),
+        (json!(1), false),
+    ]);
+    assert!(
+        schema["properties"]["unchecked"].get("default").is_none(),
+        "{schema:#}"
+    );
+}

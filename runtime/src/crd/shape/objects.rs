@@ -88,7 +88,10 @@ pub(super) fn objects(
 /// property wherever its parent object exists, so a variant's default would be written into
 /// every other variant's objects (and a `deny_unknown_fields` variant could no longer read
 /// them). serde applies the variant's own `#[serde(default)]` when it reads the object.
-fn drop_variant_defaults(properties: &mut Map<String, Value>, branches: &[Map<String, Value>]) {
+pub(super) fn drop_variant_defaults(
+    properties: &mut Map<String, Value>,
+    branches: &[Map<String, Value>],
+) {
     for (name, schema) in properties.iter_mut() {
         let everywhere = branches.iter().all(|branch| {
             branch

@@ -359,6 +359,12 @@ fn mixed(
             properties.insert(name.clone(), merged);
         }
     }
+    let object_variants: Vec<Map<String, Value>> = branches
+        .iter()
+        .filter(|b| json_type(b) == "object")
+        .cloned()
+        .collect();
+    super::objects::drop_variant_defaults(&mut properties, &object_variants);
     let alternatives: Vec<Value> = branches
         .iter()
         .map(|branch| Value::Object(alternative(branch, &properties)))
