@@ -9,7 +9,9 @@
 //!    `anyOf`) → one structural node ([`union`]); `serde_json::Value` (`{}`) →
 //!    `x-kubernetes-preserve-unknown-fields`; a flattened `Value` map beside named fields →
 //!    `x-kubernetes-preserve-unknown-fields`; `uniqueItems` (sets) dropped; tuples of one type →
-//!    `items` with a fixed length;
+//!    `items` with a fixed length; only formats the API server knows (Rust integer widths →
+//!    `int32`/`int64` with serde's bounds); int-or-string nodes with controller-gen's `anyOf`,
+//!    and `resource.Quantity` with the quantity `pattern`;
 //! 3. applies the `#[kbr(...)]` marker records (`x-kbr-type`, then `x-kbr-field`) with
 //!    [`super::markers`].
 //!

@@ -18,8 +18,10 @@
 //! - `x-kubernetes-*` placement ([`extensions`]): list types on arrays (map lists keyed by
 //!   required or defaulted scalar properties, set items scalar or atomic, neither nullable),
 //!   map types on objects, embedded resources are objects, int-or-string excludes
-//!   preserve-unknown-fields and embedded-resource, CEL rules well-formed and `oldSelf` only
-//!   where old and new values correlate;
+//!   preserve-unknown-fields and embedded-resource, CEL rules well-formed, only on nodes the
+//!   API server can give a CEL type (not on a node without `type`, nor on a list or map of
+//!   such nodes: `cel/model/schemas.go`, `SchemaDeclType`), and `oldSelf` only where old and
+//!   new values correlate;
 //! - `metadata` at the root may only restrict `name` and `generateName`; `apiVersion` and
 //!   `kind` are strings;
 //! - `format` is one the API server recognizes for the node's type ([`formats`]; it only warns
