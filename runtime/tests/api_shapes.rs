@@ -448,3 +448,27 @@ fn mixed_unions_keep_defaults_in_their_variant() {
         "{schema:#}"
     );
 }
+
+/// A percentage by number (0-255) or by text.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Share {
+    /// A number.
+    Number(u8),
+    /// A text.
+    Text(String),
+}
+
+#[test]
+fn untagged_bounded_integer_or_string_keeps_the_bounds_on_int_or_string() {
+    round_trip(&[Share::Number(255), Share::Text("half".into())]);
+    let schema = agree::<Share>(&[
+        (json!(256), false),
+        (json!(-1), false),
+        (json!("300"), true),
+        (json!(true), false),
+    ]);
+    assert_eq!(schema["x-kubernetes-int-or-string"], true, "{schema:#}");
+    assert_eq!(schema["minimum"], json!(0));
+    assert_eq!(schema["maximum"], json!(255));
+}
