@@ -140,6 +140,42 @@ pub fn derive_custom_resource(input: TokenStream) -> TokenStream {
 /// `rename_all`/`rename`) or JSON names (`["imageRef"]`). Descriptions come from doc comments;
 /// `#[kbr(max_description_len = n)]` on the Spec struct shortens them like controller-gen's
 /// `crd:maxDescLen`.
+///
+/// # Known limits
+///
+/// Every CRD kbr emits is meant to be accepted by kube-apiserver as is and to validate as
+/// serde decodes. Shapes without such a schema are refused when the CRD is built (`make
+/// manifests`, `CustomResourceExt::try_crd`) with a `kbr_runtime::crd::CrdError` naming the kind, version, JSON
+/// path and the way out — never a CRD the API server refuses:
+///
+/// | shape | error (`CrdError::Schema` unless noted) |
+/// |---|---|
+/// | a recursive type | `CrdError::RecursiveSchema`: ``the schema of Tree v1 needs `$ref` definitions (…): a CRD schema cannot describe a recursive type; break the cycle (e.g. with serde_json::Value and #[schemars(schema_with = ...)])`` |
+/// | enum variants giving one property different types | ``.spec.setting: type `Setting` has variants that disagree on the schema of property `value` (integer vs string); give the property the same type in every variant, or rename it in one`` |
+/// | named fields beside a `#[serde(flatten)]` map of typed values | `… has named fields beside a #[serde(flatten)] map of typed values, and a CRD object cannot type its extra keys; flatten a BTreeMap<String, serde_json::Value> (kept as sent), move the map into a field of its own, or mark the type #[kbr(preserve_unknown_fields)] …` |
+/// | a tuple of different types | `… is a tuple of different types, and a CRD list has one item schema; use a struct with named fields instead of the tuple` |
+/// | an enum mixing JSON types with two list variants, or with a map variant | `… has several list variants beside variants of other JSON types; wrap each list in a struct variant with a named field` (or `has a map variant …; wrap the map in a struct variant with a named field`) |
+/// | a CEL rule (`validation`, `immutable`, `exactly_one_of`, …) on an enum mixing JSON types (`"Off"` or `{"Max": 1}`, a string or a struct): the API server types no such node for CEL | `not a structural schema: .spec.target x-kubernetes-validations: the API server cannot give this node a CEL type (…), so it refuses the CRD ("unable to convert structural schema to CEL declarations"), and a parent's rule cannot see this value either; give the value one JSON type (e.g. make every enum variant a struct variant), or put the rule on typed fields inside it` |
+/// | a `format` the API server does not know (`#[kbr(format = "..")]` is checked at compile time) | compile error `unknown format "…"; the API server knows: …`; from a hand-written schema: `not a structural schema: .spec.x format: unrecognized format "…" for type "…"` |
+///
+/// Accepted with a documented difference from serde:
+///
+/// - Rust integer widths become `format: int32` (`i8`–`u16`) or `int64` (`u32`, `u64`,
+///   `usize`, `isize`) with serde's `minimum`/`maximum`; the API server stores integers as
+///   int64, so a `u64` above `i64::MAX` is refused by the server though serde reads it.
+/// - An enum mixing JSON types is a node without `type` (`x-kubernetes-preserve-unknown-fields`)
+///   whose `anyOf`/`oneOf` branches accept exactly each variant's values; `kubectl explain`
+///   shows no type for it. A closed (`deny_unknown_fields`) struct variant with optional fields
+///   there still accepts extra keys, and `{"Off": null}` for a unit variant is refused though
+///   serde reads it.
+/// - Defaults of fields that only some variants of an internally or adjacently tagged enum
+///   have are left out of the schema (the API server would write them into every variant);
+///   serde applies them when it reads the object.
+/// - `resource::Quantity` gets the quantity `pattern` (serde takes any string). It is
+///   recognized by k8s-openapi's description or, in types marked `#[kbr_runtime::schema]`, by
+///   the field's type name; a documented bare `Quantity` field in an unmarked type (or
+///   k8s-openapi's own documented ones, such as `ResourceFieldSelector.divisor`) is
+///   int-or-string without the pattern.
 #[proc_macro_attribute]
 pub fn schema(args: TokenStream, item: TokenStream) -> TokenStream {
     schema::expand(args.into(), item.into()).into()

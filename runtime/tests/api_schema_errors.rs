@@ -115,3 +115,45 @@ fn conflicting_variant_properties_are_errors_naming_type_and_property() {
 fn crd_panics_with_the_error_message() {
     let _ = Tree::crd();
 }
+
+/// A name or a full reference, with a CEL rule: the union has no JSON type, so the API server
+/// cannot type it for CEL.
+#[kbr_runtime::schema]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+#[kbr(validation(rule = "self != 'x'", message = "not x"))]
+pub enum Reference {
+    /// By name.
+    Name(String),
+    /// In full.
+    Full {
+        /// Name.
+        name: String,
+    },
+}
+
+/// LinkSpec defines the desired state of Link.
+#[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[kbr(group = "errors.example.com", version = "v1", kind = "Link")]
+pub struct LinkSpec {
+    /// The target.
+    pub target: Reference,
+}
+
+#[test]
+fn cel_rules_on_unions_of_several_json_types_are_errors_at_manifest_time() {
+    let error = Link::try_crd().unwrap_err();
+    let CrdError::Schema { source, .. } = &error else {
+        panic!("{error:?}");
+    };
+    let SchemaError::NotStructural { violations } = &**source else {
+        panic!("{source:?}");
+    };
+    assert_eq!(violations.len(), 1, "{violations:?}");
+    assert_eq!(violations[0].path, ".spec.target");
+    assert_eq!(violations[0].keyword, "x-kubernetes-validations");
+    assert!(
+        error.to_string().contains("give the value one JSON type"),
+        "{error}"
+    );
+}

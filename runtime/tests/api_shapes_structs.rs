@@ -258,3 +258,151 @@ fn k8s_openapi_types_have_structural_schemas() {
         ),
     ]);
 }
+
+/// Rust integer widths and addresses, whose schemars formats the API server does not know.
+#[derive(Serialize, Deserialize, JsonSchema)]
+pub struct Widths {
+    pub a: u8,
+    pub b: u16,
+    pub c: u32,
+    pub d: u64,
+    pub e: i8,
+    pub f: i16,
+    pub g: usize,
+    pub h: isize,
+    pub i: std::net::IpAddr,
+    pub j: Option<std::num::NonZeroU32>,
+}
+
+/// Every `format` in `schema`, with its node's type.
+fn formats(schema: &Value, found: &mut Vec<(String, String)>) {
+    match schema {
+        Value::Object(object) => {
+            if let Some(Value::String(format)) = object.get("format") {
+                let type_ = object.get("type").and_then(Value::as_str).unwrap_or("");
+                found.push((type_.to_owned(), format.clone()));
+            }
+            object.values().for_each(|child| formats(child, found));
+        }
+        Value::Array(items) => items.iter().for_each(|item| formats(item, found)),
+        _ => {}
+    }
+}
+
+#[test]
+fn rust_integer_formats_become_int32_or_int64_with_serde_bounds() {
+    let value = Widths {
+        a: 255,
+        b: 65535,
+        c: u32::MAX,
+        d: 1 << 40,
+        e: -128,
+        f: -1,
+        g: 7,
+        h: -7,
+        i: "10.0.0.1".parse().unwrap(),
+        j: std::num::NonZeroU32::new(3),
+    };
+    round_trip(&[value]);
+    let valid = json!({"a": 0, "b": 0, "c": 0, "d": 0, "e": 0, "f": 0, "g": 0, "h": 0, "i": "::1"});
+    let with = |key: &str, value: Value| {
+        let mut sample = valid.clone();
+        sample[key] = value;
+        sample
+    };
+    let schema = agree::<Widths>(&[
+        (valid.clone(), true),
+        (with("a", json!(256)), false),
+        (with("b", json!(-1)), false),
+        (with("c", json!(4_294_967_296_u64)), false),
+        (with("d", json!(-1)), false),
+        (with("e", json!(128)), false),
+        (with("g", json!(-1)), false),
+        (with("j", json!(0)), false),
+    ]);
+    let mut found = Vec::new();
+    formats(&schema, &mut found);
+    for (type_, format) in &found {
+        assert!(
+            matches!(
+                (type_.as_str(), format.as_str()),
+                ("integer", "int32" | "int64")
+            ),
+            "unknown format {format} on {type_}: {schema:#}"
+        );
+    }
+    assert_eq!(schema["properties"]["a"]["format"], "int32");
+    assert_eq!(schema["properties"]["c"]["format"], "int64");
+    assert_eq!(schema["properties"]["c"]["maximum"], json!(u32::MAX));
+    assert!(schema["properties"]["i"].get("format").is_none());
+}
+
+/// Resource quantities and ports, as k8s-openapi types.
+#[kbr_runtime::schema]
+#[derive(Serialize, Deserialize, JsonSchema)]
+pub struct Resources {
+    /// CPU to reserve (documented: the field doc replaces k8s-openapi's).
+    pub cpu: kbr_runtime::k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+    /// Memory, if limited.
+    #[serde(default)]
+    pub memory: Option<kbr_runtime::k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+    /// Limits by resource name.
+    #[serde(default)]
+    pub limits:
+        BTreeMap<String, kbr_runtime::k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+    /// Sizes of the volumes.
+    #[serde(default)]
+    pub sizes: Vec<kbr_runtime::k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+    /// The port, by number or name.
+    pub port: kbr_runtime::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+}
+
+#[test]
+fn quantities_follow_the_quantity_grammar_and_int_or_string_has_any_of() {
+    let valid = json!({"cpu": "250m", "memory": "1Gi", "limits": {"cpu": 2, "memory": "1e3"},
+                       "sizes": ["10Gi", ".5"], "port": "http"});
+    let with = |key: &str, value: Value| {
+        let mut sample = valid.clone();
+        sample[key] = value;
+        sample
+    };
+    let schema = agree::<Resources>(&[
+        (valid.clone(), true),
+        (with("cpu", json!(1)), true),
+        (with("memory", json!(null)), true),
+        (with("port", json!(8080)), true),
+    ]);
+    // k8s-openapi's Quantity is a string newtype that serde takes as is; the API server (like
+    // controller-gen's CRDs) holds it to the quantity grammar.
+    for invalid in [
+        with("cpu", json!("lots")),
+        with("memory", json!("1 Gi")),
+        with("limits", json!({"cpu": "x"})),
+        with("sizes", json!(["10GB"])),
+    ] {
+        assert!(
+            api_support::accepts(&schema, &invalid).is_err(),
+            "{invalid} accepted"
+        );
+    }
+    let quantity_pattern = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
+    for node in [
+        &schema["properties"]["cpu"],
+        &schema["properties"]["memory"],
+        &schema["properties"]["limits"]["additionalProperties"],
+        &schema["properties"]["sizes"]["items"],
+    ] {
+        assert_eq!(node["pattern"], quantity_pattern, "{node:#}");
+        assert_eq!(node["x-kubernetes-int-or-string"], true, "{node:#}");
+        assert_eq!(
+            node["anyOf"],
+            json!([{"type": "integer"}, {"type": "string"}])
+        );
+    }
+    let port = &schema["properties"]["port"];
+    assert!(port.get("pattern").is_none(), "{port:#}");
+    assert_eq!(
+        port["anyOf"],
+        json!([{"type": "integer"}, {"type": "string"}])
+    );
+}

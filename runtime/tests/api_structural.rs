@@ -395,3 +395,63 @@ fn build_refuses_non_structural_schemas_with_the_path() {
         "{error}"
     );
 }
+
+#[test]
+fn formats_are_ones_the_api_server_knows() {
+    // apiextensions-apiserver pkg/apiserver/validation/formats.go: per type.
+    for (schema, type_) in [
+        (json!({"type": "integer", "format": "uint8"}), "integer"),
+        (json!({"type": "integer", "format": "double"}), "integer"),
+        (json!({"type": "number", "format": "int32"}), "number"),
+        (json!({"type": "string", "format": "ip"}), "string"),
+        (json!({"type": "boolean", "format": "int32"}), "boolean"),
+    ] {
+        let spec = json!({"type": "object", "properties": {"n": schema}});
+        assert_violation(spec, ".spec.n", "format", &format!("for type \"{type_}\""));
+    }
+    let known = json!({"type": "object", "properties": {
+        "a": {"type": "integer", "format": "int32"},
+        "b": {"type": "number", "format": "double"},
+        "c": {"type": "string", "format": "date-time"},
+        "d": {"type": "string", "format": "k8s-short-name"},
+        "e": {"x-kubernetes-int-or-string": true, "anyOf": [{"type": "integer"}, {"type": "string"}]},
+    }});
+    assert_eq!(violations(&root(known)), []);
+}
+
+#[test]
+fn cel_rules_need_a_node_the_api_server_can_type() {
+    // apiextensions-apiserver pkg/apiserver/schema/cel/model/schemas.go (SchemaDeclType).
+    let rule = json!([{"rule": "true"}]);
+    for (spec, path) in [
+        (
+            json!({"x-kubernetes-preserve-unknown-fields": true, "x-kubernetes-validations": rule}),
+            ".spec",
+        ),
+        (
+            json!({"type": "array", "x-kubernetes-validations": rule,
+                   "items": {"x-kubernetes-preserve-unknown-fields": true}}),
+            ".spec",
+        ),
+        (
+            json!({"type": "object", "x-kubernetes-validations": rule,
+                   "additionalProperties": {"x-kubernetes-preserve-unknown-fields": true}}),
+            ".spec",
+        ),
+    ] {
+        assert_violation(
+            spec,
+            path,
+            "x-kubernetes-validations",
+            "cannot give this node a CEL type",
+        );
+    }
+    for typed in [
+        json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true, "x-kubernetes-validations": rule}),
+        json!({"x-kubernetes-int-or-string": true, "anyOf": [{"type": "integer"}, {"type": "string"}],
+               "x-kubernetes-validations": rule}),
+        json!({"type": "array", "items": {"type": "string"}, "x-kubernetes-validations": rule}),
+    ] {
+        assert_eq!(violations(&root(typed)), Vec::<(String, String)>::new());
+    }
+}

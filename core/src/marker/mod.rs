@@ -23,7 +23,9 @@ mod registry;
 #[cfg(test)]
 mod tests;
 
-pub use record::{FIELD_RECORD, ListType, MapType, Reason, Record, Rule, TYPE_RECORD};
+pub use record::{
+    FIELD_RECORD, ListType, MapType, QUANTITY_HINT, Reason, Record, Rule, TYPE_RECORD,
+};
 pub use registry::MARKERS;
 
 /// Every marker, one variant each, in [`MARKERS`]' order (`MARKERS[id as usize].id == id`):
@@ -339,6 +341,10 @@ pub const FORMATS: &[&str] = &[
     "duration",
     "datetime",
     "date-time",
+    "quantity",
+    // Kubernetes 1.34 and later.
+    "k8s-short-name",
+    "k8s-long-name",
     "int32",
     "int64",
     "float",

@@ -26,7 +26,7 @@ use syn::{Attribute, Data, DeriveInput, Fields, Meta};
 
 use check::Target;
 use json::Json;
-use kbr_core::marker::{FIELD_RECORD, Record as MarkerRecord, TYPE_RECORD};
+use kbr_core::marker::{FIELD_RECORD, QUANTITY_HINT, Record as MarkerRecord, TYPE_RECORD};
 use record::Record;
 use rust_type::Kind;
 use serde_attrs::{ContainerSerde, FieldSerde};
@@ -287,13 +287,20 @@ fn read_item(item: TokenStream, record: &mut Record, errors: &mut Errors) {
     }
 }
 
-/// Rewrites the `#[kbr(...)]` markers of each field into `#[schemars(extend(...))]`.
+/// Rewrites the `#[kbr(...)]` markers of each field into `#[schemars(extend(...))]`, and
+/// marks fields whose type is named `Quantity` with [`QUANTITY_HINT`].
 fn rewrite_fields(fields: &mut Fields, errors: &mut Errors) {
     for (index, field) in fields.iter_mut().enumerate() {
         let (markers, rest): (Vec<Attribute>, Vec<Attribute>) = std::mem::take(&mut field.attrs)
             .into_iter()
             .partition(|attr| attr.path().is_ident("kbr"));
         field.attrs = rest;
+        if rust_type::is_quantity(&field.ty) {
+            let key = syn::LitStr::new(QUANTITY_HINT, Span::call_site());
+            field
+                .attrs
+                .push(syn::parse_quote!(#[schemars(extend(#key = true))]));
+        }
         let Some(first) = markers.first() else {
             continue;
         };

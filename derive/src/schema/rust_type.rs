@@ -74,6 +74,31 @@ pub(crate) fn classify(ty: &Type) -> FieldType {
     }
 }
 
+/// Whether `ty` is a type named `Quantity` (k8s-openapi's `resource::Quantity`), bare or in an
+/// `Option`/`Box`/`Rc`/`Arc`. Only the name is visible to the macro; the runtime adds the
+/// quantity pattern only where the schema is int-or-string, so another type named `Quantity`
+/// is left alone.
+pub(crate) fn is_quantity(ty: &Type) -> bool {
+    match ty {
+        Type::Path(path) if path.qself.is_none() => {
+            let Some(last) = path.path.segments.last() else {
+                return false;
+            };
+            match (
+                last.ident.to_string().as_str(),
+                type_args(&last.arguments).as_slice(),
+            ) {
+                ("Option" | "Box" | "Rc" | "Arc", [inner]) => is_quantity(inner),
+                ("Quantity", []) => true,
+                _ => false,
+            }
+        }
+        Type::Group(group) => is_quantity(&group.elem),
+        Type::Paren(paren) => is_quantity(&paren.elem),
+        _ => false,
+    }
+}
+
 fn known(kind: Kind) -> FieldType {
     FieldType {
         kind,

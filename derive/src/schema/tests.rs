@@ -254,3 +254,36 @@ fn custom_resource_without_the_attribute_explains_it() {
         "{error}"
     );
 }
+
+#[test]
+fn quantity_fields_get_the_quantity_hint() {
+    let mut input: syn::DeriveInput = syn::parse2(quote! {
+        #[derive(JsonSchema)]
+        struct Resources {
+            /// CPU.
+            cpu: k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+            memory: Option<Quantity>,
+            name: String,
+            sizes: Vec<Quantity>,
+        }
+    })
+    .unwrap();
+    let mut errors = Errors::default();
+    super::rewrite(&mut input, &mut errors);
+    assert!(errors.finish().is_ok());
+    let syn::Data::Struct(data) = &input.data else {
+        panic!("a struct");
+    };
+    let hinted: Vec<bool> = data
+        .fields
+        .iter()
+        .map(|field| {
+            field
+                .attrs
+                .iter()
+                .any(|attr| quote!(#attr).to_string().contains("x-kbr-quantity"))
+        })
+        .collect();
+    // Lists and maps of quantities keep k8s-openapi's description, which the runtime reads.
+    assert_eq!(hinted, [true, true, false, false]);
+}

@@ -9,14 +9,15 @@
 //!    `anyOf`) → one structural node ([`union`]); `serde_json::Value` (`{}`) →
 //!    `x-kubernetes-preserve-unknown-fields`; a flattened `Value` map beside named fields →
 //!    `x-kubernetes-preserve-unknown-fields`; `uniqueItems` (sets) dropped; tuples of one type →
-//!    `items` with a fixed length;
+//!    `items` with a fixed length; only formats the API server knows (Rust integer widths →
+//!    `int32`/`int64` with serde's bounds); int-or-string nodes with controller-gen's `anyOf`,
+//!    and `resource.Quantity` with the quantity `pattern`;
 //! 3. applies the `#[kbr(...)]` marker records (`x-kbr-type`, then `x-kbr-field`) with
 //!    [`super::markers`].
 //!
 //! A shape that has no exact structural form is a [`SchemaError::Unsupported`] naming the
 //! type (when known) and the way out; nothing panics.
 
-mod cel;
 mod objects;
 mod union;
 
@@ -24,6 +25,7 @@ use serde_json::{Map, Value, json};
 
 use super::error::SchemaError;
 use super::markers::{self, Record};
+use kbr_core::marker::QUANTITY_HINT;
 
 /// Keys schemars emits that apiextensions' `JSONSchemaProps` has no place for.
 const FOREIGN_KEYS: &[&str] = &[
@@ -116,6 +118,8 @@ fn node(schema: &mut Value, path: &str, parent: Option<&str>) -> Result<Outcome,
     } else {
         children(object, path, context)?;
         shape(object, path, type_record.as_ref())?;
+        format(object);
+        int_or_string(object);
     }
     for key in FOREIGN_KEYS {
         object.remove(*key);
@@ -253,6 +257,80 @@ fn shape(
         object.insert("nullable".into(), true.into());
     }
     Ok(())
+}
+
+/// Only formats the API server knows (apiextensions-apiserver
+/// `pkg/apiserver/validation/formats.go`): schemars' Rust integer formats become `int32` (for
+/// `i8`, `i16`, `u8`, `u16`, whose bounds schemars gives) or `int64` (`u32`, `u64`, `usize`,
+/// `isize`), unsigned ones keep `minimum: 0` and `u32` gets its `maximum`, as serde enforces;
+/// every other unknown format (`int128`, `ip`, …) is dropped, as the API server would ignore it.
+fn format(object: &mut Map<String, Value>) {
+    let Some(Value::String(format)) = object.get("format").cloned() else {
+        return;
+    };
+    let type_ = object
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    if super::structural::formats::is_known(&type_, &format) {
+        return;
+    }
+    let replacement = match (type_.as_str(), format.as_str()) {
+        ("integer", "int8" | "int16" | "uint8" | "uint16") => Some("int32"),
+        ("integer", "uint32" | "uint64" | "uint" | "int") => Some("int64"),
+        _ => None,
+    };
+    match replacement {
+        Some(known) => object.insert("format".into(), known.into()),
+        None => object.remove("format"),
+    };
+    if type_ == "integer" && format.starts_with("uint") {
+        object.entry("minimum").or_insert_with(|| 0.into());
+    }
+    if type_ == "integer" && format == "uint32" {
+        object.entry("maximum").or_insert_with(|| u32::MAX.into());
+    }
+}
+
+/// The start of k8s-openapi's description of `resource.Quantity` (kept where no field doc
+/// replaces it: `Option<Quantity>`, list items, map values, k8s-openapi's own structs).
+const QUANTITY_DESCRIPTION: &str = "Quantity is a fixed-point representation of a number.";
+
+/// The grammar of a `resource.Quantity` string, as controller-gen emits it for the type
+/// (apimachinery `pkg/api/resource/quantity.go`, `ParseQuantity`).
+pub(crate) const QUANTITY_PATTERN: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
+
+/// `x-kubernetes-int-or-string` nodes as controller-gen emits them: with
+/// `anyOf: [{type: integer}, {type: string}]` (k8s-openapi's `IntOrString` and `Quantity` have
+/// none), and for `resource.Quantity` (known by k8s-openapi's description or by
+/// [`QUANTITY_HINT`], which `#[kbr_runtime::schema]` sets on fields whose type is named
+/// `Quantity`) the quantity [`pattern`](QUANTITY_PATTERN), so `cpu: "lots"` is refused.
+fn int_or_string(object: &mut Map<String, Value>) {
+    let hinted = object.remove(QUANTITY_HINT) == Some(Value::Bool(true));
+    if object.get("x-kubernetes-int-or-string") != Some(&Value::Bool(true)) {
+        return;
+    }
+    if !object.contains_key("anyOf") && !object.contains_key("type") {
+        object.insert(
+            "anyOf".into(),
+            json!([{"type": "integer"}, {"type": "string"}]),
+        );
+    }
+    if object.get("default") == Some(&Value::Null) {
+        // `Option<Quantity>` with `#[serde(default)]`: schemars adds no null type to a schema
+        // without `type`, but serde reads (and defaults to) `null`.
+        object.insert("nullable".into(), true.into());
+    }
+    let described = object
+        .get("description")
+        .and_then(Value::as_str)
+        .is_some_and(|text| text.starts_with(QUANTITY_DESCRIPTION));
+    if hinted || described {
+        object
+            .entry("pattern")
+            .or_insert_with(|| QUANTITY_PATTERN.into());
+    }
 }
 
 /// A node with no type and nothing that constrains a value: free-form JSON.

@@ -61,10 +61,14 @@ pub(super) fn objects(
             required.push(name.clone());
         }
     }
-    let constraints: Vec<Map<String, Value>> = branches
+    drop_variant_defaults(&mut properties, &branches);
+    let mut constraints: Vec<Map<String, Value>> = branches
         .iter()
         .map(|branch| constraint(branch, &properties, &common))
         .collect();
+    if branches.len() > 1 {
+        forbid_foreign_fields(&mut constraints, &branches, &properties, key);
+    }
     if !properties.is_empty() {
         object.insert("properties".into(), properties.into());
     }
@@ -80,6 +84,61 @@ pub(super) fn objects(
     Ok(())
 }
 
+/// Defaults of properties that not every variant has are dropped: the API server defaults a
+/// property wherever its parent object exists, so a variant's default would be written into
+/// every other variant's objects (and a `deny_unknown_fields` variant could no longer read
+/// them). serde applies the variant's own `#[serde(default)]` when it reads the object.
+pub(super) fn drop_variant_defaults(
+    properties: &mut Map<String, Value>,
+    branches: &[Map<String, Value>],
+) {
+    for (name, schema) in properties.iter_mut() {
+        let everywhere = branches.iter().all(|branch| {
+            branch
+                .get("properties")
+                .and_then(Value::as_object)
+                .is_some_and(|own| own.contains_key(name))
+        });
+        if !everywhere && let Value::Object(schema) = schema {
+            schema.remove("default");
+        }
+    }
+}
+
+/// A variant that rejects unknown fields (`additionalProperties: false`, serde's
+/// `deny_unknown_fields`) rejects the other variants' fields too, though the merged object
+/// specifies them: its branch gets `not: {anyOf: [{required: [field]}, ...]}`. A field whose
+/// presence alone selects another branch of a `oneOf` is left out (the `oneOf` already fails).
+fn forbid_foreign_fields(
+    constraints: &mut [Map<String, Value>],
+    branches: &[Map<String, Value>],
+    properties: &Map<String, Value>,
+    key: &str,
+) {
+    let selects_alone = |name: &str, constraints: &[Map<String, Value>]| {
+        key == "oneOf"
+            && constraints.iter().any(|c| {
+                c.len() == 1 && c.get("required") == Some(&Value::Array(vec![name.into()]))
+            })
+    };
+    let original = constraints.to_vec();
+    for (branch, constraint) in branches.iter().zip(constraints.iter_mut()) {
+        if branch.get("additionalProperties") != Some(&Value::Bool(false)) {
+            continue;
+        }
+        let own = branch.get("properties").and_then(Value::as_object);
+        let foreign: Vec<Value> = properties
+            .keys()
+            .filter(|name| !own.is_some_and(|own| own.contains_key(*name)))
+            .filter(|name| !selects_alone(name, &original))
+            .map(|name| serde_json::json!({"required": [name]}))
+            .collect();
+        if !foreign.is_empty() {
+            constraint.insert("not".into(), serde_json::json!({"anyOf": foreign}));
+        }
+    }
+}
+
 /// An externally tagged variant's doc comment moves to its one property.
 fn describe_only_property(branch: &mut Map<String, Value>) {
     let Some(Value::String(description)) = branch.get("description").cloned() else {
@@ -93,7 +152,7 @@ fn describe_only_property(branch: &mut Map<String, Value>) {
     }
 }
 
-fn names(list: Option<&Value>) -> Vec<String> {
+pub(super) fn names(list: Option<&Value>) -> Vec<String> {
     list.and_then(Value::as_array)
         .into_iter()
         .flatten()
@@ -115,7 +174,7 @@ fn without(schema: &Map<String, Value>, keys: &[&str]) -> Map<String, Value> {
 }
 
 /// One schema for a property two variants both have, or `None` when they conflict.
-fn combine(a: &Value, b: &Value) -> Option<Value> {
+pub(super) fn combine(a: &Value, b: &Value) -> Option<Value> {
     let (Value::Object(a), Value::Object(b)) = (a, b) else {
         return (a == b).then(|| a.clone());
     };
@@ -152,6 +211,21 @@ fn combine(a: &Value, b: &Value) -> Option<Value> {
                 Some(existing) => combine(existing, schema)?,
             };
             properties.insert(name.clone(), combined);
+        }
+        let in_both = |name: &str| {
+            [a, b].iter().all(|side| {
+                side.get("properties")
+                    .and_then(Value::as_object)
+                    .is_some_and(|own| own.contains_key(name))
+            })
+        };
+        for (name, schema) in properties.iter_mut() {
+            // As in `drop_variant_defaults`, one level down (adjacently tagged contents).
+            if !in_both(name)
+                && let Value::Object(schema) = schema
+            {
+                schema.remove("default");
+            }
         }
         let theirs = names(b.get("required"));
         let required: Vec<String> = names(a.get("required"))
@@ -190,7 +264,7 @@ fn combine(a: &Value, b: &Value) -> Option<Value> {
 }
 
 /// What tells `branch` apart from the merged object: value validations only.
-fn constraint(
+pub(super) fn constraint(
     branch: &Map<String, Value>,
     merged: &Map<String, Value>,
     common: &[String],

@@ -9,15 +9,15 @@
 //!   original `oneOf`/`anyOf`;
 //! - `integer` and `string` variants: `x-kubernetes-int-or-string`;
 //! - other mixes (an untagged enum with a string and an object variant):
-//!   `x-kubernetes-preserve-unknown-fields` plus one CEL rule accepting exactly the variants
-//!   ([`super::cel`]);
+//!   `x-kubernetes-preserve-unknown-fields` (no `type`, so no CEL rule can apply), the object
+//!   variants' properties, and per variant one junctor branch accepting exactly its values;
 //! - variants that disagree on the type of a shared property: an error naming the type, the
 //!   property and the way out.
 
 use serde_json::{Map, Value, json};
 
-use super::objects::objects;
-use super::{cel, is_null};
+use super::is_null;
+use super::objects::{combine, objects};
 use crate::crd::error::SchemaError;
 
 /// Keys a variant may carry that say nothing about which values it accepts.
@@ -122,16 +122,51 @@ pub(super) fn merge(
         && types
             .iter()
             .all(|t| matches!(t.as_str(), "integer" | "string" | "int-or-string"))
-        && branches.iter().all(|b| residual(b, &["format"]).is_empty())
+        && let Some(validations) = int_or_string_validations(&branches)
     {
         object.insert("x-kubernetes-int-or-string".into(), true.into());
         object.insert(
             "anyOf".into(),
             json!([{"type": "integer"}, {"type": "string"}]),
         );
+        object.extend(validations);
         return Ok(());
     }
-    mixed(object, &branches, path, what)
+    mixed(object, &branches, key, path, what)
+}
+
+/// The value validations of an int-or-string node equivalent to integer and string
+/// `branches`: bounds apply to integers only and lengths and patterns to strings only, so one
+/// constrained variant per type keeps its validations on the node. `None` when that is not
+/// exact (an `enum`, which applies to both types, or two constrained variants of one type).
+fn int_or_string_validations(branches: &[Map<String, Value>]) -> Option<Map<String, Value>> {
+    let mut result = Map::new();
+    for type_ in ["integer", "string"] {
+        let of_type: Vec<Map<String, Value>> = branches
+            .iter()
+            .filter(|b| json_type(b) == type_)
+            .map(|b| residual(b, &["format"]))
+            .collect();
+        if of_type.iter().any(Map::is_empty) {
+            continue;
+        }
+        match of_type.as_slice() {
+            [] => {}
+            [only]
+                if only
+                    .keys()
+                    .all(|k| k != "enum" && validations(type_).contains(&k.as_str())) =>
+            {
+                result.extend(only.clone());
+            }
+            _ => return None,
+        }
+    }
+    let unconstrained = branches
+        .iter()
+        .filter(|b| json_type(b) == "int-or-string")
+        .all(|b| residual(b, &["format", "x-kubernetes-int-or-string", "anyOf"]).is_empty());
+    unconstrained.then_some(result)
 }
 
 fn is_free_form(branch: &Map<String, Value>) -> bool {
@@ -253,10 +288,21 @@ fn all_of(
     Ok(())
 }
 
-/// Variants of different JSON types: any JSON, checked by one CEL rule.
+/// Variants of different JSON types (an untagged enum of a string and a struct, an externally
+/// tagged enum with unit and data variants): a node without `type` keeping any JSON
+/// (`x-kubernetes-preserve-unknown-fields`), the object variants' properties, and one junctor
+/// branch per variant that accepts exactly that variant's values.
+///
+/// No CEL rule: the API server gives a node without `type` no CEL type (apiextensions-apiserver
+/// `pkg/apiserver/schema/cel/model/schemas.go`, `SchemaDeclType` returns nil), so any
+/// `x-kubernetes-validations` on it makes the CRD fail with "unable to convert structural
+/// schema to CEL declarations". Junctor branches cannot name a `type` either
+/// (`schema/validation.go`, `validateNestedValueValidation`), so each branch tells JSON types
+/// apart with keywords that only apply to one type ([`guard`]).
 fn mixed(
     object: &mut Map<String, Value>,
     branches: &[Map<String, Value>],
+    key: &str,
     path: &str,
     what: &str,
 ) -> Result<(), SchemaError> {
@@ -268,15 +314,61 @@ fn mixed(
             "make every variant a struct or newtype-of-struct variant",
         ));
     }
-    let rule: Vec<String> = branches
+    let lists: Vec<&Map<String, Value>> = branches
         .iter()
-        .map(|b| cel::matches(b, "self", cel::DEPTH))
+        .filter(|b| json_type(b) == "array")
         .collect();
-    let mut rule = rule.join(" || ");
-    if object.get("nullable") == Some(&Value::Bool(true)) {
-        rule = format!("self == null || {rule}");
+    if lists.len() > 1 {
+        return Err(unsupported(
+            path,
+            what,
+            "has several list variants beside variants of other JSON types".to_owned(),
+            "wrap each list in a struct variant with a named field",
+        ));
     }
-    let described: Vec<String> = branches.iter().map(cel::describe).collect();
+    let mut properties = Map::new();
+    for branch in branches.iter().filter(|b| json_type(b) == "object") {
+        if branch
+            .get("additionalProperties")
+            .is_some_and(Value::is_object)
+        {
+            return Err(unsupported(
+                path,
+                what,
+                "has a map variant beside variants of other JSON types".to_owned(),
+                "wrap the map in a struct variant with a named field",
+            ));
+        }
+        for (name, schema) in branch
+            .get("properties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            let merged = match properties.get(name) {
+                None => schema.clone(),
+                Some(existing) => combine(existing, schema).ok_or_else(|| {
+                    unsupported(
+                        path,
+                        what,
+                        format!("has variants that disagree on the schema of property `{name}`"),
+                        "give the property the same type in every variant, or rename it in one",
+                    )
+                })?,
+            };
+            properties.insert(name.clone(), merged);
+        }
+    }
+    let object_variants: Vec<Map<String, Value>> = branches
+        .iter()
+        .filter(|b| json_type(b) == "object")
+        .cloned()
+        .collect();
+    super::objects::drop_variant_defaults(&mut properties, &object_variants);
+    let alternatives: Vec<Value> = branches
+        .iter()
+        .map(|branch| Value::Object(alternative(branch, &properties)))
+        .collect();
     for k in [
         "type",
         "format",
@@ -284,16 +376,138 @@ fn mixed(
         "required",
         "additionalProperties",
         "items",
+        "properties",
     ] {
         object.remove(k);
     }
     object.insert("x-kubernetes-preserve-unknown-fields".into(), true.into());
-    let message = format!("must be {}", described.join(" or "));
-    let rules = object
-        .entry("x-kubernetes-validations")
-        .or_insert_with(|| Value::Array(Vec::new()));
-    if let Value::Array(rules) = rules {
-        rules.push(json!({"message": message, "rule": rule}));
+    if !properties.is_empty() {
+        object.insert("properties".into(), properties.into());
     }
+    if let Some(items) = lists.first().and_then(|list| list.get("items")) {
+        object.insert("items".into(), items.clone());
+    }
+    object.insert(key.to_owned(), Value::Array(alternatives));
     Ok(())
+}
+
+/// Value validations of each JSON type that a variant of that type may carry.
+const VALIDATIONS: &[(&str, &[&str])] = &[
+    ("string", &["minLength", "maxLength", "pattern", "enum"]),
+    (
+        "integer",
+        &[
+            "minimum",
+            "maximum",
+            "exclusiveMinimum",
+            "exclusiveMaximum",
+            "multipleOf",
+            "enum",
+        ],
+    ),
+    (
+        "number",
+        &[
+            "minimum",
+            "maximum",
+            "exclusiveMinimum",
+            "exclusiveMaximum",
+            "multipleOf",
+            "enum",
+        ],
+    ),
+    ("boolean", &["enum"]),
+    ("array", &["minItems", "maxItems"]),
+    ("object", &["minProperties", "maxProperties"]),
+];
+
+/// A junctor branch (value validations only) accepting exactly the values of `variant`, whose
+/// properties are specified in `properties` outside the junctor.
+fn alternative(
+    variant: &Map<String, Value>,
+    properties: &Map<String, Value>,
+) -> Map<String, Value> {
+    let type_ = json_type(variant);
+    let mut result = Map::new();
+    let mut guards = Vec::new();
+    let copied: Vec<&str> = match type_ {
+        "int-or-string" => ["string", "integer"]
+            .iter()
+            .flat_map(|t| validations(t).iter().copied())
+            .filter(|k| *k != "enum")
+            .collect(),
+        other => validations(other).to_vec(),
+    };
+    for key in copied {
+        if let Some(value) = variant.get(key) {
+            result.insert(key.to_owned(), value.clone());
+        }
+    }
+    if !result.contains_key("enum") {
+        guards.push(guard(type_, variant));
+    }
+    if type_ == "object" {
+        let required = super::objects::names(variant.get("required"));
+        result.extend(super::objects::constraint(variant, properties, &[]));
+        let own = variant.get("properties").and_then(Value::as_object);
+        let closed = variant.get("additionalProperties") == Some(&Value::Bool(false));
+        if closed {
+            let foreign: Vec<Value> = properties
+                .keys()
+                .filter(|name| !own.is_some_and(|own| own.contains_key(*name)))
+                .map(|name| json!({"required": [name]}))
+                .collect();
+            if !foreign.is_empty() {
+                guards.push(json!({"not": {"anyOf": foreign}}));
+            }
+            let count = own.map_or(0, Map::len);
+            if required.len() == count {
+                result.insert("maxProperties".into(), count.into());
+            }
+        }
+    }
+    match guards.len() {
+        0 => {}
+        1 => {
+            if let Some(Value::Object(only)) = guards.pop() {
+                for (key, value) in only {
+                    result.entry(key).or_insert(value);
+                }
+            }
+        }
+        _ => {
+            result.insert("allOf".into(), Value::Array(guards));
+        }
+    }
+    result
+}
+
+fn validations(type_: &str) -> &'static [&'static str] {
+    VALIDATIONS
+        .iter()
+        .find(|(t, _)| *t == type_)
+        .map_or(&[], |(_, keys)| keys)
+}
+
+/// Value validations that hold exactly for the JSON values of `type_` (but `null`, which the
+/// API server checks with `nullable` before any junctor), written with keywords that other
+/// types pass vacuously: `not: {maxLength: 0}` holds for non-empty strings only,
+/// `not: {maxProperties: 0}` for non-empty objects, `not: {maxItems: 0}` for non-empty lists,
+/// `not: {minimum: 1}` or `not: {maximum: 0}` for numbers only.
+fn guard(type_: &str, variant: &Map<String, Value>) -> Value {
+    let number = json!({"anyOf": [{"not": {"minimum": 1}}, {"not": {"maximum": 0}}]});
+    let string = json!({"anyOf": [{"enum": [""]}, {"not": {"maxLength": 0}}]});
+    let integer = json!({"multipleOf": 1, "anyOf": number["anyOf"]});
+    match type_ {
+        "string" => string,
+        "integer" => integer,
+        "number" => number,
+        "boolean" => json!({"enum": [true, false]}),
+        "int-or-string" => json!({"anyOf": [string, integer]}),
+        "array" => json!({"anyOf": [{"enum": [[]]}, {"not": {"maxItems": 0}}]}),
+        _ if !super::objects::names(variant.get("required")).is_empty() => {
+            json!({"not": {"maxProperties": 0}})
+        }
+        _ => json!({"anyOf": [{"enum": [{}]}, {"not": {"maxProperties": 0}}]}),
+    }
 }

@@ -18,6 +18,28 @@ fn is_scalar_type(schema: &Value) -> bool {
     ) || schema.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true))
 }
 
+/// Whether the API server gives `schema` a CEL type, as apiextensions-apiserver's
+/// `pkg/apiserver/schema/cel/model/schemas.go` (`SchemaDeclType`) does: int-or-string nodes
+/// (dynamic) and every scalar or object type do; a list whose items, or a map whose values,
+/// have none does not; a node without `type` (preserve-unknown-fields alone) does not.
+fn cel_typed(schema: &Map<String, Value>) -> bool {
+    if flag(schema, "x-kubernetes-int-or-string") {
+        return true;
+    }
+    match schema.get("type").and_then(Value::as_str) {
+        Some("array") => schema
+            .get("items")
+            .and_then(Value::as_object)
+            .is_some_and(cel_typed),
+        Some("object") => match schema.get("additionalProperties") {
+            Some(Value::Object(values)) => cel_typed(values),
+            _ => true,
+        },
+        Some("string" | "boolean" | "number" | "integer") => true,
+        _ => false,
+    }
+}
+
 impl Checker {
     pub(super) fn extensions(
         &mut self,
@@ -263,6 +285,17 @@ impl Checker {
             self.push(path, "x-kubernetes-validations", "must be a list of rules");
             return;
         };
+        if !rules.is_empty() && !cel_typed(object) {
+            self.push(
+                path,
+                "x-kubernetes-validations",
+                "the API server cannot give this node a CEL type (a node without `type`, or a \
+                 list or map of such nodes), so it refuses the CRD (\"unable to convert \
+                 structural schema to CEL declarations\"), and a parent's rule cannot see this \
+                 value either; give the value one JSON type (e.g. make every enum variant a \
+                 struct variant), or put the rule on typed fields inside it",
+            );
+        }
         for (index, rule) in rules.iter().enumerate() {
             let keyword = format!("x-kubernetes-validations[{index}]");
             let text = rule

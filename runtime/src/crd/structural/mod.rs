@@ -18,15 +18,21 @@
 //! - `x-kubernetes-*` placement ([`extensions`]): list types on arrays (map lists keyed by
 //!   required or defaulted scalar properties, set items scalar or atomic, neither nullable),
 //!   map types on objects, embedded resources are objects, int-or-string excludes
-//!   preserve-unknown-fields and embedded-resource, CEL rules well-formed and `oldSelf` only
-//!   where old and new values correlate;
+//!   preserve-unknown-fields and embedded-resource, CEL rules well-formed, only on nodes the
+//!   API server can give a CEL type (not on a node without `type`, nor on a list or map of
+//!   such nodes: `cel/model/schemas.go`, `SchemaDeclType`), and `oldSelf` only where old and
+//!   new values correlate;
 //! - `metadata` at the root may only restrict `name` and `generateName`; `apiVersion` and
 //!   `kind` are strings;
+//! - `format` is one the API server recognizes for the node's type ([`formats`]; it only warns
+//!   `unrecognized format` and ignores the rest, kbr refuses them so `kubectl apply
+//!   --warnings-as-errors` passes);
 //! - `default`, `enum` and `example` values are valid against their schema, defaults contain
 //!   no field the schema would prune, and no default sits inside the root `metadata`
 //!   ([`values`]); `pattern`s are regular expressions.
 
 mod extensions;
+pub(crate) mod formats;
 mod junctors;
 mod values;
 
@@ -331,6 +337,28 @@ impl Checker {
                 "type",
                 format!("must be one of {} (got {other})", TYPES.join(", ")),
             ),
+        }
+        if let Some(format) = object.get("format") {
+            // apiextensions-apiserver pkg/apiserver/validation/formats.go,
+            // GetUnrecognizedFormats: the formats known per type.
+            let type_ = object
+                .get("type")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            match format.as_str() {
+                Some(name) if formats::is_known(type_, name) => {}
+                Some(name) => self.push(
+                    path,
+                    "format",
+                    format!(
+                        "unrecognized format {name:?} for type {:?}: the API server warns and \
+                         ignores it (integers take int32/int64, numbers float/double, strings \
+                         the formats of apiextensions' formats.go)",
+                        if type_.is_empty() { "(none)" } else { type_ }
+                    ),
+                ),
+                None => self.push(path, "format", "must be a string"),
+            }
         }
         if let Some(pattern) = object.get("pattern") {
             match pattern.as_str().map(regex::Regex::new) {
