@@ -34,8 +34,13 @@ fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let scheme = knative_lite::scheme();
     let rules = knative_lite::rbac_rules();
-    kbr_runtime::manifests::write(&scheme, &rules, &args.dir)?;
+    let report = kbr_runtime::manifests::write(&scheme, &rules, &args.dir)?;
     let webhooks = knative_lite::webhooks(None)?;
-    kbr_runtime::webhook::write_manifests(&webhooks, &args.dir)?;
+    let webhook_file = kbr_runtime::webhook::write_manifests(&webhooks, &args.dir)?;
+    // One line per file: wrote, unchanged or stale (a CRD no kind produces any more).
+    print!("{report}");
+    if let Some(path) = webhook_file {
+        println!("wrote {}", path.display());
+    }
     Ok(())
 }
