@@ -233,13 +233,25 @@ impl Store {
             .filter(|f| !meta::finalizers(old).contains(f))
             .collect();
         if meta::is_deleting(old) && !added.is_empty() {
+            // ValidateNoNewFinalizers (apimachinery/pkg/api/validation/objectmeta.go), sorted
+            // and formatted as Go's `%#v` of a []string. It runs twice: in rest.BeforeUpdate's
+            // validateCommonFields (apiserver/pkg/registry/rest/update.go) and in the
+            // strategy's ValidateUpdate, so the real server reports the cause twice.
+            let mut added = added;
+            added.sort();
+            added.dedup();
+            let quoted: Vec<String> = added.iter().map(|f| format!("{f:?}")).collect();
+            let cause = Cause::forbidden(
+                "metadata.finalizers",
+                &format!(
+                    "no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
+                    quoted.join(", ")
+                ),
+            );
             return Err(ApiError::invalid(
                 &subject(rt),
                 &key.name,
-                vec![Cause::forbidden(
-                    "metadata.finalizers",
-                    "no new finalizers can be added if the object is being deleted",
-                )],
+                vec![cause.clone(), cause],
             ));
         }
         if **old == new {
