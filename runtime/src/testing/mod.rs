@@ -221,6 +221,7 @@ mod patch;
 mod registry;
 mod request;
 mod reviews;
+mod schemas;
 mod selector;
 mod server;
 mod store;

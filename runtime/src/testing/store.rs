@@ -122,6 +122,8 @@ pub(crate) struct Store {
     by_uid: HashMap<String, ObjRef>,
     /// owner uid -> objects with an ownerReference to it.
     dependents: HashMap<String, BTreeSet<ObjRef>>,
+    /// The schema of every served custom resource version ([`super::schemas`]).
+    pub(crate) schemas: HashMap<super::schemas::SchemaKey, Arc<crate::crd::ObjectSchema>>,
 }
 
 impl Store {
@@ -137,6 +139,7 @@ impl Store {
             watchers: Vec::new(),
             by_uid: HashMap::new(),
             dependents: HashMap::new(),
+            schemas: HashMap::new(),
         }
     }
 

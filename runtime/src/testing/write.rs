@@ -160,6 +160,11 @@ impl Store {
         ] {
             m.remove(server_only);
         }
+        // apiextensions-apiserver: prune and default the body, then validate the object
+        // (OpenAPI schema, CEL rules); CRDs with rules that do not compile are refused.
+        self.prune_and_default(rt, &mut obj);
+        self.validate_custom(rt, &key.name, &obj, None)?;
+        super::builtin::check_crd(rt, &obj)?;
         self.on_create(rt, &mut obj);
         if dry_run {
             return Ok(Arc::new(obj));
@@ -227,7 +232,13 @@ impl Store {
                 ),
             ));
         }
-        let new = merge_for_update(rt, old, body, part);
+        // The body is pruned and defaulted before it meets the stored object, which is read
+        // with its defaults (apiextensions-apiserver decodes both through the schema), so a
+        // pruned field or an applied default is no spec change.
+        let mut body = body;
+        self.prune_and_default(rt, &mut body);
+        let old_read = super::schemas::defaulted(old, self.schema(rt).as_deref()).into_owned();
+        let new = merge_for_update(rt, &old_read, body, part);
         let added: Vec<String> = meta::finalizers(&new)
             .into_iter()
             .filter(|f| !meta::finalizers(old).contains(f))
@@ -254,9 +265,11 @@ impl Store {
                 vec![cause.clone(), cause],
             ));
         }
-        if **old == new {
+        if old_read == new {
             return Ok(old.clone());
         }
+        self.validate_custom(rt, &key.name, &new, Some(&old_read))?;
+        super::builtin::check_crd(rt, &new)?;
         if dry_run {
             return Ok(Arc::new(new));
         }

@@ -1,0 +1,224 @@
+//! [`ObjectSchema`]: what the API server does to a custom resource with its CRD version's
+//! schema, in its order — prune, default, validate the OpenAPI schema, validate the CEL rules.
+//!
+//! One implementation, used by kbr's fake API server for every write and read of a custom
+//! resource, and by the schema round-trip tests of derived types.
+
+use serde_json::Value;
+
+use super::defaulting;
+use super::node::Node;
+use super::pruning;
+use super::validation::{FieldError, Validator};
+
+/// A CRD version's `openAPIV3Schema`, compiled for the object semantics of
+/// apiextensions-apiserver (`pkg/apiserver/schema`, `pkg/registry/customresource`).
+///
+/// ```
+/// use kbr_runtime::crd::ObjectSchema;
+/// use serde_json::json;
+///
+/// let schema = ObjectSchema::new(&json!({
+///     "type": "object",
+///     "properties": {"spec": {"type": "object", "properties": {
+///         "replicas": {"type": "integer", "maximum": 10, "default": 1}
+///     }}}
+/// }))
+/// .unwrap();
+/// let mut widget = json!({"spec": {"unknown": true}});
+/// assert!(schema.admit(&mut widget, None).is_ok());
+/// assert_eq!(widget, json!({"spec": {"replicas": 1}}));
+///
+/// let mut too_many = json!({"spec": {"replicas": 11}});
+/// let errors = schema.admit(&mut too_many, None).unwrap_err();
+/// assert_eq!(
+///     errors[0].to_string(),
+///     "spec.replicas: Invalid value: 11: spec.replicas in body should be less than or equal to 10"
+/// );
+/// ```
+#[derive(Debug)]
+pub struct ObjectSchema {
+    root: Node,
+}
+
+impl ObjectSchema {
+    /// Compiles a version's `openAPIV3Schema` (the object root).
+    ///
+    /// # Errors
+    /// The API server's CRD validation errors for what it would refuse at install and kbr
+    /// cannot evaluate: a `pattern` that is not a regular expression, a CEL rule or
+    /// `messageExpression` that does not compile (or calls a Kubernetes CEL library the fake
+    /// does not implement), at paths below `openAPIV3Schema`.
+    pub fn new(open_api_v3_schema: &Value) -> Result<Self, Vec<FieldError>> {
+        Self::at(open_api_v3_schema, "openAPIV3Schema")
+    }
+
+    /// [`ObjectSchema::new`] with errors reported below `path` (e.g.
+    /// `spec.versions[0].schema.openAPIV3Schema`).
+    ///
+    /// # Errors
+    /// As [`ObjectSchema::new`].
+    pub fn at(open_api_v3_schema: &Value, path: &str) -> Result<Self, Vec<FieldError>> {
+        let mut errors = Vec::new();
+        let root = Node::compile(open_api_v3_schema, path, &mut errors);
+        if errors.is_empty() {
+            Ok(Self { root })
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// Whether any node has a `default` (reads need defaulting only then).
+    pub fn has_defaults(&self) -> bool {
+        self.root.has_defaults
+    }
+
+    /// Drops the fields the schema does not specify (`schema/pruning`), keeping `apiVersion`,
+    /// `kind` and `metadata` at the root and in embedded resources.
+    pub fn prune(&self, object: &mut Value) {
+        pruning::prune(object, &self.root, true);
+    }
+
+    /// Applies the schema's defaults (`schema/defaulting`), then drops `null`s of
+    /// non-nullable fields without a default. The API server does this to request bodies and
+    /// to objects read from storage.
+    pub fn default(&self, object: &mut Value) {
+        defaulting::default(object, &self.root);
+        defaulting::prune_nulls(object, &self.root);
+    }
+
+    /// Validates `object` against the schema and then its CEL rules; `old` is the stored
+    /// object on update (transition rules run only then; unchanged nodes are not reported,
+    /// as the API server ratchets them). Returns every error, schema errors first.
+    pub fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
+        let mut validator = Validator { errors: Vec::new() };
+        validator.node(&self.root, object, old, "", true);
+        let mut errors = validator.errors;
+        #[cfg(feature = "testing")]
+        cel_walk::walk(&self.root, object, old, "", &mut errors);
+        let _ = &mut errors;
+        errors
+    }
+
+    /// Prunes, defaults and validates `object` in the API server's order: what a create
+    /// (`old` `None`), update, patch, apply or status write stores.
+    ///
+    /// # Errors
+    /// The field errors of [`ObjectSchema::validate`] (a 422 `Invalid` on the API server).
+    pub fn admit(&self, object: &mut Value, old: Option<&Value>) -> Result<(), Vec<FieldError>> {
+        self.prune(object);
+        self.default(object);
+        let errors = self.validate(object, old);
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
+    }
+}
+
+/// The CEL side of [`ObjectSchema::validate`]: `apiextensions-apiserver/pkg/apiserver/schema/
+/// cel/validation.go`'s walk (`validate`, `validateMap`, `validateArray`).
+#[cfg(feature = "testing")]
+mod cel_walk {
+    use std::collections::HashMap;
+    use std::sync::Arc;
+
+    use serde_json::Value;
+
+    use super::super::node::Node;
+    use super::super::rules;
+    use super::super::validation::{FieldError, correlated_item};
+
+    /// `value` as the CEL value bound to `self`: integers of `type: number` nodes are doubles.
+    pub(super) fn to_cel(value: &Value, node: Option<&Node>) -> cel::Value {
+        match value {
+            Value::Null => cel::Value::Null,
+            Value::Bool(b) => cel::Value::Bool(*b),
+            Value::Number(n) => {
+                let double = node.is_some_and(|n| n.type_ == "number");
+                match n.as_i64() {
+                    Some(i) if !double => cel::Value::Int(i),
+                    _ => match n.as_u64() {
+                        Some(u) if !double && n.as_i64().is_none() => cel::Value::UInt(u),
+                        _ => cel::Value::Float(n.as_f64().unwrap_or_default()),
+                    },
+                }
+            }
+            Value::String(s) => cel::Value::String(Arc::new(s.clone())),
+            Value::Array(items) => {
+                let item = node.and_then(|n| n.items.as_deref());
+                cel::Value::List(Arc::new(items.iter().map(|i| to_cel(i, item)).collect()))
+            }
+            Value::Object(fields) => {
+                let map: HashMap<String, cel::Value> = fields
+                    .iter()
+                    .map(|(k, v)| (k.clone(), to_cel(v, node.and_then(|n| n.field(k)))))
+                    .collect();
+                cel::Value::from(map)
+            }
+        }
+    }
+
+    fn child(path: &str, name: &str) -> String {
+        if path.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{path}.{name}")
+        }
+    }
+
+    pub(super) fn walk(
+        node: &Node,
+        value: &Value,
+        old: Option<&Value>,
+        path: &str,
+        errors: &mut Vec<FieldError>,
+    ) {
+        if value.is_null() {
+            return;
+        }
+        let unchanged = old.is_some_and(|o| o == value);
+        if !node.rules.is_empty() {
+            let this = to_cel(value, Some(node));
+            let previous = old.map(|o| to_cel(o, Some(node)));
+            rules::evaluate(
+                &node.rules,
+                &node.type_,
+                &this,
+                value,
+                previous.as_ref(),
+                unchanged,
+                path,
+                errors,
+            );
+        }
+        for branch in &node.all_of {
+            walk(branch, value, old, path, errors);
+        }
+        match value {
+            Value::Object(fields) => {
+                let correlates = node.map_type.as_deref() != Some("atomic");
+                let old_fields = old.and_then(Value::as_object).filter(|_| correlates);
+                for (name, field) in fields {
+                    let old_field = old_fields.and_then(|o| o.get(name));
+                    if let Some(property) = node.properties.get(name) {
+                        walk(property, field, old_field, &child(path, name), errors);
+                    } else if let Some(values) = node.additional.as_deref() {
+                        walk(values, field, old_field, &format!("{path}[{name}]"), errors);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                if let Some(item) = node.items.as_deref() {
+                    let old_items = old.and_then(Value::as_array);
+                    for (index, value) in items.iter().enumerate() {
+                        let old_item = old_items.and_then(|o| correlated_item(node, value, o));
+                        walk(item, value, old_item, &format!("{path}[{index}]"), errors);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
