@@ -39,6 +39,9 @@ use super::validation::{FieldError, Validator};
 #[derive(Debug)]
 pub struct ObjectSchema {
     root: Node,
+    /// Whether the root is a resource (`apiVersion`, `kind`, `metadata` are the API
+    /// server's), or a standalone value ([`ObjectSchema::for_value`]).
+    resource_root: bool,
 }
 
 impl ObjectSchema {
@@ -62,10 +65,25 @@ impl ObjectSchema {
         let mut errors = Vec::new();
         let root = Node::compile(open_api_v3_schema, path, &mut errors);
         if errors.is_empty() {
-            Ok(Self { root })
+            Ok(Self {
+                root,
+                resource_root: true,
+            })
         } else {
             Err(errors)
         }
+    }
+
+    /// Compiles the schema of a value that is not a resource (a Spec type's schema, as
+    /// [`crate::crd::structural_schema_for`] builds it): `apiVersion`, `kind` and `metadata`
+    /// at its root are ordinary fields.
+    ///
+    /// # Errors
+    /// As [`ObjectSchema::new`].
+    pub fn for_value(schema: &Value) -> Result<Self, Vec<FieldError>> {
+        let mut compiled = Self::at(schema, "schema")?;
+        compiled.resource_root = false;
+        Ok(compiled)
     }
 
     /// Whether any node has a `default` (reads need defaulting only then).
@@ -76,7 +94,7 @@ impl ObjectSchema {
     /// Drops the fields the schema does not specify (`schema/pruning`), keeping `apiVersion`,
     /// `kind` and `metadata` at the root and in embedded resources.
     pub fn prune(&self, object: &mut Value) {
-        pruning::prune(object, &self.root, true);
+        pruning::prune(object, &self.root, self.resource_root);
     }
 
     /// Applies the schema's defaults (`schema/defaulting`), then drops `null`s of
@@ -92,7 +110,7 @@ impl ObjectSchema {
     /// as the API server ratchets them). Returns every error, schema errors first.
     pub fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
         let mut validator = Validator { errors: Vec::new() };
-        validator.node(&self.root, object, old, "", true);
+        validator.node(&self.root, object, old, "", self.resource_root);
         let mut errors = validator.errors;
         #[cfg(feature = "testing")]
         cel_walk::walk(&self.root, object, old, "", &mut errors);
