@@ -164,3 +164,72 @@ async fn kube_runtime_event_recorder_creates_then_patches_events() -> TestResult
     assert_eq!(listed[0].series.as_ref().map(|s| s.count), Some(2));
     Ok(())
 }
+
+/// A CRD `widgets.example.com` whose spec schema is `spec`.
+fn widget_crd(
+    spec: serde_json::Value,
+) -> k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition {
+    serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+                 "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "listKind": "WidgetList"},
+                 "versions": [{"name": "v1", "served": true, "storage": true,
+                               "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}}}]}
+    }))
+    .unwrap()
+}
+
+#[tokio::test]
+async fn crds_with_rules_that_do_not_compile_are_refused() -> TestResult {
+    let server = FakeApiServer::new();
+    let bad =
+        widget_crd(json!({"type": "object", "x-kubernetes-validations": [{"rule": "self.a =="}]}));
+    let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
+        Api::all(server.kube_client());
+    let status = api_error(crds.create(&PostParams::default(), &bad).await)?;
+    assert_eq!(code_and_reason(&status), (422, "Invalid"));
+    let field = status.details.as_ref().map(|d| d.causes[0].field.clone());
+    assert_eq!(
+        field.as_deref(),
+        Some(
+            "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule"
+        )
+    );
+    let missing_library = widget_crd(
+        json!({"type": "object", "x-kubernetes-validations": [{"rule": "isURL(self.u)"}]}),
+    );
+    let error = server
+        .install_crd(&missing_library)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("isURL()"), "{error}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn reads_apply_the_defaults_of_the_current_schema() -> TestResult {
+    let server = FakeApiServer::new();
+    server.install_crd(&widget_crd(
+        json!({"type": "object", "properties": {"size": {"type": "integer"}}}),
+    ))?;
+    let resource = kube::api::ApiResource {
+        group: "example.com".into(),
+        version: "v1".into(),
+        api_version: "example.com/v1".into(),
+        kind: "Widget".into(),
+        plural: "widgets".into(),
+    };
+    let api: Api<kube::api::DynamicObject> =
+        Api::namespaced_with(server.kube_client(), "default", &resource);
+    let widget: kube::api::DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {}
+    }))?;
+    api.create(&PostParams::default(), &widget).await?;
+    server.install_crd(&widget_crd(json!({"type": "object", "properties": {
+        "size": {"type": "integer", "default": 3}}})))?;
+    assert_eq!(api.get("w").await?.data["spec"], json!({"size": 3}));
+    let listed = api.list(&ListParams::default()).await?;
+    assert_eq!(listed.items[0].data["spec"], json!({"size": 3}));
+    Ok(())
+}
