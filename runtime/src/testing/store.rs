@@ -353,7 +353,7 @@ mod tests {
 
     #[test]
     fn keys_sort_as_etcd_sorts_namespace_slash_name() {
-        let mut keys = vec![
+        let mut keys = [
             EtcdKey::new("field-selectors", "a"),
             EtcdKey::new("field-selectors-other", "a"),
             EtcdKey::new("field", "z"),

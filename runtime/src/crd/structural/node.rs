@@ -204,8 +204,6 @@ impl Node {
     /// The schema of the field `name` of an object of this node: a property, else the
     /// `additionalProperties` schema.
     pub(super) fn field(&self, name: &str) -> Option<&Node> {
-        self.properties
-            .get(name)
-            .or_else(|| self.additional.as_deref())
+        self.properties.get(name).or(self.additional.as_deref())
     }
 }

@@ -201,8 +201,7 @@ mod cel_walk {
             let this = to_cel(value, Some(node));
             let previous = old.map(|o| to_cel(o, Some(node)));
             rules::evaluate(
-                &node.rules,
-                &node.type_,
+                node,
                 &this,
                 value,
                 previous.as_ref(),

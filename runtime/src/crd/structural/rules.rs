@@ -195,8 +195,7 @@ impl Rule {
 /// `unchanged` skips the rules that do not use `oldSelf` (ratcheting).
 #[cfg(feature = "testing")]
 pub(super) fn evaluate(
-    rules: &[Rule],
-    type_: &str,
+    node: &super::node::Node,
     value: &cel::Value,
     raw: &Value,
     old: Option<&cel::Value>,
@@ -204,7 +203,8 @@ pub(super) fn evaluate(
     path: &str,
     errors: &mut Vec<FieldError>,
 ) {
-    for rule in rules {
+    let type_ = node.type_.as_str();
+    for rule in &node.rules {
         if rule.uses_old_self && old.is_none() || unchanged && !rule.uses_old_self {
             continue;
         }

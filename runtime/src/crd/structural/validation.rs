@@ -389,14 +389,13 @@ impl Validator {
         };
         if let Some(factor) = node.multiple_of
             && factor > 0.0
+            && (number / factor).fract() != 0.0
         {
-            if (number / factor).fract() != 0.0 {
-                self.invalid(
-                    path,
-                    value,
-                    format!("{path} in body should be a multiple of {}", bound(factor)),
-                );
-            }
+            self.invalid(
+                path,
+                value,
+                format!("{path} in body should be a multiple of {}", bound(factor)),
+            );
         }
         if let Some(min) = node.minimum {
             let min_cmp = if integer { (min as i64) as f64 } else { min };
@@ -690,7 +689,7 @@ mod formats {
     }
 
     pub(super) fn base64(text: &str) -> bool {
-        text.len() % 4 == 0
+        text.len().is_multiple_of(4)
             && text
                 .trim_end_matches('=')
                 .bytes()
