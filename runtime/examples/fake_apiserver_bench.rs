@@ -107,14 +107,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         plural: "widgets".into(),
     };
     let server = FakeApiServer::new();
-    server.register_type(ResourceType::new("bench.kbr.dev", "v1", "Widget", "widgets").with_status());
+    server
+        .register_type(ResourceType::new("bench.kbr.dev", "v1", "Widget", "widgets").with_status());
     let api = Api::namespaced_with(server.kube_client(), "default", &resource);
     report("Widgets, no schema (before)", run(api, widget).await?);
 
     let server = FakeApiServer::new();
     server.install_crd(&crd())?;
     let api: Api<DynamicObject> = Api::namespaced_with(server.kube_client(), "default", &resource);
-    report("Widgets, schema + CEL rule (after)", run(api.clone(), widget).await?);
+    report(
+        "Widgets, schema + CEL rule (after)",
+        run(api.clone(), widget).await?,
+    );
     let one = api.get("w-00000").await?;
     assert_eq!(
         one.data["spec"],

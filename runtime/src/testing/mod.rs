@@ -209,7 +209,8 @@
 //! | `optionalOldSelf` on create | no (such rules run on update only) |
 //! | CEL cost budgets and estimated-cost limits | no |
 //! | ratcheting: unchanged invalid values pass on update | yes (whole unchanged nodes) |
-//! | pruning/defaulting *before* mutating webhooks, defaulting of their patches | no (the fake calls webhooks first, then prunes, defaults and validates) |
+//! | pruning and defaulting before admission webhooks, schema and CEL validation after them | yes |
+//! | defaulting of a mutating webhook's patch result | no |
 //! | version conversion between CRD versions | no (each version's schema applies to the object as stored) |
 //! | `metadata` validation beyond names (labels, annotations, `metadata.name` schema) | no |
 //!

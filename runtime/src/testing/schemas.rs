@@ -12,10 +12,12 @@
 //! - **Reads** (get, list, watch): defaults are applied to the stored object (not written
 //!   back), as the API server does when it decodes from etcd.
 //!
+//! Admission webhooks see the pruned and defaulted body (and the stored object with its
+//! defaults); validation runs after them, on the object they let through.
+//!
 //! The schema used is the one of the version in the request (versions share storage, without
-//! conversion). Not modelled: the order against admission webhooks (the fake calls webhooks
-//! before pruning and defaulting; the API server prunes and defaults first), metadata
-//! pruning to ObjectMeta's fields, the CEL cost budget.
+//! conversion). Not modelled: defaulting of a mutating webhook's patch result before the next
+//! webhook, metadata pruning to ObjectMeta's fields, the CEL cost budget.
 
 use std::sync::Arc;
 
