@@ -206,7 +206,7 @@
 //! | CEL `x-kubernetes-validations`: `self`, `oldSelf` (transition rules on update only), `message`, `messageExpression`, `reason`, `fieldPath` | yes, with cel-rust and its strings and lists extensions |
 //! | a CRD whose rule does not compile is refused | yes (422 on create/update of the CRD; `install_crd` errors) |
 //! | Kubernetes CEL libraries `quantity`, `url`, `ip`, `cidr`, `semver`, regex `find` | no: a rule using one is refused at install, saying so (test it on envtest) |
-//! | `optionalOldSelf` on create | no (such rules run on update only) |
+//! | `optionalOldSelf`: the rule also runs on create, `oldSelf` an optional | yes |
 //! | CEL cost budgets and estimated-cost limits | no |
 //! | ratcheting: unchanged invalid values pass on update | yes (whole unchanged nodes) |
 //! | pruning and defaulting before admission webhooks, schema and CEL validation after them | yes |

@@ -406,6 +406,29 @@ mod tests {
         );
         assert_eq!(errors[1].kind, FieldErrorKind::Required);
 
+        // optionalOldSelf: on create too, with oldSelf an optional.
+        let optional = ObjectSchema::new(&json!({"type": "object", "properties": {"spec": {
+            "type": "object", "properties": {"id": {"type": "string"}},
+            "x-kubernetes-validations": [{
+                "rule": "!oldSelf.hasValue() || self.id == oldSelf.value().id",
+                "message": "id is immutable", "optionalOldSelf": true}]}}}))
+        .unwrap();
+        let created = json!({"spec": {"id": "a"}});
+        assert!(optional.validate(&created, None).is_empty());
+        assert_eq!(
+            messages(&optional, json!({"spec": {"id": "b"}}), Some(created)),
+            ["spec: Invalid value: id is immutable"]
+        );
+        let never = ObjectSchema::new(&json!({"type": "object", "properties": {"spec": {
+            "type": "object", "x-kubernetes-validations": [{
+                "rule": "oldSelf.hasValue()", "optionalOldSelf": true}]}}}))
+        .unwrap();
+        assert_eq!(
+            messages(&never, json!({"spec": {}}), None),
+            ["spec: Invalid value: failed rule: oldSelf.hasValue()"],
+            "runs on create"
+        );
+
         // Transition rules: not on create, on update against the old value.
         let object = json!({"spec": {"low": 1, "high": 2, "id": "b"}});
         assert!(schema.validate(&object, None).is_empty());

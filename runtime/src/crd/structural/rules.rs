@@ -13,8 +13,9 @@
 //! The interpreter is the `cel` crate (cel-rust) with its strings and lists extensions. It
 //! lacks the Kubernetes CEL libraries `quantity`, `url`, `ip`, `cidr`, `semver` and the regex
 //! `find`/`findAll`: a rule calling one is refused at install with an error saying so, rather
-//! than passing silently. `optionalOldSelf` rules run only on update, as plain transition
-//! rules; the runtime cost budget is not modelled. Evaluation needs feature `testing` (where
+//! than passing silently. `optionalOldSelf` rules also run on create, with `oldSelf` a CEL
+//! optional (`optional.none()` on create, `optional.of(old)` on update). The runtime cost
+//! budget is not modelled. Evaluation needs feature `testing` (where
 //! the `cel` crate comes from); without it rules are parsed for nothing and never evaluated.
 
 use serde_json::Value;
@@ -46,6 +47,8 @@ pub(super) struct Rule {
     /// `fieldPath` without its leading `.`.
     pub(super) field_path: String,
     pub(super) uses_old_self: bool,
+    /// `optionalOldSelf`: the rule also runs on create, `oldSelf` being a CEL optional.
+    pub(super) optional_old_self: bool,
     #[cfg(feature = "testing")]
     program: cel::Program,
     #[cfg(feature = "testing")]
@@ -141,6 +144,7 @@ impl Rule {
                 .trim_start_matches('.')
                 .to_owned(),
             uses_old_self,
+            optional_old_self: rule.get("optionalOldSelf") == Some(&Value::Bool(true)),
             text,
             #[cfg(feature = "testing")]
             program,
@@ -205,12 +209,24 @@ pub(super) fn evaluate(
 ) {
     let type_ = node.type_.as_str();
     for rule in &node.rules {
-        if rule.uses_old_self && old.is_none() || unchanged && !rule.uses_old_self {
+        let transition_without_old = rule.uses_old_self && old.is_none() && !rule.optional_old_self;
+        if transition_without_old || unchanged && !rule.uses_old_self {
             continue;
         }
         let mut context = cel::Context::with_env(ENV.clone());
         context.add_variable_from_value("self", value.clone());
-        if let Some(old) = old {
+        if rule.optional_old_self {
+            // `validationActivationWithOldSelf`'s optional activation: optional.of(old) or
+            // optional.none().
+            let optional = match old {
+                Some(old) => cel::objects::OptionalValue::of(old.clone()),
+                None => cel::objects::OptionalValue::none(),
+            };
+            context.add_variable_from_value(
+                "oldSelf",
+                cel::Value::Opaque(std::sync::Arc::new(optional)),
+            );
+        } else if let Some(old) = old {
             context.add_variable_from_value("oldSelf", old.clone());
         }
         match rule.program.execute(&context) {
