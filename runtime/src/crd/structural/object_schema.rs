@@ -341,6 +341,20 @@ mod tests {
     }
 
     #[test]
+    fn junctors_report_at_the_root_like_kube_openapi() {
+        let schema = schema(json!({"type": "object", "properties": {
+            "x": {"type": "string", "anyOf": [{"maxLength": 2}, {"pattern": "^a"}]}}}));
+        assert_eq!(
+            messages(&schema, json!({"spec": {"x": "bbb"}}), None),
+            [
+                r#"<nil>: Invalid value: "": "spec.x" must validate at least one schema (anyOf)"#,
+                "spec.x: Too long: may not be more than 2 bytes",
+            ]
+        );
+        assert!(messages(&schema, json!({"spec": {"x": "abc"}}), None).is_empty());
+    }
+
+    #[test]
     fn unchanged_nodes_are_not_reported_on_update() {
         let schema = schema(json!({"type": "object", "properties": {
             "a": {"type": "integer", "maximum": 1}, "b": {"type": "integer", "maximum": 1}}}));

@@ -264,45 +264,64 @@ impl Validator {
         }
     }
 
+    /// `allOf`, `anyOf`, `oneOf`, `not` (kube-openapi's `schemaPropsValidator`, messages of
+    /// `validate/schema_messages.go`). Their own errors are not `Validation` errors, so
+    /// apiextensions reports them at the root path, which prints as `<nil>`; the closest
+    /// failing branch's errors follow.
     fn junctors(&mut self, node: &Node, value: &Value, path: &str) {
         let errors_of = |branch: &Node| {
             let mut nested = Validator { errors: Vec::new() };
             nested.node(branch, value, None, path, false);
             nested.errors
         };
+        let at_root = |message: String| {
+            FieldError::new(
+                FieldErrorKind::Invalid,
+                "<nil>",
+                Some(&Value::String(String::new())),
+                &message,
+            )
+        };
         for branch in &node.all_of {
             let errors = errors_of(branch);
             self.errors.extend(errors);
         }
-        if !node.any_of.is_empty() && !node.any_of.iter().any(|b| errors_of(b).is_empty()) {
-            self.invalid(
-                path,
-                &Value::String(String::new()),
-                format!("{path} in body must validate at least one schema (anyOf)"),
-            );
+        if !node.any_of.is_empty() {
+            let results: Vec<Vec<FieldError>> = node.any_of.iter().map(errors_of).collect();
+            if !results.iter().any(Vec::is_empty) {
+                self.errors.push(at_root(format!(
+                    "{path:?} must validate at least one schema (anyOf)"
+                )));
+                if let Some(best) = results.into_iter().min_by_key(Vec::len) {
+                    self.errors.extend(best);
+                }
+            }
         }
         if !node.one_of.is_empty() {
-            let matching = node
-                .one_of
-                .iter()
-                .filter(|b| errors_of(b).is_empty())
-                .count();
-            if matching != 1 {
-                self.invalid(
-                    path,
-                    &Value::String(String::new()),
-                    format!("{path} in body must validate one and only one schema (oneOf)"),
-                );
+            let results: Vec<Vec<FieldError>> = node.one_of.iter().map(errors_of).collect();
+            let valid = results.iter().filter(|r| r.is_empty()).count();
+            if valid != 1 {
+                let found = if valid == 0 {
+                    "Found none valid".to_owned()
+                } else {
+                    format!("Found {valid} valid alternatives")
+                };
+                self.errors.push(at_root(format!(
+                    "{path:?} must validate one and only one schema (oneOf). {found}"
+                )));
+                if valid == 0
+                    && let Some(best) = results.into_iter().min_by_key(Vec::len)
+                {
+                    self.errors.extend(best);
+                }
             }
         }
         if let Some(not) = node.not.as_deref()
             && errors_of(not).is_empty()
         {
-            self.invalid(
-                path,
-                &Value::String(String::new()),
-                format!("{path} in body must not validate the schema (not)"),
-            );
+            self.errors.push(at_root(format!(
+                "{path:?} must not validate the schema (not)"
+            )));
         }
     }
 
