@@ -200,7 +200,7 @@
 //! | defaults: absent field, parent must exist, `null` of a non-nullable field (`schema/defaulting`) | yes |
 //! | defaults applied on read from storage | yes (get, list, watch) |
 //! | `type`, `enum`, `minimum`/`maximum` (exclusive), `multipleOf`, `minLength`/`maxLength`, `pattern`, `minItems`/`maxItems`, `minProperties`/`maxProperties`, `required`, `nullable`, int-or-string | yes, kube-openapi's wording (`should be less than or equal to`, `should match`, `Unsupported value`, `Required value`, `Too long`, `Too many`) |
-//! | `allOf`/`anyOf`/`oneOf`/`not` | yes (the messages of `anyOf`/`oneOf`/`not` approximate kube-openapi's) |
+//! | `allOf`/`anyOf`/`oneOf`/`not` | yes (kube-openapi's messages, at the field path `<nil>` as the API server reports them) |
 //! | `format` | `date-time`, `date`, `uuid`(3/4/5), `ipv4`, `ipv6`, `cidr`, `hostname`, `byte`; others accepted |
 //! | `x-kubernetes-list-type: set`/`map` duplicates | yes (`Duplicate value`) |
 //! | CEL `x-kubernetes-validations`: `self`, `oldSelf` (transition rules on update only), `message`, `messageExpression`, `reason`, `fieldPath` | yes, with cel-rust and its strings and lists extensions |
