@@ -19,6 +19,7 @@
 //! conversion). Not modelled: defaulting of a mutating webhook's patch result before the next
 //! webhook, metadata pruning to ObjectMeta's fields, the CEL cost budget.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -31,8 +32,9 @@ use super::registry::ResourceType;
 use super::store::Store;
 use super::write::subject;
 
-/// The key of a version's schema: group, version, plural.
-pub(crate) type SchemaKey = (String, String, String);
+/// The schemas of custom resources: group -> plural -> version -> schema (nested, so a lookup
+/// by `&str` allocates nothing on the request path).
+pub(crate) type Schemas = HashMap<String, HashMap<String, HashMap<String, Arc<ObjectSchema>>>>;
 
 /// The causes of a 422 for `errors`.
 fn causes(errors: Vec<FieldError>) -> Vec<Cause> {
@@ -83,7 +85,9 @@ impl Store {
     /// The schema of `rt`'s version, when it is a custom resource with one.
     pub(crate) fn schema(&self, rt: &ResourceType) -> Option<Arc<ObjectSchema>> {
         self.schemas
-            .get(&(rt.group.clone(), rt.version.clone(), rt.plural.clone()))
+            .get(rt.group.as_str())?
+            .get(rt.plural.as_str())?
+            .get(rt.version.as_str())
             .cloned()
     }
 
@@ -94,11 +98,11 @@ impl Store {
         plural: &str,
         schemas: Vec<(String, Arc<ObjectSchema>)>,
     ) {
-        self.schemas
-            .retain(|(g, _, p), _| !(g.as_str() == group && p.as_str() == plural));
-        for (version, schema) in schemas {
-            self.schemas
-                .insert((group.to_owned(), version, plural.to_owned()), schema);
+        let by_plural = self.schemas.entry(group.to_owned()).or_default();
+        if schemas.is_empty() {
+            by_plural.remove(plural);
+        } else {
+            by_plural.insert(plural.to_owned(), schemas.into_iter().collect());
         }
     }
 

@@ -123,7 +123,7 @@ pub(crate) struct Store {
     /// owner uid -> objects with an ownerReference to it.
     dependents: HashMap<String, BTreeSet<ObjRef>>,
     /// The schema of every served custom resource version ([`super::schemas`]).
-    pub(crate) schemas: HashMap<super::schemas::SchemaKey, Arc<crate::crd::ObjectSchema>>,
+    pub(crate) schemas: super::schemas::Schemas,
 }
 
 impl Store {

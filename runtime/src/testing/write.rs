@@ -236,8 +236,12 @@ impl Store {
         // with its defaults (apiextensions-apiserver decodes both through the schema), so a
         // pruned field or an applied default is no spec change.
         let mut body = body;
-        self.prune_and_default(rt, &mut body);
-        let old_read = super::schemas::defaulted(old, self.schema(rt).as_deref()).into_owned();
+        let schema = self.schema(rt);
+        if let Some(schema) = &schema {
+            schema.prune(&mut body);
+            schema.default(&mut body);
+        }
+        let old_read = super::schemas::defaulted(old, schema.as_deref());
         let new = merge_for_update(rt, &old_read, body, part);
         let added: Vec<String> = meta::finalizers(&new)
             .into_iter()
@@ -265,10 +269,10 @@ impl Store {
                 vec![cause.clone(), cause],
             ));
         }
-        if old_read == new {
+        if *old_read == new {
             return Ok(old.clone());
         }
-        self.validate_custom(rt, &key.name, &new, Some(&old_read))?;
+        self.validate_custom(rt, &key.name, &new, Some(&*old_read))?;
         super::builtin::check_crd(rt, &new)?;
         if dry_run {
             return Ok(Arc::new(new));
