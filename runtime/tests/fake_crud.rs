@@ -233,3 +233,93 @@ async fn reads_apply_the_defaults_of_the_current_schema() -> TestResult {
     assert_eq!(listed.items[0].data["spec"], json!({"size": 3}));
     Ok(())
 }
+
+/// The Widget a reconciler knows (a newer API than the CRD installed below).
+mod newer {
+    use kbr_runtime::CustomResource;
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+
+    /// WidgetSpec, with a field the installed CRD does not have.
+    #[kbr_runtime::schema]
+    #[derive(
+        CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema,
+    )]
+    #[kbr(
+        group = "skew.example.com",
+        version = "v1",
+        kind = "Widget",
+        plural = "widgets"
+    )]
+    #[kbr(namespaced)]
+    #[serde(rename_all = "camelCase")]
+    pub struct WidgetSpec {
+        /// How many, at most 5.
+        #[kbr(maximum = 5)]
+        #[serde(default)]
+        pub replicas: i32,
+        /// Not in the installed CRD.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub color: Option<String>,
+    }
+}
+
+/// The Widget CRD as installed: without `color`.
+mod installed {
+    use kbr_runtime::CustomResource;
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+
+    /// WidgetSpec as the cluster knows it.
+    #[kbr_runtime::schema]
+    #[derive(
+        CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema,
+    )]
+    #[kbr(
+        group = "skew.example.com",
+        version = "v1",
+        kind = "Widget",
+        plural = "widgets"
+    )]
+    #[kbr(namespaced)]
+    pub struct WidgetSpec {
+        /// How many, at most 5.
+        #[kbr(maximum = 5)]
+        #[serde(default)]
+        pub replicas: i32,
+    }
+}
+
+/// What a reconciler test sees on the fake, as on a cluster: a field its CRD lacks is pruned,
+/// a marker violation is the API server's 422.
+#[tokio::test]
+async fn a_reconciler_writing_outside_its_crd_sees_pruning_and_422s() -> TestResult {
+    use kbr_runtime::crd::CustomResourceExt as _;
+    let server = FakeApiServer::new();
+    server.install_crd(&installed::Widget::crd())?;
+    let client = kbr_runtime::Client::new(server.kube_client());
+    let mut widget = newer::Widget::new(
+        "w",
+        newer::WidgetSpec {
+            replicas: 2,
+            color: Some("red".into()),
+        },
+    );
+    widget.metadata.namespace = Some("default".into());
+    let created = client.create(&widget).await?;
+    assert_eq!(created.spec.color, None, "pruned: the CRD has no color");
+    let mut too_many = created.clone();
+    too_many.spec.replicas = 6;
+    let error = client
+        .update(&too_many)
+        .await
+        .err()
+        .ok_or("expected a 422")?;
+    assert!(error.is_invalid(), "{error}");
+    let status = error.status().ok_or("an API status")?;
+    assert_eq!(
+        status.message,
+        r#"Widget.skew.example.com "w" is invalid: spec.replicas: Invalid value: 6: spec.replicas in body should be less than or equal to 5"#
+    );
+    Ok(())
+}
