@@ -1,13 +1,20 @@
-//! Benchmark of the fake API server: 10 000 creates plus a full list, through `kube::Api`.
+//! Benchmark of the fake API server: 10 000 creates plus a full list, through `kube::Api`, of
+//! ConfigMaps and of a custom resource — once served without a schema (what the fake did before
+//! it modelled CRD semantics) and once through a CRD with a schema (bounds, a pattern, an enum,
+//! defaults, a nested object) and a CEL rule, pruned, defaulted and validated on every create
+//! and defaulted on every listed item.
 //!
 //! Run with: `cargo run --release -p kbr-runtime --all-features --example fake_apiserver_bench`
+//! (the figures in BENCHMARKS.md; tests run the dev profile: drop `--release` for those).
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
-use kbr_runtime::testing::FakeApiServer;
-use kube::api::{Api, ListParams, PostParams};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kbr_runtime::testing::{FakeApiServer, ResourceType};
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, PostParams};
+use serde_json::json;
 
 const OBJECTS: usize = 10_000;
 
@@ -19,31 +26,104 @@ fn config_map(i: usize) -> ConfigMap {
     cm
 }
 
+fn widget(i: usize) -> DynamicObject {
+    serde_json::from_value(json!({
+        "apiVersion": "bench.kbr.dev/v1", "kind": "Widget",
+        "metadata": {"name": format!("w-{i:05}"), "labels": {"bench": "true"}},
+        "spec": {"replicas": i % 10 + 1, "name": "widget", "policy": "Always",
+                 "bounds": {"low": 1, "high": 2}, "unknown": "pruned"}
+    }))
+    .expect("a valid object")
+}
+
+fn crd() -> CustomResourceDefinition {
+    serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.bench.kbr.dev"},
+        "spec": {"group": "bench.kbr.dev", "scope": "Namespaced",
+                 "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "listKind": "WidgetList"},
+                 "versions": [{"name": "v1", "served": true, "storage": true,
+                     "subresources": {"status": {}},
+                     "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                         "spec": {"type": "object", "properties": {
+                             "replicas": {"type": "integer", "minimum": 1, "maximum": 10, "default": 1},
+                             "name": {"type": "string", "maxLength": 63, "pattern": "^[a-z]+$"},
+                             "policy": {"type": "string", "enum": ["Always", "Never"], "default": "Always"},
+                             "paused": {"type": "boolean", "default": false},
+                             "bounds": {"type": "object",
+                                 "properties": {"low": {"type": "integer"}, "high": {"type": "integer"}},
+                                 "x-kubernetes-validations": [
+                                     {"rule": "self.low <= self.high", "message": "low above high"}]}
+                         }},
+                         "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}}
+                     }}}}]}
+    }))
+    .expect("a valid CRD")
+}
+
+/// Creates `OBJECTS` objects with `create` (16 in flight), then lists them: the durations.
+async fn run<K, F>(api: Api<K>, make: F) -> Result<(Duration, Duration), kube::Error>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + serde::Serialize + std::fmt::Debug,
+    F: Fn(usize) -> K,
+{
+    let start = Instant::now();
+    futures::stream::iter((0..OBJECTS).map(make))
+        .map(|object| {
+            let api = api.clone();
+            async move { api.create(&PostParams::default(), &object).await }
+        })
+        .buffer_unordered(16)
+        .try_for_each(|_| async { Ok(()) })
+        .await?;
+    let created = start.elapsed();
+    let list_start = Instant::now();
+    let list = api.list(&ListParams::default()).await?;
+    assert_eq!(list.items.len(), OBJECTS);
+    Ok((created, list_start.elapsed()))
+}
+
+fn report(label: &str, (created, listed): (Duration, Duration)) {
+    println!(
+        "{label}: {OBJECTS} creates in {created:.2?} ({:.1} µs/create), full list in {listed:.2?}, total {:.2?}",
+        created.as_secs_f64() * 1e6 / OBJECTS as f64,
+        created + listed
+    );
+}
+
 #[tokio::main]
-async fn main() -> Result<(), kube::Error> {
-    for (label, concurrency) in [("sequential", 1), ("16 in flight", 16)] {
-        let server = FakeApiServer::new();
-        let api: Api<ConfigMap> = Api::default_namespaced(server.kube_client());
-        let start = Instant::now();
-        futures::stream::iter(0..OBJECTS)
-            .map(|i| {
-                let api = api.clone();
-                async move { api.create(&PostParams::default(), &config_map(i)).await }
-            })
-            .buffer_unordered(concurrency)
-            .try_for_each(|_| async { Ok(()) })
-            .await?;
-        let created = start.elapsed();
-        let list_start = Instant::now();
-        let list = api.list(&ListParams::default()).await?;
-        let listed = list_start.elapsed();
-        assert_eq!(list.items.len(), OBJECTS);
-        println!(
-            "{label}: {OBJECTS} creates in {created:?} ({:.1} µs/create), full list of {} in {listed:?}, total {:?}",
-            created.as_secs_f64() * 1e6 / OBJECTS as f64,
-            list.items.len(),
-            start.elapsed()
-        );
-    }
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let server = FakeApiServer::new();
+    report(
+        "ConfigMaps",
+        run(Api::default_namespaced(server.kube_client()), config_map).await?,
+    );
+
+    let resource = ApiResource {
+        group: "bench.kbr.dev".into(),
+        version: "v1".into(),
+        api_version: "bench.kbr.dev/v1".into(),
+        kind: "Widget".into(),
+        plural: "widgets".into(),
+    };
+    let server = FakeApiServer::new();
+    server
+        .register_type(ResourceType::new("bench.kbr.dev", "v1", "Widget", "widgets").with_status());
+    let api = Api::namespaced_with(server.kube_client(), "default", &resource);
+    report("Widgets, no schema (before)", run(api, widget).await?);
+
+    let server = FakeApiServer::new();
+    server.install_crd(&crd())?;
+    let api: Api<DynamicObject> = Api::namespaced_with(server.kube_client(), "default", &resource);
+    report(
+        "Widgets, schema + CEL rule (after)",
+        run(api.clone(), widget).await?,
+    );
+    let one = api.get("w-00000").await?;
+    assert_eq!(
+        one.data["spec"],
+        json!({"replicas": 1, "name": "widget", "policy": "Always", "paused": false,
+               "bounds": {"low": 1, "high": 2}})
+    );
     Ok(())
 }

@@ -162,24 +162,27 @@ fn invalid_objects_are_rejected() {
         json!({"apiVersion": "serving.knative.dev/v1alpha1", "kind": "Service",
                "metadata": {"name": "s"}, "spec": {"template": {"container": container}}})
     };
-    assert_rejected::<Service>(service(json!({"image": ""})), "shorter than 1");
+    assert_rejected::<Service>(
+        service(json!({"image": ""})),
+        "spec.template.container.image in body should be at least 1 chars long",
+    );
     assert_rejected::<Service>(
         service(json!({"image": "x", "port": 70000})),
-        "at /spec/template/container/port",
+        "spec.template.container.port: Invalid value: 70000: spec.template.container.port in body should be less than or equal to",
     );
     assert_rejected::<Service>(
         service(json!({"port": 80})),
-        "\"image\" is a required property",
+        "spec.template.container.image: Required value",
     );
     assert_rejected::<Service>(
         json!({"apiVersion": "serving.knative.dev/v1alpha1", "kind": "Service",
                                       "metadata": {"name": "s"}}),
-        "\"spec\" is a required property",
+        "spec: Required value",
     );
     assert_rejected::<Broker>(
         json!({"apiVersion": "eventing.knative.dev/v1alpha1", "kind": "Broker", "metadata": {"name": "b"},
                "status": {"conditions": [{"type": "Ready"}]}}),
-        "is a required property",
+        "Required value",
     );
 }
 

@@ -164,3 +164,162 @@ async fn kube_runtime_event_recorder_creates_then_patches_events() -> TestResult
     assert_eq!(listed[0].series.as_ref().map(|s| s.count), Some(2));
     Ok(())
 }
+
+/// A CRD `widgets.example.com` whose spec schema is `spec`.
+fn widget_crd(
+    spec: serde_json::Value,
+) -> k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition {
+    serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+                 "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "listKind": "WidgetList"},
+                 "versions": [{"name": "v1", "served": true, "storage": true,
+                               "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}}}]}
+    }))
+    .unwrap()
+}
+
+#[tokio::test]
+async fn crds_with_rules_that_do_not_compile_are_refused() -> TestResult {
+    let server = FakeApiServer::new();
+    let bad =
+        widget_crd(json!({"type": "object", "x-kubernetes-validations": [{"rule": "self.a =="}]}));
+    let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
+        Api::all(server.kube_client());
+    let status = api_error(crds.create(&PostParams::default(), &bad).await)?;
+    assert_eq!(code_and_reason(&status), (422, "Invalid"));
+    let field = status.details.as_ref().map(|d| d.causes[0].field.clone());
+    assert_eq!(
+        field.as_deref(),
+        Some(
+            "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule"
+        )
+    );
+    let missing_library = widget_crd(
+        json!({"type": "object", "x-kubernetes-validations": [{"rule": "isURL(self.u)"}]}),
+    );
+    let error = server
+        .install_crd(&missing_library)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("isURL()"), "{error}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn reads_apply_the_defaults_of_the_current_schema() -> TestResult {
+    let server = FakeApiServer::new();
+    server.install_crd(&widget_crd(
+        json!({"type": "object", "properties": {"size": {"type": "integer"}}}),
+    ))?;
+    let resource = kube::api::ApiResource {
+        group: "example.com".into(),
+        version: "v1".into(),
+        api_version: "example.com/v1".into(),
+        kind: "Widget".into(),
+        plural: "widgets".into(),
+    };
+    let api: Api<kube::api::DynamicObject> =
+        Api::namespaced_with(server.kube_client(), "default", &resource);
+    let widget: kube::api::DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {}
+    }))?;
+    api.create(&PostParams::default(), &widget).await?;
+    server.install_crd(&widget_crd(json!({"type": "object", "properties": {
+        "size": {"type": "integer", "default": 3}}})))?;
+    assert_eq!(api.get("w").await?.data["spec"], json!({"size": 3}));
+    let listed = api.list(&ListParams::default()).await?;
+    assert_eq!(listed.items[0].data["spec"], json!({"size": 3}));
+    Ok(())
+}
+
+/// The Widget a reconciler knows (a newer API than the CRD installed below).
+mod newer {
+    use kbr_runtime::CustomResource;
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+
+    /// WidgetSpec, with a field the installed CRD does not have.
+    #[kbr_runtime::schema]
+    #[derive(
+        CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema,
+    )]
+    #[kbr(
+        group = "skew.example.com",
+        version = "v1",
+        kind = "Widget",
+        plural = "widgets"
+    )]
+    #[kbr(namespaced)]
+    #[serde(rename_all = "camelCase")]
+    pub struct WidgetSpec {
+        /// How many, at most 5.
+        #[kbr(maximum = 5)]
+        #[serde(default)]
+        pub replicas: i32,
+        /// Not in the installed CRD.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub color: Option<String>,
+    }
+}
+
+/// The Widget CRD as installed: without `color`.
+mod installed {
+    use kbr_runtime::CustomResource;
+    use schemars::JsonSchema;
+    use serde::{Deserialize, Serialize};
+
+    /// WidgetSpec as the cluster knows it.
+    #[kbr_runtime::schema]
+    #[derive(
+        CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema,
+    )]
+    #[kbr(
+        group = "skew.example.com",
+        version = "v1",
+        kind = "Widget",
+        plural = "widgets"
+    )]
+    #[kbr(namespaced)]
+    pub struct WidgetSpec {
+        /// How many, at most 5.
+        #[kbr(maximum = 5)]
+        #[serde(default)]
+        pub replicas: i32,
+    }
+}
+
+/// What a reconciler test sees on the fake, as on a cluster: a field its CRD lacks is pruned,
+/// a marker violation is the API server's 422.
+#[tokio::test]
+async fn a_reconciler_writing_outside_its_crd_sees_pruning_and_422s() -> TestResult {
+    use kbr_runtime::crd::CustomResourceExt as _;
+    let server = FakeApiServer::new();
+    server.install_crd(&installed::Widget::crd())?;
+    let client = kbr_runtime::Client::new(server.kube_client());
+    let mut widget = newer::Widget::new(
+        "w",
+        newer::WidgetSpec {
+            replicas: 2,
+            color: Some("red".into()),
+        },
+    );
+    widget.metadata.namespace = Some("default".into());
+    let created = client.create(&widget).await?;
+    assert_eq!(created.spec.color, None, "pruned: the CRD has no color");
+    let mut too_many = created.clone();
+    too_many.spec.replicas = 6;
+    let error = client
+        .update(&too_many)
+        .await
+        .err()
+        .ok_or("expected a 422")?;
+    assert!(error.is_invalid(), "{error}");
+    let status = error.status().ok_or("an API status")?;
+    assert_eq!(
+        status.message,
+        r#"Widget.skew.example.com "w" is invalid: spec.replicas: Invalid value: 6: spec.replicas in body should be less than or equal to 5"#
+    );
+    Ok(())
+}

@@ -62,4 +62,4 @@ pub use error::{CrdError, SchemaError, Violation};
 pub use kbr_core::version::compare_versions;
 pub use merge::merge;
 pub use schema::{preserve_unknown_fields, root_schema, schema_settings};
-pub use structural::{check_crd, check_schema};
+pub use structural::{FieldError, FieldErrorKind, ObjectSchema, check_crd, check_schema};

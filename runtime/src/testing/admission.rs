@@ -271,6 +271,14 @@ fn prepare(shared: &Arc<Shared>, parts: &http::request::Parts, body: &Bytes) -> 
         (Verb::Delete, Some(_)) => (Operation::Delete, None),
         _ => return None,
     };
+    // Webhooks see the body pruned and defaulted, and the stored object read with its defaults,
+    // as apiextensions-apiserver decodes both before admission (schemas.rs).
+    let object = object.map(|mut object| {
+        store.prune_and_default(&rt, &mut object);
+        object
+    });
+    let old =
+        old.map(|old| super::schemas::defaulted(&old, store.schema(&rt).as_deref()).into_owned());
     let attributes = Attributes {
         rt,
         subresource: path.subresource.clone(),

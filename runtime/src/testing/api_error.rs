@@ -134,12 +134,30 @@ impl ApiError {
         e
     }
 
-    /// 422 Invalid with field causes.
+    /// 409 Conflict from `rest.BeforeDelete` (`apiserver/pkg/registry/rest/delete.go`), which
+    /// names the group and *kind* (`ConfigMap`, `Widget.example.com`) instead of the plural.
+    pub(crate) fn conflict_on_kind(subject: &Subject<'_>, name: &str, why: &str) -> Self {
+        let kind = super::registry::resource_key(subject.group, subject.kind);
+        let mut e = Self::new(
+            409,
+            "Conflict",
+            format!("Operation cannot be fulfilled on {kind} {name:?}: {why}"),
+        );
+        e.details = Some(json!({"name": name, "group": subject.group, "kind": subject.kind}));
+        e
+    }
+
+    /// 422 Invalid with field causes. Like `NewInvalid` (`apimachinery/pkg/api/errors`), the
+    /// causes keep duplicates while the message lists each distinct error once
+    /// (`field.ErrorList.ToAggregate`).
     pub(crate) fn invalid(subject: &Subject<'_>, name: &str, causes: Vec<Cause>) -> Self {
-        let summary: Vec<String> = causes
-            .iter()
-            .map(|c| format!("{}: {}", c.field, c.message))
-            .collect();
+        let mut summary: Vec<String> = Vec::new();
+        for cause in &causes {
+            let line = format!("{}: {}", cause.field, cause.message);
+            if !summary.contains(&line) {
+                summary.push(line);
+            }
+        }
         let summary = if summary.len() == 1 {
             summary.join("")
         } else {

@@ -48,6 +48,15 @@ pub(crate) fn returns_deleted_object(rt: &ResourceType) -> bool {
     rt.group.is_empty() && matches!(rt.plural.as_str(), "pods" | "serviceaccounts")
 }
 
+/// 422 when `obj`, about to be stored as `rt`, is a CRD the API server would refuse for its
+/// schemas ([`super::schemas::compile_crd`]: CEL rules that do not compile).
+pub(crate) fn check_crd(rt: &ResourceType, obj: &Value) -> Result<(), super::api_error::ApiError> {
+    if is_crd(&rt.storage()) {
+        super::schemas::compile_crd(rt, obj)?;
+    }
+    Ok(())
+}
+
 impl Store {
     /// Kind-specific defaults before a new object is stored.
     pub(crate) fn on_create(&mut self, rt: &ResourceType, obj: &mut Value) {
@@ -95,6 +104,7 @@ impl Store {
             }
             self.registry
                 .remove_resource(&crd.spec.group, &crd.spec.names.plural);
+            self.set_schemas(&crd.spec.group, &crd.spec.names.plural, Vec::new());
         }
     }
 
@@ -115,6 +125,15 @@ impl Store {
         for rt in ResourceType::from_crd(&crd) {
             self.registry.add(rt);
         }
+        // Checked before the CRD was stored (`check_crd`): compiles.
+        let rt = ResourceType::new(
+            "apiextensions.k8s.io",
+            "v1",
+            "CustomResourceDefinition",
+            "customresourcedefinitions",
+        );
+        let schemas = super::schemas::compile_crd(&rt, obj).unwrap_or_default();
+        self.set_schemas(&crd.spec.group, &crd.spec.names.plural, schemas);
         if !write_status {
             return;
         }

@@ -128,6 +128,8 @@ fn serve(
 struct Call<'a> {
     shared: &'a Arc<Shared>,
     rt: ResourceType,
+    /// The schema of `rt`, for custom resources whose CRD has one.
+    schema: Option<Arc<crate::crd::ObjectSchema>>,
     path: &'a ObjectPath,
     query: &'a Query,
     partial: bool,
@@ -189,9 +191,11 @@ fn serve_object(
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
+    let schema = lock(&shared.store).schema(&rt);
     let call = Call {
         shared,
         rt,
+        schema,
         path: p,
         query,
         partial: accept.contains("as=PartialObjectMetadata"),
@@ -199,8 +203,12 @@ fn serve_object(
     let ns = p.namespace.as_deref();
     let name = p.name.as_deref().unwrap_or("");
     let dry_run = query.dry_run();
-    let one =
-        |obj: &Value, code: StatusCode| json_response(code, &present(obj, &call.rt, call.partial));
+    let one = |obj: &Value, code: StatusCode| {
+        json_response(
+            code,
+            &present(obj, &call.rt, call.partial, call.schema.as_deref()),
+        )
+    };
     match verb {
         Verb::Get => {
             let store = lock(&shared.store);
@@ -333,7 +341,7 @@ impl Call<'_> {
             .filter(|o| selectors.matches(o));
         let mut items = Vec::new();
         for obj in matching.by_ref() {
-            items.push(present(obj, &self.rt, self.partial));
+            items.push(present(obj, &self.rt, self.partial, self.schema.as_deref()));
             if limit.is_some_and(|l| items.len() as u64 >= l) {
                 break;
             }
@@ -382,6 +390,7 @@ impl Call<'_> {
         let opts = StreamOptions {
             rt: self.rt.clone(),
             partial: self.partial,
+            schema: self.schema.clone(),
             bookmarks: self.query.flag("allowWatchBookmarks"),
             bookmark_interval: self.shared.config.bookmark_interval,
             timeout: self
@@ -414,7 +423,12 @@ impl Call<'_> {
         for (ns, name) in names {
             let key = key(&self.rt, Some(ns.as_str()), &name);
             match store.delete(&self.rt, key, &opts, self.query.dry_run()) {
-                Ok((obj, _)) => items.push(present(&obj, &self.rt, self.partial)),
+                Ok((obj, _)) => items.push(present(
+                    &obj,
+                    &self.rt,
+                    self.partial,
+                    self.schema.as_deref(),
+                )),
                 Err(e) if e.code == 404 => {}
                 Err(e) => return Err(e),
             }

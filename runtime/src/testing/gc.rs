@@ -97,23 +97,25 @@ impl Store {
             .get(&key)
             .cloned()
             .ok_or_else(|| ApiError::not_found(&subject(rt), &key.name))?;
+        // rest.BeforeDelete (apiserver/pkg/registry/rest/delete.go) checks the preconditions
+        // before the storage layer does, with its own wording.
         if let Some(uid) = &opts.precondition_uid
             && uid != meta::uid(&old)
         {
             let why = format!(
-                "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                "the UID in the precondition ({uid}) does not match the UID in record ({}). The object might have been deleted and then recreated",
                 meta::uid(&old)
             );
-            return Err(ApiError::conflict_because(&subject(rt), &key.name, &why));
+            return Err(ApiError::conflict_on_kind(&subject(rt), &key.name, &why));
         }
         if let Some(rv) = &opts.precondition_rv
             && Some(rv.as_str()) != meta::text(&old, "resourceVersion")
         {
             let why = format!(
-                "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                "the ResourceVersion in the precondition ({rv}) does not match the ResourceVersion in record ({}). The object might have been modified",
                 meta::text(&old, "resourceVersion").unwrap_or("")
             );
-            return Err(ApiError::conflict_because(&subject(rt), &key.name, &why));
+            return Err(ApiError::conflict_on_kind(&subject(rt), &key.name, &why));
         }
         if dry_run {
             let gone = meta::finalizers(&old).is_empty();

@@ -143,12 +143,14 @@
 //!   and sends no event.
 //! - **Errors** as `metav1.Status`: 404 NotFound, 409 AlreadyExists, 409 Conflict (stale
 //!   `resourceVersion`, failed preconditions, server-side apply conflicts), 422 Invalid with field
-//!   causes (missing or malformed name or namespace, finalizers added while deleting), 410
+//!   causes (missing or malformed name or namespace, finalizers added while deleting — reported
+//!   twice, as the API server validates metadata twice — and CRD schema violations), 410
 //!   Gone/Expired, 405 MethodNotAllowed, 400 BadRequest, 415 UnsupportedMediaType.
 //! - **Status subresource**: `/status` writes change only `.status`; main-resource writes ignore
 //!   `.status`; create drops `.status`.
-//! - **Lists**: label selectors (`=`, `==`, `!=`, `in`, `notin`, `key`, `!key`), field selectors
-//!   (`metadata.name`, `metadata.namespace`), `limit`/`continue` (a continue token older than the
+//! - **Lists**: in etcd key order (`<namespace>/<name>` byte-wise, so a cluster-wide list puts
+//!   namespace `a-b` before `a`); label selectors (`=`, `==`, `!=`, `in`, `notin`, `key`,
+//!   `!key`), field selectors (`metadata.name`, `metadata.namespace`), `limit`/`continue` (a continue token older than the
 //!   watch history gets 410), the list's `resourceVersion`, metadata-only lists
 //!   (`as=PartialObjectMetadataList`).
 //! - **Watches** (chunked JSON lines, one event per line): `ADDED`/`MODIFIED`/`DELETED` in
@@ -180,15 +182,47 @@
 //!   reinvocation, deletecollection. [`TestEnv::install_webhooks`] registers a test's webhook
 //!   server on either backend.
 //!
+//! - **Custom resources follow their CRD's schema** (every served version's
+//!   `openAPIV3Schema`, with [`crate::crd::ObjectSchema`]), in the API server's order, on
+//!   create, update, every patch type, server-side apply and `/status`: unknown fields are
+//!   pruned (kept under `x-kubernetes-preserve-unknown-fields`; `apiVersion`, `kind`,
+//!   `metadata` of embedded resources kept), defaults applied where the parent exists (and to
+//!   `null`s of non-nullable fields; other such `null`s dropped), then the OpenAPI schema and
+//!   the `x-kubernetes-validations` CEL rules are checked, refusing with the API server's 422
+//!   text. Reads (get, list, watch) apply the current schema's defaults. See the table below.
+//!
+//! # CRD semantics: what is modelled and what is not
+//!
+//! | API server behaviour (apiextensions-apiserver) | fake |
+//! |---|---|
+//! | pruning of unknown fields, nested, in lists and maps (`schema/pruning`) | yes |
+//! | `x-kubernetes-preserve-unknown-fields`, `x-kubernetes-embedded-resource` | yes (embedded `metadata` kept whole, not pruned to ObjectMeta) |
+//! | defaults: absent field, parent must exist, `null` of a non-nullable field (`schema/defaulting`) | yes |
+//! | defaults applied on read from storage | yes (get, list, watch) |
+//! | `type`, `enum`, `minimum`/`maximum` (exclusive), `multipleOf`, `minLength`/`maxLength`, `pattern`, `minItems`/`maxItems`, `minProperties`/`maxProperties`, `required`, `nullable`, int-or-string | yes, kube-openapi's wording (`should be less than or equal to`, `should match`, `Unsupported value`, `Required value`, `Too long`, `Too many`) |
+//! | `allOf`/`anyOf`/`oneOf`/`not` | yes (kube-openapi's messages, at the field path `<nil>` as the API server reports them) |
+//! | `format` | `date-time`, `date`, `uuid`(3/4/5), `ipv4`, `ipv6`, `cidr`, `hostname`, `byte`; others accepted |
+//! | `x-kubernetes-list-type: set`/`map` duplicates | yes (`Duplicate value`) |
+//! | CEL `x-kubernetes-validations`: `self`, `oldSelf` (transition rules on update only), `message`, `messageExpression`, `reason`, `fieldPath` | yes, with cel-rust and its strings and lists extensions |
+//! | a CRD whose rule does not compile is refused | yes (422 on create/update of the CRD; `install_crd` errors) |
+//! | Kubernetes CEL libraries `quantity`, `url`, `ip`, `cidr`, `semver`, regex `find` | no: a rule using one is refused at install, saying so (test it on envtest) |
+//! | `optionalOldSelf`: the rule also runs on create, `oldSelf` an optional | yes |
+//! | CEL cost budgets and estimated-cost limits | no |
+//! | ratcheting: unchanged invalid values pass on update | yes (whole unchanged nodes) |
+//! | pruning and defaulting before admission webhooks, schema and CEL validation after them | yes |
+//! | defaulting of a mutating webhook's patch result | no |
+//! | version conversion between CRD versions | no (each version's schema applies to the object as stored) |
+//! | `metadata` validation beyond names (labels, annotations, `metadata.name` schema) | no |
+//!
 //! # What the fake does not model
 //! - **Namespaces need not exist**: objects can be created in any namespace without a Namespace
 //!   object (the real apiserver's `NamespaceLifecycle` admission plugin would refuse; create the
 //!   Namespace first, or use `default`, so tests pass on envtest too).
 //! - No scheduler, kubelet or controllers (Deployments make no ReplicaSets, Pods never run), no
 //!   built-in admission plugins, no authentication or RBAC (every request is allowed;
-//!   reviews are answered by the test's functions only), no OpenAPI schema validation,
-//!   defaulting, pruning or CEL rules for custom resources, no version conversion (all
-//!   versions of a kind share storage; `apiVersion` is rewritten).
+//!   reviews are answered by the test's functions only), no validation of built-in kinds
+//!   beyond names (a Pod without containers is accepted), no version conversion (all versions
+//!   of a kind share storage; `apiVersion` is rewritten).
 //! - Garbage collection is synchronous (inside the deleting request), and a dependent whose
 //!   owner never existed is kept.
 //! - Strategic merge patches are JSON merge patches (no merge keys); server-side apply treats
@@ -221,6 +255,7 @@ mod patch;
 mod registry;
 mod request;
 mod reviews;
+mod schemas;
 mod selector;
 mod server;
 mod store;

@@ -62,8 +62,51 @@ struct Watcher {
     tx: mpsc::UnboundedSender<WatchItem>,
 }
 
-/// Objects by resource, then by (namespace, name) — sorted, like etcd keys.
-type Objects = BTreeMap<StorageKey, BTreeMap<(String, String), Arc<Value>>>;
+/// The position of an object within its resource, ordered as etcd orders its keys.
+///
+/// kube-apiserver stores an object under `<prefix>/<resource>/<namespace>/<name>` (cluster
+/// scoped: `<prefix>/<resource>/<name>`; `apiserver/pkg/registry/generic/registry/store.go`,
+/// `NamespaceKeyFunc`/`NoNamespaceKeyFunc`), and a list is an etcd range read, which returns keys
+/// in byte order (`apiserver/pkg/storage/etcd3/store.go`, `GetList`). So a cluster-wide list
+/// sorts `<namespace>/<name>` byte-wise: namespace `a-b` comes before `a` (`-` < `/`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct EtcdKey {
+    pub(crate) namespace: String,
+    pub(crate) name: String,
+}
+
+impl EtcdKey {
+    pub(crate) fn new(namespace: &str, name: &str) -> Self {
+        Self {
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+        }
+    }
+
+    /// The bytes of the key below the resource prefix: `namespace/name`, or `name`.
+    fn bytes(&self) -> impl Iterator<Item = u8> + '_ {
+        let separator: &[u8] = if self.namespace.is_empty() { b"" } else { b"/" };
+        self.namespace
+            .bytes()
+            .chain(separator.iter().copied())
+            .chain(self.name.bytes())
+    }
+}
+
+impl Ord for EtcdKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.bytes().cmp(other.bytes())
+    }
+}
+
+impl PartialOrd for EtcdKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Objects by resource, then by their etcd key — sorted as etcd sorts them.
+type Objects = BTreeMap<StorageKey, BTreeMap<EtcdKey, Arc<Value>>>;
 
 /// The state of the fake API server.
 pub(crate) struct Store {
@@ -79,6 +122,8 @@ pub(crate) struct Store {
     by_uid: HashMap<String, ObjRef>,
     /// owner uid -> objects with an ownerReference to it.
     dependents: HashMap<String, BTreeSet<ObjRef>>,
+    /// The schema of every served custom resource version ([`super::schemas`]).
+    pub(crate) schemas: super::schemas::Schemas,
 }
 
 impl Store {
@@ -94,6 +139,7 @@ impl Store {
             watchers: Vec::new(),
             by_uid: HashMap::new(),
             dependents: HashMap::new(),
+            schemas: HashMap::new(),
         }
     }
 
@@ -111,7 +157,7 @@ impl Store {
     pub(crate) fn get(&self, key: &ObjRef) -> Option<&Arc<Value>> {
         self.objects
             .get(&key.storage)?
-            .get(&(key.namespace.clone(), key.name.clone()))
+            .get(&EtcdKey::new(&key.namespace, &key.name))
     }
 
     pub(crate) fn by_uid(&self, uid: &str) -> Option<&ObjRef> {
@@ -127,7 +173,7 @@ impl Store {
     }
 
     /// The objects of one resource, optionally in one namespace, strictly after `after`
-    /// (a continue position), in key order.
+    /// (a continue position: namespace, name), in etcd key order ([`EtcdKey`]).
     pub(crate) fn range<'a>(
         &'a self,
         storage: &StorageKey,
@@ -136,9 +182,10 @@ impl Store {
     ) -> impl Iterator<Item = &'a Arc<Value>> + 'a {
         use std::ops::Bound;
         let lower = match after {
-            Some(k) => Bound::Excluded(k),
+            Some((ns, name)) => Bound::Excluded(EtcdKey::new(&ns, &name)),
+            // `namespace/` is the smallest key of the namespace; its keys are contiguous.
             None => match namespace {
-                Some(ns) => Bound::Included((ns.to_owned(), String::new())),
+                Some(ns) => Bound::Included(EtcdKey::new(ns, "")),
                 None => Bound::Unbounded,
             },
         };
@@ -146,7 +193,7 @@ impl Store {
             .get(storage)
             .into_iter()
             .flat_map(move |m| m.range((lower.clone(), Bound::Unbounded)))
-            .take_while(move |((ns, _), _)| namespace.is_none_or(|want| want == ns))
+            .take_while(move |(k, _)| namespace.is_none_or(|want| want == k.namespace))
             .map(|(_, v)| v)
     }
 
@@ -156,11 +203,11 @@ impl Store {
             .iter()
             .flat_map(|(storage, m)| {
                 m.keys()
-                    .filter(|(ns, _)| ns == namespace)
-                    .map(|(ns, name)| ObjRef {
+                    .filter(|k| k.namespace == namespace)
+                    .map(|k| ObjRef {
                         storage: storage.clone(),
-                        namespace: ns.clone(),
-                        name: name.clone(),
+                        namespace: k.namespace.clone(),
+                        name: k.name.clone(),
                     })
             })
             .collect()
@@ -180,7 +227,7 @@ impl Store {
             .objects
             .entry(key.storage.clone())
             .or_default()
-            .insert((key.namespace.clone(), key.name.clone()), obj.clone());
+            .insert(EtcdKey::new(&key.namespace, &key.name), obj.clone());
         if let Some(prev) = &prev {
             self.unindex(&key, prev);
         }
@@ -207,7 +254,7 @@ impl Store {
         let prev = self
             .objects
             .get_mut(&key.storage)
-            .and_then(|m| m.remove(&(key.namespace.clone(), key.name.clone())));
+            .and_then(|m| m.remove(&EtcdKey::new(&key.namespace, &key.name)));
         if let Some(prev) = &prev {
             self.unindex(&key, prev);
         }
@@ -297,5 +344,27 @@ impl Store {
     /// The number of open watches.
     pub(crate) fn watcher_count(&self) -> usize {
         self.watchers.iter().filter(|w| !w.tx.is_closed()).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EtcdKey;
+
+    #[test]
+    fn keys_sort_as_etcd_sorts_namespace_slash_name() {
+        let mut keys = [
+            EtcdKey::new("field-selectors", "a"),
+            EtcdKey::new("field-selectors-other", "a"),
+            EtcdKey::new("field", "z"),
+        ];
+        keys.sort();
+        let order: Vec<_> = keys.iter().map(|k| k.namespace.as_str()).collect();
+        assert_eq!(
+            order,
+            ["field-selectors-other", "field-selectors", "field"],
+            "`-` (0x2d) sorts before `/` (0x2f)"
+        );
+        assert!(EtcdKey::new("", "a-b") < EtcdKey::new("", "a.b"));
     }
 }

@@ -3,8 +3,8 @@
 //! Mirrors `apimachinery/pkg/api/validation/objectmeta.go` (`ValidateObjectMeta` with
 //! `NameIsDNSSubdomain`, `NameIsDNSLabel` for Namespaces, `NameIsDNS1035Label` for Services):
 //! one cause per message of kbr-core's [`kbr_core::dns`] checks, which are apimachinery's.
-//! Kind-specific validation (Pod specs, CRD OpenAPI schemas, CEL rules) is not modelled: any
-//! body is accepted.
+//! Custom resources are also checked against their CRD's schema ([`super::schemas`]);
+//! other kind-specific validation (Pod specs, Service ports) is not modelled.
 
 use kbr_core::dns::{self, InvalidName};
 

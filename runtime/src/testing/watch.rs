@@ -126,13 +126,21 @@ pub(crate) struct StreamOptions {
     pub(crate) rt: ResourceType,
     /// `Accept: …;as=PartialObjectMetadata`: only metadata is sent.
     pub(crate) partial: bool,
+    /// The served version's schema (defaults applied to every object sent).
+    pub(crate) schema: Option<std::sync::Arc<crate::crd::ObjectSchema>>,
     pub(crate) bookmarks: bool,
     pub(crate) bookmark_interval: Option<Duration>,
     pub(crate) timeout: Option<Duration>,
 }
 
-/// Writes an object the way the request asked for it (version, metadata-only).
-pub(crate) fn present(obj: &Value, rt: &ResourceType, partial: bool) -> Value {
+/// Writes an object the way the request asked for it (version, metadata-only), with the
+/// defaults of the version's schema applied, as the API server reads from storage.
+pub(crate) fn present(
+    obj: &Value,
+    rt: &ResourceType,
+    partial: bool,
+    schema: Option<&crate::crd::ObjectSchema>,
+) -> Value {
     if partial {
         return json!({
             "apiVersion": "meta.k8s.io/v1",
@@ -140,7 +148,7 @@ pub(crate) fn present(obj: &Value, rt: &ResourceType, partial: bool) -> Value {
             "metadata": obj.get("metadata").cloned().unwrap_or_else(|| json!({})),
         });
     }
-    let mut out = obj.clone();
+    let mut out = super::schemas::defaulted(obj, schema).into_owned();
     if let Value::Object(map) = &mut out {
         map.insert("apiVersion".into(), Value::String(rt.api_version()));
         map.insert("kind".into(), Value::String(rt.kind.clone()));
@@ -151,7 +159,7 @@ pub(crate) fn present(obj: &Value, rt: &ResourceType, partial: bool) -> Value {
 fn encode(item: &WatchItem, opts: &StreamOptions) -> Bytes {
     let event = match item {
         WatchItem::Event(kind, obj) => {
-            json!({"type": kind.as_str(), "object": present(obj, &opts.rt, opts.partial)})
+            json!({"type": kind.as_str(), "object": present(obj, &opts.rt, opts.partial, opts.schema.as_deref())})
         }
         WatchItem::Bookmark {
             rv,

@@ -160,6 +160,11 @@ impl Store {
         ] {
             m.remove(server_only);
         }
+        // apiextensions-apiserver: prune and default the body, then validate the object
+        // (OpenAPI schema, CEL rules); CRDs with rules that do not compile are refused.
+        self.prune_and_default(rt, &mut obj);
+        self.validate_custom(rt, &key.name, &obj, None)?;
+        super::builtin::check_crd(rt, &obj)?;
         self.on_create(rt, &mut obj);
         if dry_run {
             return Ok(Arc::new(obj));
@@ -227,24 +232,48 @@ impl Store {
                 ),
             ));
         }
-        let new = merge_for_update(rt, old, body, part);
+        // The body is pruned and defaulted before it meets the stored object, which is read
+        // with its defaults (apiextensions-apiserver decodes both through the schema), so a
+        // pruned field or an applied default is no spec change.
+        let mut body = body;
+        let schema = self.schema(rt);
+        if let Some(schema) = &schema {
+            schema.prune(&mut body);
+            schema.default(&mut body);
+        }
+        let old_read = super::schemas::defaulted(old, schema.as_deref());
+        let new = merge_for_update(rt, &old_read, body, part);
         let added: Vec<String> = meta::finalizers(&new)
             .into_iter()
             .filter(|f| !meta::finalizers(old).contains(f))
             .collect();
         if meta::is_deleting(old) && !added.is_empty() {
+            // ValidateNoNewFinalizers (apimachinery/pkg/api/validation/objectmeta.go), sorted
+            // and formatted as Go's `%#v` of a []string. It runs twice: in rest.BeforeUpdate's
+            // validateCommonFields (apiserver/pkg/registry/rest/update.go) and in the
+            // strategy's ValidateUpdate, so the real server reports the cause twice.
+            let mut added = added;
+            added.sort();
+            added.dedup();
+            let quoted: Vec<String> = added.iter().map(|f| format!("{f:?}")).collect();
+            let cause = Cause::forbidden(
+                "metadata.finalizers",
+                &format!(
+                    "no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
+                    quoted.join(", ")
+                ),
+            );
             return Err(ApiError::invalid(
                 &subject(rt),
                 &key.name,
-                vec![Cause::forbidden(
-                    "metadata.finalizers",
-                    "no new finalizers can be added if the object is being deleted",
-                )],
+                vec![cause.clone(), cause],
             ));
         }
-        if **old == new {
+        if *old_read == new {
             return Ok(old.clone());
         }
+        self.validate_custom(rt, &key.name, &new, Some(&*old_read))?;
+        super::builtin::check_crd(rt, &new)?;
         if dry_run {
             return Ok(Arc::new(new));
         }

@@ -62,12 +62,21 @@ pub async fn finalizers_hold_deletion_until_removed(ctx: &Ctx) -> TestResult {
         .into_iter()
         .map(|c| (c.reason, c.field))
         .collect();
-    assert_eq!(
-        causes,
-        [(
-            "FieldValueForbidden".to_owned(),
-            "metadata.finalizers".to_owned()
-        )]
+    // Twice: rest.BeforeUpdate's validateCommonFields and the strategy's ValidateUpdate both
+    // run ValidateObjectMetaAccessorUpdate (apiserver/pkg/registry/rest/update.go;
+    // apiextensions-apiserver/pkg/registry/customresource/strategy.go), each adding
+    // ValidateNoNewFinalizers' error (apimachinery/pkg/api/validation/objectmeta.go).
+    let forbidden = (
+        "FieldValueForbidden".to_owned(),
+        "metadata.finalizers".to_owned(),
+    );
+    assert_eq!(causes, [forbidden.clone(), forbidden]);
+    assert!(
+        status.message.contains(
+            r#"no new finalizers can be added if the object is being deleted, found new finalizers []string{"example.com/c"}"#
+        ),
+        "{}",
+        status.message
     );
 
     let one_left = Patch::Merge(json!({"metadata": {"finalizers": ["example.com/b"]}}));
@@ -113,14 +122,37 @@ pub async fn delete_preconditions_and_missing_objects(ctx: &Ctx) -> TestResult {
         }),
         ..DeleteParams::default()
     };
+    // rest.BeforeDelete checks the preconditions first (apiserver/pkg/registry/rest/delete.go),
+    // with a Conflict on the group and *kind* (not the plural); the storage layer's
+    // "Precondition failed: …" (apiserver/pkg/storage/interfaces.go) is never reached.
     let status = api_error(api.delete("kept", &wrong_uid).await)?;
     assert_eq!(code_and_reason(&status), (409, "Conflict"));
-    assert!(
-        status
-            .message
-            .starts_with(r#"Operation cannot be fulfilled on configmaps "kept": Precondition failed: UID in precondition: 00000000-0000-0000-0000-000000000000"#),
-        "{}",
-        status.message
+    let uid = created.metadata.uid.clone().unwrap_or_default();
+    assert_eq!(
+        status.message,
+        format!(
+            r#"Operation cannot be fulfilled on ConfigMap "kept": the UID in the precondition (00000000-0000-0000-0000-000000000000) does not match the UID in record ({uid}). The object might have been deleted and then recreated"#
+        )
+    );
+    let stale_rv = DeleteParams {
+        preconditions: Some(Preconditions {
+            uid: None,
+            resource_version: Some("1".into()),
+        }),
+        ..DeleteParams::default()
+    };
+    let status = api_error(api.delete("kept", &stale_rv).await)?;
+    assert_eq!(code_and_reason(&status), (409, "Conflict"));
+    let rv = created
+        .metadata
+        .resource_version
+        .clone()
+        .unwrap_or_default();
+    assert_eq!(
+        status.message,
+        format!(
+            r#"Operation cannot be fulfilled on ConfigMap "kept": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record ({rv}). The object might have been modified"#
+        )
     );
     assert!(api.get_opt("kept").await?.is_some());
 

@@ -60,7 +60,10 @@ pub async fn field_selectors(ctx: &Ctx) -> TestResult {
         .iter()
         .map(|cm| cm.metadata.namespace.clone().unwrap_or_default())
         .collect();
-    assert_eq!(namespaces, [ctx.ns.clone(), other_ns.clone()]);
+    // A cluster-wide list is an etcd range read: keys `<namespace>/<name>` in byte order
+    // (apiserver/pkg/storage/etcd3/store.go, GetList), so `<ns>-other/…` precedes `<ns>/…`
+    // (`-` < `/`), not namespace-then-name order.
+    assert_eq!(namespaces, [other_ns.clone(), ctx.ns.clone()]);
     let one = format!("metadata.name=field-web-1,metadata.namespace={other_ns}");
     assert_eq!(listed(&all, &by(&one)).await?, ["field-web-1"]);
     assert_eq!(

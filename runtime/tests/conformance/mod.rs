@@ -26,6 +26,7 @@
 //! - resourceVersions are compared for equality only (they are opaque to clients).
 #![allow(dead_code)] // each runner uses the whole suite, but not every helper of this module
 
+pub mod crd;
 pub mod crud;
 pub mod deletion;
 pub mod lists;
@@ -75,6 +76,11 @@ macro_rules! for_each_case {
             watch::timeout_seconds_ends_the_stream,
             deletion::finalizers_hold_deletion_until_removed,
             deletion::delete_preconditions_and_missing_objects,
+            crd::pruning_drops_unknown_fields,
+            crd::defaults_fill_absent_fields_where_the_parent_exists,
+            crd::schema_violations_are_422_with_the_api_servers_text,
+            crd::transition_rules_run_on_update_only,
+            crd::status_subresource_and_generation_after_pruning,
         }
     };
 }
@@ -171,11 +177,84 @@ pub struct PaintSpec {
     pub color: String,
 }
 
+/// GadgetSpec is the kind of the CRD-semantics cases (`crd.rs`): bounds, a pattern, an enum,
+/// defaults (also nested), preserved unknown fields and an immutable field (a CEL transition
+/// rule).
+#[kbr_runtime::schema]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kbr(
+    group = "conformance.kbr.dev",
+    version = "v1",
+    kind = "Gadget",
+    plural = "gadgets"
+)]
+#[kbr(namespaced, status = "GadgetStatus")]
+pub struct GadgetSpec {
+    /// How many, 1 to 10.
+    #[kbr(minimum = 1, maximum = 10, default = 1)]
+    #[serde(default = "one")]
+    pub replicas: i32,
+    /// Lower-case letters.
+    #[kbr(pattern = "^[a-z]+$")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// When to restart.
+    #[kbr(enum = ["Always", "Never"])]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+    /// Settings, defaulted inside when present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<GadgetSettings>,
+    /// Anything else is kept here.
+    #[kbr(preserve_unknown_fields)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra: Option<GadgetExtra>,
+    /// Set once.
+    #[kbr(immutable)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+}
+
+fn one() -> i32 {
+    1
+}
+
+/// Settings of a Gadget.
+#[kbr_runtime::schema]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GadgetSettings {
+    /// The mode.
+    #[kbr(default = "fast")]
+    #[serde(default)]
+    pub mode: String,
+    /// The depth: neither defaulted nor nullable.
+    #[kbr(optional)]
+    pub depth: i32,
+}
+
+/// Extras of a Gadget: one known field, unknown ones kept.
+#[kbr_runtime::schema]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GadgetExtra {
+    /// Known.
+    #[serde(default)]
+    pub known: i32,
+}
+
+/// GadgetStatus is the observed state of a Gadget.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GadgetStatus {
+    /// Whether the gadget is ready.
+    #[serde(default)]
+    pub ready: bool,
+}
+
 /// The suite's kinds.
 pub fn scheme() -> Scheme {
     let mut scheme = Scheme::new();
     scheme.add::<Widget>();
     scheme.add::<Paint>();
+    scheme.add::<Gadget>();
     scheme
 }
 

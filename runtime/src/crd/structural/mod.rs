@@ -36,6 +36,17 @@ pub(crate) mod formats;
 mod junctors;
 mod values;
 
+// The object semantics (prune, default, validate, CEL) of a CRD version's schema.
+mod defaulting;
+mod node;
+mod object_schema;
+mod pruning;
+mod rules;
+mod validation;
+
+pub use object_schema::ObjectSchema;
+pub use validation::{FieldError, FieldErrorKind};
+
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::{Map, Value};
 

@@ -1,0 +1,209 @@
+//! A CRD version's `openAPIV3Schema` compiled once for the API server's object semantics
+//! ([`ObjectSchema`]): the tree of nodes pruning, defaulting, validation and CEL walk, with
+//! regular expressions and CEL programs compiled up front.
+//!
+//! Mirrors apiextensions-apiserver's `pkg/apiserver/schema` (`Structural`, built by
+//! `NewStructural` from a CRD version's schema) and the validators it feeds:
+//! `schema/pruning`, `schema/defaulting`, kube-openapi's `pkg/validation/validate` and
+//! `schema/cel`.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use super::rules::Rule;
+use super::validation::{FieldError, FieldErrorKind};
+
+/// One schema node, with what the semantics need precomputed.
+#[derive(Debug, Default)]
+pub(super) struct Node {
+    /// `type` (`""` when absent).
+    pub(super) type_: String,
+    pub(super) format: String,
+    pub(super) nullable: bool,
+    pub(super) int_or_string: bool,
+    pub(super) preserve_unknown: bool,
+    pub(super) embedded_resource: bool,
+    pub(super) default: Option<Value>,
+    pub(super) enum_values: Option<Vec<Value>>,
+    pub(super) maximum: Option<f64>,
+    pub(super) exclusive_maximum: bool,
+    pub(super) minimum: Option<f64>,
+    pub(super) exclusive_minimum: bool,
+    pub(super) multiple_of: Option<f64>,
+    pub(super) max_length: Option<u64>,
+    pub(super) min_length: Option<u64>,
+    /// `pattern` as written and compiled.
+    pub(super) pattern: Option<(String, regex::Regex)>,
+    pub(super) max_items: Option<u64>,
+    pub(super) min_items: Option<u64>,
+    pub(super) max_properties: Option<u64>,
+    pub(super) min_properties: Option<u64>,
+    pub(super) required: Vec<String>,
+    /// `x-kubernetes-list-type`.
+    pub(super) list_type: Option<String>,
+    /// `x-kubernetes-list-map-keys`.
+    pub(super) list_map_keys: Vec<String>,
+    /// `x-kubernetes-map-type`.
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
+    pub(super) map_type: Option<String>,
+    pub(super) properties: BTreeMap<String, Node>,
+    pub(super) items: Option<Box<Node>>,
+    /// `additionalProperties` as a schema (`true` is `preserve_additional`).
+    pub(super) additional: Option<Box<Node>>,
+    /// `additionalProperties: true`.
+    pub(super) additional_any: bool,
+    pub(super) all_of: Vec<Node>,
+    pub(super) any_of: Vec<Node>,
+    pub(super) one_of: Vec<Node>,
+    pub(super) not: Option<Box<Node>>,
+    /// `x-kubernetes-validations`, compiled.
+    pub(super) rules: Vec<Rule>,
+    /// Whether this node or a node below it has a `default`.
+    pub(super) has_defaults: bool,
+}
+
+fn count(schema: &Map<String, Value>, key: &str) -> Option<u64> {
+    schema.get(key).and_then(Value::as_u64)
+}
+
+fn flag(schema: &Map<String, Value>, key: &str) -> bool {
+    schema.get(key) == Some(&Value::Bool(true))
+}
+
+fn text(schema: &Map<String, Value>, key: &str) -> String {
+    schema
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+impl Node {
+    /// Compiles `schema` (at the CRD field path `path`, as the API server names it in CRD
+    /// validation errors, e.g. `spec.validation.openAPIV3Schema.properties[spec]`), pushing
+    /// an error for every pattern or CEL rule that does not compile.
+    pub(super) fn compile(schema: &Value, path: &str, errors: &mut Vec<FieldError>) -> Self {
+        let Value::Object(schema) = schema else {
+            return Self::default();
+        };
+        let mut node = Self {
+            type_: text(schema, "type"),
+            format: text(schema, "format"),
+            nullable: flag(schema, "nullable"),
+            int_or_string: flag(schema, "x-kubernetes-int-or-string"),
+            preserve_unknown: flag(schema, "x-kubernetes-preserve-unknown-fields"),
+            embedded_resource: flag(schema, "x-kubernetes-embedded-resource"),
+            default: schema.get("default").cloned(),
+            enum_values: schema.get("enum").and_then(Value::as_array).cloned(),
+            maximum: schema.get("maximum").and_then(Value::as_f64),
+            exclusive_maximum: flag(schema, "exclusiveMaximum"),
+            minimum: schema.get("minimum").and_then(Value::as_f64),
+            exclusive_minimum: flag(schema, "exclusiveMinimum"),
+            multiple_of: schema.get("multipleOf").and_then(Value::as_f64),
+            max_length: count(schema, "maxLength"),
+            min_length: count(schema, "minLength"),
+            pattern: None,
+            max_items: count(schema, "maxItems"),
+            min_items: count(schema, "minItems"),
+            max_properties: count(schema, "maxProperties"),
+            min_properties: count(schema, "minProperties"),
+            required: schema
+                .get("required")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            list_type: schema
+                .get("x-kubernetes-list-type")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            list_map_keys: schema
+                .get("x-kubernetes-list-map-keys")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            map_type: schema
+                .get("x-kubernetes-map-type")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            ..Self::default()
+        };
+        if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
+            match regex::Regex::new(pattern) {
+                Ok(regex) => node.pattern = Some((pattern.to_owned(), regex)),
+                Err(error) => errors.push(FieldError::new(
+                    FieldErrorKind::Invalid,
+                    &format!("{path}.pattern"),
+                    Some(&Value::String(pattern.to_owned())),
+                    &format!("must be a valid regular expression, but isn't: {error}"),
+                )),
+            }
+        }
+        if let Some(Value::Object(properties)) = schema.get("properties") {
+            for (name, child) in properties {
+                let child = Self::compile(child, &format!("{path}.properties[{name}]"), errors);
+                node.properties.insert(name.clone(), child);
+            }
+        }
+        if let Some(items) = schema.get("items") {
+            node.items = Some(Box::new(Self::compile(
+                items,
+                &format!("{path}.items"),
+                errors,
+            )));
+        }
+        match schema.get("additionalProperties") {
+            Some(Value::Bool(true)) => node.additional_any = true,
+            Some(additional @ Value::Object(_)) => {
+                node.additional = Some(Box::new(Self::compile(
+                    additional,
+                    &format!("{path}.additionalProperties"),
+                    errors,
+                )));
+            }
+            _ => {}
+        }
+        let branches = |key: &str, errors: &mut Vec<FieldError>| -> Vec<Node> {
+            schema
+                .get(key)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+                .map(|(i, b)| Self::compile(b, &format!("{path}.{key}[{i}]"), errors))
+                .collect()
+        };
+        node.all_of = branches("allOf", errors);
+        node.any_of = branches("anyOf", errors);
+        node.one_of = branches("oneOf", errors);
+        if let Some(not) = schema.get("not") {
+            node.not = Some(Box::new(Self::compile(not, &format!("{path}.not"), errors)));
+        }
+        if let Some(Value::Array(rules)) = schema.get("x-kubernetes-validations") {
+            for (index, rule) in rules.iter().enumerate() {
+                let rule_path = format!("{path}.x-kubernetes-validations[{index}]");
+                match Rule::compile(rule, &rule_path) {
+                    Ok(rule) => node.rules.push(rule),
+                    Err(error) => errors.push(error),
+                }
+            }
+        }
+        node.has_defaults = node.default.is_some()
+            || node.properties.values().any(|p| p.has_defaults)
+            || node.items.as_ref().is_some_and(|i| i.has_defaults)
+            || node.additional.as_ref().is_some_and(|a| a.has_defaults);
+        node
+    }
+
+    /// The schema of the field `name` of an object of this node: a property, else the
+    /// `additionalProperties` schema.
+    pub(super) fn field(&self, name: &str) -> Option<&Node> {
+        self.properties.get(name).or(self.additional.as_deref())
+    }
+}
