@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 /// A restart policy: a unit enum with documented variants.
-#[derive(Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub enum Policy {
     /// Always restart.
     Always,
@@ -34,7 +34,7 @@ fn unit_enums_are_string_enums() {
 }
 
 /// Where the code comes from: externally tagged data variants.
-#[derive(Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum Source {
     /// A git repository.
@@ -73,7 +73,7 @@ fn externally_tagged_enums_are_one_object_with_one_key() {
 }
 
 /// A limit: a unit variant beside a data variant (a string or an object in JSON).
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize, JsonSchema)]
 pub enum Limit {
     /// No limit.
     Off,
@@ -105,7 +105,7 @@ fn externally_tagged_enums_mixing_unit_and_data_variants_have_no_cel_rule() {
 }
 
 /// `Limit` in a field and in a list, as a CRD (issue 12: the API server refused these).
-#[derive(CustomResource, Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, PartialEq, Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[kbr(group = "shapes.example.com", version = "v1", kind = "Quota")]
 pub struct QuotaSpec {
     /// The limit.
@@ -118,7 +118,7 @@ pub struct QuotaSpec {
 }
 
 /// A name, a number or a full reference.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Setting {
     /// By name.
@@ -174,7 +174,7 @@ fn find_rules(schema: &serde_json::Value, found: &mut Vec<String>) {
 }
 
 /// A storage backend: internally tagged (kube-derive panics on these).
-#[derive(Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind")]
 pub enum Backend {
     /// Amazon S3.
@@ -220,7 +220,7 @@ fn internally_tagged_enums_have_a_tag_enum_and_per_variant_requirements() {
 }
 
 /// When to run: adjacently tagged (kube-derive panics on these too).
-#[derive(Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "spec")]
 pub enum Trigger {
     /// On a schedule.
@@ -269,7 +269,7 @@ fn adjacently_tagged_enums_merge_their_contents() {
 }
 
 /// A reference by name or in full: untagged with a string variant.
-#[derive(Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Target {
     /// Just a name.
@@ -305,7 +305,7 @@ fn untagged_enums_with_a_string_variant_use_preserve_unknown_fields_and_cel() {
 }
 
 /// A port number or name: untagged integer or string.
-#[derive(Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum PortRef {
     /// A number.
@@ -406,7 +406,7 @@ fn apply_defaults(value: &mut serde_json::Value, schema: &serde_json::Value) {
 }
 
 /// A mode by name, or one of two objects with a variant-only default.
-#[derive(Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Mode {
     /// By name.
@@ -450,7 +450,7 @@ fn mixed_unions_keep_defaults_in_their_variant() {
 }
 
 /// A percentage by number (0-255) or by text.
-#[derive(Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Share {
     /// A number.

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 /// Free-form arguments and optional free-form settings.
-#[derive(Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Free {
     /// Anything.
     pub arguments: Value,
@@ -41,7 +41,7 @@ fn serde_json_values_keep_anything() {
 }
 
 /// Resource limits, every field defaulted by the container's `#[serde(default)]`.
-#[derive(Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Limits {
     /// CPU.
@@ -69,7 +69,7 @@ fn container_serde_default_makes_every_field_optional_with_its_default() {
 }
 
 /// Named fields and free-form extra keys.
-#[derive(Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Extensible {
     /// Name.
     pub name: String,
@@ -100,7 +100,7 @@ fn three() -> u8 {
 }
 
 /// Renames, skips and per-field defaults.
-#[derive(Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub struct Renamed {
     /// Kebab-cased.
@@ -136,7 +136,7 @@ fn rename_skip_and_default_follow_serde() {
 }
 
 /// A setting whose variants disagree on `value`'s type.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind")]
 pub enum Setting {
     /// A number.
@@ -152,7 +152,7 @@ pub enum Setting {
 }
 
 /// Typed extra keys: no structural schema types them.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, PartialEq, Debug, Default, Serialize, Deserialize, JsonSchema)]
 pub struct Tags {
     /// Name.
     pub name: String,
@@ -162,7 +162,7 @@ pub struct Tags {
 }
 
 /// ShapesSpec holds the shapes without a structural schema.
-#[derive(CustomResource, Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, PartialEq, Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[kbr(group = "shapes.example.com", version = "v1", kind = "Shapes")]
 pub struct ShapesSpec {
     /// Typed flattened map.
@@ -201,7 +201,7 @@ fn shapes_without_a_structural_schema_are_errors_with_the_way_out() {
 }
 
 /// k8s-openapi types inside a spec.
-#[derive(CustomResource, Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(CustomResource, PartialEq, Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[kbr(
     group = "shapes.example.com",
     version = "v1",
@@ -260,7 +260,7 @@ fn k8s_openapi_types_have_structural_schemas() {
 }
 
 /// Rust integer widths and addresses, whose schemars formats the API server does not know.
-#[derive(Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Widths {
     pub a: u8,
     pub b: u16,
@@ -339,7 +339,7 @@ fn rust_integer_formats_become_int32_or_int64_with_serde_bounds() {
 
 /// Resource quantities and ports, as k8s-openapi types.
 #[kbr_runtime::schema]
-#[derive(Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Resources {
     /// CPU to reserve (documented: the field doc replaces k8s-openapi's).
     pub cpu: kbr_runtime::k8s_openapi::apimachinery::pkg::api::resource::Quantity,
