@@ -302,7 +302,7 @@ fn defaults_enums_and_examples_are_valid() {
         json!({"type": "integer", "minimum": 1, "default": 0}),
         ".spec",
         "default",
-        "must be greater than or equal to 1",
+        "in body should be greater than or equal to 1",
     );
     assert_violation(
         json!({"type": "object", "properties": {"a": {"type": "string"}}, "default": {"a": "x", "b": 1}}),
@@ -320,7 +320,7 @@ fn defaults_enums_and_examples_are_valid() {
         json!({"type": "string", "maxLength": 2, "example": "long"}),
         ".spec",
         "example",
-        "at most 2 characters",
+        "Too long: may not be more than 2 bytes",
     );
     let schema = json!({"type": "object", "properties": {
         "metadata": {"type": "object", "properties": {"name": {"type": "string", "default": "x"}}}}});

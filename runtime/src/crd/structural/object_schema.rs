@@ -118,6 +118,16 @@ impl ObjectSchema {
         errors
     }
 
+    /// Validates `object` against the OpenAPI schema only, without the CEL rules: how the API
+    /// server checks a schema's `default` values at CRD creation
+    /// (`apiextensions-apiserver/pkg/apiserver/schema/defaulting/validation.go` runs the
+    /// kube-openapi validator, not CEL, on each default).
+    pub fn validate_schema(&self, object: &Value) -> Vec<FieldError> {
+        let mut validator = Validator { errors: Vec::new() };
+        validator.node(&self.root, object, None, "", self.resource_root);
+        validator.errors
+    }
+
     /// Prunes, defaults and validates `object` in the API server's order: what a create
     /// (`old` `None`), update, patch, apply or status write stores.
     ///
