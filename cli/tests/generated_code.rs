@@ -191,3 +191,27 @@ fn tricky_names_build() {
     let (_tmp, dir) = tricky_project(&["--runtime-path", &runtime]);
     assert_builds(&dir);
 }
+
+/// Issue 14.2: with `Broker` in `eventing` and `messaging`, the generated suite registers every
+/// controller with one manager (`every_controller_registers_with_one_manager`) and each Broker
+/// reconciler's test passes.
+#[test]
+#[ignore = "slow: builds generated projects against the workspace runtime"]
+fn broker_in_two_groups_runs_in_one_manager() {
+    let (_tmp, dir) = empty_dir("knative-lite");
+    let runtime = workspace_runtime();
+    kbr_ok(
+        &dir,
+        &[
+            "init",
+            "--domain",
+            "knative.dev",
+            "--runtime-path",
+            &runtime,
+        ],
+    );
+    for api in [["eventing", "v1", "Broker"], ["messaging", "v1", "Broker"]] {
+        assert_eq!(create_api(&dir, api, &[]).code, 0);
+    }
+    cargo_in(&dir, &["test"]);
+}

@@ -214,6 +214,7 @@ pub fn create_api(resource: &Resource) -> Vec<String> {
     let Resource {
         api,
         controller,
+        controller_name,
         domain: _, // the project's, or a built-in group's (known to kbr)
         group: _,
         kind: _,
@@ -237,6 +238,9 @@ pub fn create_api(resource: &Resource) -> Vec<String> {
             }
         }
         None => args.push("--resource=false".to_owned()),
+    }
+    if let Some(name) = controller_name {
+        args.push(format!("--controller-name={name}"));
     }
     args
 }
