@@ -162,10 +162,17 @@ impl Scaffolder {
 }
 
 /// The commands that re-create `project`, each as the arguments after `kbr`: `init`, then
-/// `create api` per resource in PROJECT order, then `create webhook` per resource with webhooks.
+/// `create api` per resource in PROJECT order (but a built-in kind with webhooks only: neither API
+/// type nor controller), then `create webhook` per resource with webhooks.
 pub fn commands(project: &Project) -> Vec<Vec<String>> {
     let mut commands = vec![init(project)];
-    commands.extend(project.resources.iter().map(create_api));
+    commands.extend(
+        project
+            .resources
+            .iter()
+            .filter(|resource| resource.api.is_some() || resource.controller)
+            .map(create_api),
+    );
     commands.extend(project.resources.iter().filter_map(create_webhook));
     commands
 }
