@@ -668,9 +668,11 @@ fn controllers_for_built_in_kinds() {
             "v1",
             "--kind",
             "Deployment",
-            "--defaulting",
+            "--conversion",
+            "--spoke",
+            "v1beta1",
         ],
-        "failed to create webhook: apps/v1, Kind=Deployment is a built-in kind: kbr scaffolds webhooks for the project's own APIs only; write a kbr_runtime::webhook::Defaulter or Validator for it by hand",
+        "failed to create webhook: apps/v1, Kind=Deployment is a built-in kind: Kubernetes serves its versions itself, so it has no conversion webhook; drop --conversion",
     );
     // --force rewrites the controller's own files.
     assert_eq!(builtin("apps", "v1", "Deployment", &["--force"]).code, 0);

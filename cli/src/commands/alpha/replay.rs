@@ -162,18 +162,26 @@ impl Scaffolder {
 }
 
 /// The commands that re-create `project`, each as the arguments after `kbr`: `init`, then
-/// `create api` per resource in PROJECT order (but a built-in kind with webhooks only: neither API
-/// type nor controller), then `create webhook` per resource with webhooks.
+/// `create api` per resource in PROJECT order, then `create webhook` per resource with webhooks.
+/// A built-in kind with webhooks only (neither API type nor controller) gets its `create webhook`
+/// in the place of `create api`, so PROJECT lists it where it was.
 pub fn commands(project: &Project) -> Vec<Vec<String>> {
+    let webhooks_only = |resource: &Resource| resource.api.is_none() && !resource.controller;
     let mut commands = vec![init(project)];
+    for resource in &project.resources {
+        if webhooks_only(resource) {
+            commands.extend(create_webhook(resource));
+        } else {
+            commands.push(create_api(resource));
+        }
+    }
     commands.extend(
         project
             .resources
             .iter()
-            .filter(|resource| resource.api.is_some() || resource.controller)
-            .map(create_api),
+            .filter(|resource| !webhooks_only(resource))
+            .filter_map(create_webhook),
     );
-    commands.extend(project.resources.iter().filter_map(create_webhook));
     commands
 }
 
