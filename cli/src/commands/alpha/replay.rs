@@ -162,26 +162,20 @@ impl Scaffolder {
 }
 
 /// The commands that re-create `project`, each as the arguments after `kbr`: `init`, then
-/// `create api` per resource in PROJECT order, then `create webhook` per resource with webhooks.
-/// A built-in kind with webhooks only (neither API type nor controller) gets its `create webhook`
-/// in the place of `create api`, so PROJECT lists it where it was.
+/// `create api` per resource in PROJECT order (but not for a built-in kind with webhooks only:
+/// neither API type nor controller), then `create webhook` per resource with webhooks. Such a
+/// built-in kind therefore comes after the kinds with `create api` in the replayed PROJECT: the
+/// order of the `setup_webhook` lines in `src/lib.rs` is kept, which matters more.
 pub fn commands(project: &Project) -> Vec<Vec<String>> {
-    let webhooks_only = |resource: &Resource| resource.api.is_none() && !resource.controller;
     let mut commands = vec![init(project)];
-    for resource in &project.resources {
-        if webhooks_only(resource) {
-            commands.extend(create_webhook(resource));
-        } else {
-            commands.push(create_api(resource));
-        }
-    }
     commands.extend(
         project
             .resources
             .iter()
-            .filter(|resource| !webhooks_only(resource))
-            .filter_map(create_webhook),
+            .filter(|resource| resource.api.is_some() || resource.controller)
+            .map(create_api),
     );
+    commands.extend(project.resources.iter().filter_map(create_webhook));
     commands
 }
 
