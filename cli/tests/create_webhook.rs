@@ -642,6 +642,15 @@ fn webhooks_for_built_in_kinds() {
         "failed to create webhook: v1, Kind=Pod is a built-in kind: Kubernetes serves its versions itself, so it has no conversion webhook; drop --conversion",
     );
 
+    // A controller for the Pod later keeps its webhooks in PROJECT.
+    let out = create_api(&dir, ["core", "v1", "Pod"], &["--resource=false"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let project = read(&dir, "PROJECT");
+    assert!(
+        project.contains("- controller: true\n  group: core\n  kind: Pod\n  path: kbr_runtime::k8s_openapi::api::core::v1\n  plural: pods\n  version: v1\n  webhooks:\n    defaulting: true\n"),
+        "{project}"
+    );
+
     // Replayed as it was: no `create api` for the Pod, which has no controller (replay runs
     // its `create webhook` after every `create api`; see `replay::commands`).
     let before = snapshot(&dir);

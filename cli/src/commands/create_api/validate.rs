@@ -130,7 +130,8 @@ fn validate_builtin(
         path: kind.module_path(),
         plural: kind.plural.to_owned(),
         version: kind.version.to_owned(),
-        webhooks: None,
+        // `kbr create webhook` may have recorded the kind first.
+        webhooks: existing.and_then(|e| e.webhooks.clone()),
     };
     check_clashes(project, &resource, None, true)?;
     let controller_name = controller_name(args, project, &resource, existing)?;
