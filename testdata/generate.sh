@@ -34,13 +34,15 @@ scaffold() {
 
 # project: one group, one cluster-scoped kind with an irregular plural, in two versions
 # converted through the hub v1 (Kubebuilder's testdata has the same Captain webhooks), and a
-# controller for the built-in Deployment kind (as in Kubebuilder's multigroup testdata).
+# controller for the built-in Deployment kind (as in Kubebuilder's multigroup testdata), and a
+# defaulting webhook for the built-in Pod kind (Kubebuilder scaffolds webhooks for core types).
 scaffold project <<'CMDS'
 init --domain testproject.org --project-name project --owner "The kbr authors" --runtime-path ../../runtime
 create api --group crew --version v1 --kind Captain --namespaced=false
 create api --group crew --version v2 --kind Captain --namespaced=false --controller=false
 create webhook --group crew --version v1 --kind Captain --defaulting --programmatic-validation --conversion --spoke v2
 create api --group apps --version v1 --kind Deployment --resource=false
+create webhook --group core --version v1 --kind Pod --defaulting
 CMDS
 
 # knative-lite: the scaffold commands of shared/knative-example.md.

@@ -190,6 +190,12 @@ pub struct CreateApiArgs {
     /// Overwrite the kind's own files (API type, controller, test) if they exist.
     #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true")]
     pub force: bool,
+
+    /// The controller's name, in logs and metric labels; unique in the project (a DNS-1123
+    /// label) [default: the lower-cased kind, or `<group>-<kind>` when another group of the
+    /// project has a controller for a kind of the same name].
+    #[arg(long, allow_hyphen_values = true)]
+    pub controller_name: Option<String>,
 }
 
 /// `kbr create webhook` flags.

@@ -16,6 +16,7 @@
 //!     crdVersion: v1
 //!     namespaced: true         # omitted for cluster-scoped kinds
 //!   controller: true           # omitted for `--controller=false`
+//!   controllerName: eventing-broker  # omitted when it is the lower-cased kind
 //!   domain: knative.dev
 //!   group: eventing
 //!   kind: Broker
@@ -123,6 +124,11 @@ pub struct Resource {
     /// Whether kbr scaffolded a controller for the kind.
     #[serde(default, skip_serializing_if = "is_false")]
     pub controller: bool,
+    /// The controller's name (`create api --controller-name`, or `<group>-<kind>` chosen when
+    /// another group has a controller for a kind of the same name); omitted when it is the
+    /// lower-cased kind, the default. Kubebuilder records the same key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub controller_name: Option<String>,
     /// The project domain at the time; for a built-in kind its group's domain (`k8s.io`),
     /// omitted when the group has none (`core`, `apps`, `batch`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -286,6 +292,7 @@ mod tests {
                         namespaced: true,
                     }),
                     controller: true,
+                    controller_name: None,
                     domain: "knative.dev".into(),
                     group: "eventing".into(),
                     kind: "Broker".into(),
@@ -305,6 +312,7 @@ mod tests {
                         namespaced: false,
                     }),
                     controller: false,
+                    controller_name: None,
                     domain: "knative.dev".into(),
                     group: "match".into(),
                     kind: "Type".into(),

@@ -668,10 +668,103 @@ fn controllers_for_built_in_kinds() {
             "v1",
             "--kind",
             "Deployment",
-            "--defaulting",
+            "--conversion",
+            "--spoke",
+            "v1beta1",
         ],
-        "failed to create webhook: apps/v1, Kind=Deployment is a built-in kind: kbr scaffolds webhooks for the project's own APIs only; write a kbr_runtime::webhook::Defaulter or Validator for it by hand",
+        "failed to create webhook: apps/v1, Kind=Deployment is a built-in kind: Kubernetes serves its versions itself, so it has no conversion webhook; drop --conversion",
     );
     // --force rewrites the controller's own files.
     assert_eq!(builtin("apps", "v1", "Deployment", &["--force"]).code, 0);
+}
+
+/// Issue 14.2: `Broker` in two groups gets two controller names, so one manager runs both
+/// (the generated suite's `every_controller_registers_with_one_manager` checks that when built,
+/// see `generated_code.rs`); the first keeps its plain name so its metric labels stay stable.
+#[test]
+fn same_kind_in_two_groups_gets_unique_controller_names() {
+    let (_tmp, dir) = init_knative();
+    for api in [["eventing", "v1", "Broker"], ["messaging", "v1", "Broker"]] {
+        let out = create_api(&dir, api, &[]);
+        assert_eq!(out.code, 0, "{api:?}: {}", out.stderr);
+    }
+    let out = create_api(
+        &dir,
+        ["flows", "v1", "Sequence"],
+        &["--controller-name", "flow-sequence"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for (file, name) in [
+        ("eventing/broker", "broker"),
+        ("messaging/broker", "messaging-broker"),
+        ("flows/sequence", "flow-sequence"),
+    ] {
+        let code = fs::read_to_string(dir.join(format!("src/controller/{file}.rs"))).unwrap();
+        assert!(
+            code.contains(&format!("const CONTROLLER_NAME: &str = \"{name}\";\n")),
+            "{file}: {code}"
+        );
+        assert!(
+            code.contains(&format!("/// Registers a controller named `{name}` for ")),
+            "{file}: {code}"
+        );
+    }
+    let project = fs::read_to_string(dir.join("PROJECT")).unwrap();
+    assert_eq!(project.matches("controllerName:").count(), 2, "{project}");
+    assert!(
+        project.contains("  controller: true\n  controllerName: messaging-broker\n  domain: knative.dev\n  group: messaging\n"),
+        "{project}"
+    );
+    assert!(
+        project
+            .contains("  controllerName: flow-sequence\n  domain: knative.dev\n  group: flows\n"),
+        "{project}"
+    );
+    let suite = fs::read_to_string(dir.join("tests/controller/main.rs")).unwrap();
+    assert!(
+        suite.contains("async fn every_controller_registers_with_one_manager()"),
+        "{suite}"
+    );
+
+    // A name already taken, or not a DNS-1123 label, is refused.
+    assert_fails(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "sources",
+            "--version",
+            "v1",
+            "--kind",
+            "Ping",
+            "--controller-name",
+            "broker",
+        ],
+        "failed to create API: the controller of eventing.knative.dev/v1, Kind=Broker is already named \"broker\"; controller names must be unique, pass another --controller-name",
+    );
+    assert_fails(
+        &dir,
+        &[
+            "create",
+            "api",
+            "--group",
+            "sources",
+            "--version",
+            "v1",
+            "--kind",
+            "Ping",
+            "--controller-name",
+            "Ping_1",
+        ],
+        "failed to create API: invalid controller name \"Ping_1\": a controller name must be a DNS-1123 label (at most 63 characters of a-z, 0-9 and '-', starting and ending with a letter or digit); pass e.g. --controller-name sources-ping",
+    );
+
+    // `--force` keeps the recorded name; `alpha generate` replays it.
+    let out = create_api(&dir, ["messaging", "v1", "Broker"], &["--force"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(fs::read_to_string(dir.join("PROJECT")).unwrap(), project);
+    let before = snapshot(&dir);
+    kbr_ok(&dir, &["alpha", "generate", "--no-manifests"]);
+    assert_eq!(snapshot(&dir), before);
 }

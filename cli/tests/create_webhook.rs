@@ -565,3 +565,130 @@ fn webhooks_build_lint_and_pass_their_tests() {
     );
     assert!(dir.join("config/webhook/manifests.yaml").is_file());
 }
+
+/// Issue 14.5: webhooks for built-in kinds, as Kubebuilder scaffolds them for core types: a Pod
+/// defaulter (a kind without a controller) and a Deployment validator (next to its controller).
+#[test]
+fn webhooks_for_built_in_kinds() {
+    let (_tmp, dir) = init_knative();
+    let out = create_api(&dir, ["apps", "v1", "Deployment"], &["--resource=false"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = create_webhook(
+        &dir,
+        ["apps", "v1", "Deployment"],
+        &["--programmatic-validation"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = create_webhook(&dir, ["core", "v1", "Pod"], &["--defaulting"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("created src/webhook/core/v1/pod.rs\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.ends_with(NEXT), "{}", out.stdout);
+
+    let project = read(&dir, "PROJECT");
+    assert!(
+        project.contains("- group: core\n  kind: Pod\n  path: kbr_runtime::k8s_openapi::api::core::v1\n  plural: pods\n  version: v1\n  webhooks:\n    defaulting: true\n    webhookVersion: v1\n"),
+        "{project}"
+    );
+    assert!(
+        project.contains("- controller: true\n  group: apps\n  kind: Deployment\n  path: kbr_runtime::k8s_openapi::api::apps::v1\n  plural: deployments\n  version: v1\n  webhooks:\n    validation: true\n    webhookVersion: v1\n"),
+        "{project}"
+    );
+    let pod = read(&dir, "src/webhook/core/v1/pod.rs");
+    for expected in [
+        "use kbr_runtime::k8s_openapi::api::core as api;\n",
+        "type Object = api::v1::Pod;\n",
+        "impl Defaulter<Object> for PodCustomDefaulter {\n",
+        "`/mutate--v1-pod`",
+    ] {
+        assert!(pod.contains(expected), "{expected}: {pod}");
+    }
+    let deployment = read(&dir, "src/webhook/apps/v1/deployment.rs");
+    assert!(
+        deployment.contains("impl Validator<Object> for DeploymentCustomValidator {\n"),
+        "{deployment}"
+    );
+    let test = read(&dir, "tests/webhook/pod.rs");
+    assert!(
+        test.contains("let info = ResourceInfo::of::<Object>();\n"),
+        "{test}"
+    );
+    assert!(!test.contains("TestEnv"), "{test}");
+    let lib = read(&dir, "src/lib.rs");
+    assert!(
+        lib.contains("    webhook::apps::v1::deployment::setup_webhook,\n    webhook::core::v1::pod::setup_webhook,\n"),
+        "{lib}"
+    );
+
+    // No CRD, so no conversion.
+    assert_fails(
+        &dir,
+        &[
+            "create",
+            "webhook",
+            "--group",
+            "core",
+            "--version",
+            "v1",
+            "--kind",
+            "Pod",
+            "--conversion",
+            "--spoke",
+            "v1beta1",
+        ],
+        "failed to create webhook: v1, Kind=Pod is a built-in kind: Kubernetes serves its versions itself, so it has no conversion webhook; drop --conversion",
+    );
+
+    // A controller for the Pod later keeps its webhooks in PROJECT.
+    let out = create_api(&dir, ["core", "v1", "Pod"], &["--resource=false"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let project = read(&dir, "PROJECT");
+    assert!(
+        project.contains("- controller: true\n  group: core\n  kind: Pod\n  path: kbr_runtime::k8s_openapi::api::core::v1\n  plural: pods\n  version: v1\n  webhooks:\n    defaulting: true\n"),
+        "{project}"
+    );
+
+    // Replayed as it was: no `create api` for the Pod, which has no controller (replay runs
+    // its `create webhook` after every `create api`; see `replay::commands`).
+    let before = snapshot(&dir);
+    kbr_ok(&dir, &["alpha", "generate", "--no-manifests"]);
+    assert_eq!(snapshot(&dir), before);
+
+    let files: Vec<String> = before
+        .keys()
+        .filter(|p| p.ends_with(".rs"))
+        .map(|p| dir.join(p).display().to_string())
+        .collect();
+    let status = std::process::Command::new("rustfmt")
+        .args(["--edition", "2024", "--check"])
+        .args(&files)
+        .status()
+        .unwrap_or_else(|e| panic!("rustfmt: {e}"));
+    assert!(status.success(), "generated code is not rustfmt-clean");
+}
+
+/// Issue 14.5: a generated project with a Pod defaulting webhook builds, lints clean, and its
+/// scaffolded test passes.
+#[test]
+#[ignore = "slow: builds a generated project with webhooks against the workspace runtime"]
+fn pod_defaulting_webhook_builds_and_passes_its_test() {
+    let (_tmp, dir) = empty_dir("pod-operator");
+    let runtime = workspace_runtime();
+    kbr_ok(
+        &dir,
+        &[
+            "init",
+            "--domain",
+            "example.com",
+            "--runtime-path",
+            &runtime,
+        ],
+    );
+    let out = create_webhook(&dir, ["core", "v1", "Pod"], &["--defaulting"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    cargo_in(&dir, &["clippy", "--all-targets", "--", "-D", "warnings"]);
+    cargo_in(&dir, &["test"]);
+}

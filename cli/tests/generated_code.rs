@@ -5,6 +5,7 @@
 
 mod common;
 
+use std::fs;
 use std::path::Path;
 use std::process::Command;
 
@@ -191,3 +192,107 @@ fn tricky_names_build() {
     let (_tmp, dir) = tricky_project(&["--runtime-path", &runtime]);
     assert_builds(&dir);
 }
+
+/// Issue 14.2: with `Broker` in `eventing` and `messaging`, the generated suite registers every
+/// controller with one manager (`every_controller_registers_with_one_manager`) and each Broker
+/// reconciler's test passes.
+#[test]
+#[ignore = "slow: builds generated projects against the workspace runtime"]
+fn broker_in_two_groups_runs_in_one_manager() {
+    let (_tmp, dir) = empty_dir("knative-lite");
+    let runtime = workspace_runtime();
+    kbr_ok(
+        &dir,
+        &[
+            "init",
+            "--domain",
+            "knative.dev",
+            "--runtime-path",
+            &runtime,
+        ],
+    );
+    for api in [["eventing", "v1", "Broker"], ["messaging", "v1", "Broker"]] {
+        assert_eq!(create_api(&dir, api, &[]).code, 0);
+    }
+    // Beyond the scaffold: run that one manager and see each controller reconcile its Broker.
+    fs::write(
+        dir.join("tests/controller/both_brokers.rs"),
+        BOTH_BROKERS_RECONCILE,
+    )
+    .expect("write the extra test");
+    let suite = dir.join("tests/controller/main.rs");
+    let main = fs::read_to_string(&suite).expect("suite");
+    fs::write(
+        &suite,
+        main.replace("mod broker;\n", "mod both_brokers;\nmod broker;\n"),
+    )
+    .expect("write the suite");
+    cargo_in(&dir, &["test"]);
+}
+
+/// A test added to the generated project of [`broker_in_two_groups_runs_in_one_manager`]: one
+/// manager with every controller, a Broker in each group, and each controller's reconcile
+/// counted under its own name on `/metrics`.
+const BOTH_BROKERS_RECONCILE: &str = r#"
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+use kbr_runtime::testing::TestEnv;
+use kbr_runtime::{Manager, ManagerOptions};
+use knative_lite::api::{eventing, messaging};
+
+fn metrics(addr: std::net::SocketAddr) -> String {
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    stream
+        .write_all(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .expect("request");
+    let mut body = String::new();
+    stream.read_to_string(&mut body).expect("response");
+    body
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_brokers_reconcile_in_one_manager() -> anyhow::Result<()> {
+    let scheme = knative_lite::scheme();
+    let env = TestEnv::start(scheme.clone()).await?;
+    let options = ManagerOptions {
+        metrics_bind_address: "127.0.0.1:0".into(),
+        health_probe_bind_address: "0".into(),
+        ..ManagerOptions::default()
+    };
+    let mut manager = Manager::with_client(env.kube_client(), scheme, options);
+    knative_lite::setup_controllers(&mut manager)?;
+    let mut addresses = manager.serving_addresses();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(manager.start_with_shutdown(async move {
+        let _ = stopped.await;
+    }));
+    let bound = addresses.wait_for(Option::is_some).await?.clone();
+    let addr = bound.and_then(|b| b.metrics).expect("metrics bound");
+
+    let mut broker = eventing::v1::Broker::new("b1", Default::default());
+    broker.metadata.namespace = Some("default".into());
+    env.client().create(&broker).await?;
+    let mut broker = messaging::v1::Broker::new("b1", Default::default());
+    broker.metadata.namespace = Some("default".into());
+    env.client().create(&broker).await?;
+
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let body = tokio::task::spawn_blocking(move || metrics(addr)).await?;
+        let counted = ["broker", "messaging-broker"].iter().all(|name| {
+            body.contains(&format!(
+                "controller_runtime_reconcile_total{{controller=\"{name}\",result=\"success\"}} 1"
+            ))
+        });
+        if counted {
+            break;
+        }
+        assert!(Instant::now() < deadline, "both controllers did not reconcile:\n{body}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let _ = stop.send(());
+    running.await??;
+    Ok(())
+}
+"#;

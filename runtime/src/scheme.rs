@@ -4,8 +4,11 @@
 //! `add_to_scheme(&mut Scheme)` that registers its kinds, `main` builds one Scheme from all of
 //! them, and the manager, the caches, the fake API server and `make manifests` read it. A kbr
 //! Scheme maps GVK <-> Rust type, GVK -> REST resource (plural) and scope, and produces the
-//! project's CRDs ([`Scheme::crds`]). Only custom kinds (types implementing
-//! [`CustomResource`]) are registered; built-in kinds need no registration.
+//! project's CRDs ([`Scheme::crds`]). Custom kinds (types implementing [`CustomResource`]) are
+//! registered with [`Scheme::add`]; built-in k8s-openapi kinds (`Pod`, `Deployment`) with
+//! [`Scheme::add_builtin`], as a Kubebuilder `main.go` calls `clientgoscheme.AddToScheme`: they
+//! are looked up like custom kinds but have no CRD. Controllers and clients of built-in kinds
+//! work without registering them; the Scheme only answers for what it was told.
 //!
 //! ```
 //! # use kbr_runtime::CustomResource;
@@ -69,7 +72,8 @@ pub struct Registration {
     info: ResourceInfo,
     type_id: TypeId,
     type_name: &'static str,
-    crd: fn() -> Result<CustomResourceDefinition, CrdError>,
+    /// Builds the CRD; `None` for a built-in kind.
+    crd: Option<fn() -> Result<CustomResourceDefinition, CrdError>>,
 }
 
 impl Registration {
@@ -78,8 +82,22 @@ impl Registration {
             info: K::INFO,
             type_id: TypeId::of::<K>(),
             type_name: std::any::type_name::<K>(),
-            crd: crd::build::<K>,
+            crd: Some(crd::build::<K>),
         }
+    }
+
+    fn builtin<K: kube::Resource<DynamicType = ()> + 'static>() -> Self {
+        Registration {
+            info: ResourceInfo::of::<K>(),
+            type_id: TypeId::of::<K>(),
+            type_name: std::any::type_name::<K>(),
+            crd: None,
+        }
+    }
+
+    /// Whether the kind is built into Kubernetes ([`Scheme::add_builtin`]): no CRD.
+    pub fn is_builtin(&self) -> bool {
+        self.crd.is_none()
     }
 
     /// The kind's identity and CRD settings.
@@ -113,12 +131,13 @@ impl Registration {
     }
 
     /// The single-version CRD of this kind version
-    /// ([`CustomResourceExt::try_crd`](crd::CustomResourceExt::try_crd)).
+    /// ([`CustomResourceExt::try_crd`](crd::CustomResourceExt::try_crd)); `None` for a
+    /// built-in kind.
     ///
     /// # Errors
     /// See [`crd::build`].
-    pub fn crd(&self) -> Result<CustomResourceDefinition, CrdError> {
-        (self.crd)()
+    pub fn crd(&self) -> Option<Result<CustomResourceDefinition, CrdError>> {
+        self.crd.map(|build| build())
     }
 }
 
@@ -169,6 +188,29 @@ impl Scheme {
     /// [`SchemeError::Conflict`].
     pub fn add<K: CustomResource>(&mut self) -> &mut Self {
         self.insert(Registration::of::<K>());
+        self
+    }
+
+    /// Registers the built-in kind `K`, a k8s-openapi type such as `Pod` (controller-runtime's
+    /// `clientgoscheme.AddToScheme`, which Kubebuilder's `main.go` calls for the built-in
+    /// types). Idempotent; the kind gets no CRD ([`Scheme::crds`] skips it) and its
+    /// [`ResourceInfo`] is [`ResourceInfo::of`] `K`. A built-in kind and a custom kind of one
+    /// group/version/kind conflict like two custom types.
+    ///
+    /// ```
+    /// use k8s_openapi::api::core::v1::Pod;
+    /// use kbr_runtime::Scheme;
+    ///
+    /// let mut scheme = Scheme::new();
+    /// scheme.add_builtin::<Pod>();
+    /// let pod = scheme.get("", "v1", "Pod").unwrap();
+    /// assert!(pod.is_builtin() && pod.crd().is_none());
+    /// assert_eq!(pod.info().plural, "pods");
+    /// assert!(scheme.contains::<Pod>());
+    /// assert!(scheme.crds().unwrap().is_empty());
+    /// ```
+    pub fn add_builtin<K: kube::Resource<DynamicType = ()> + 'static>(&mut self) -> &mut Self {
+        self.insert(Registration::builtin::<K>());
         self
     }
 
@@ -254,14 +296,14 @@ impl Scheme {
 
     /// The registration of the Rust type `K`, if it was added (controller-runtime's
     /// `scheme.ObjectKinds(obj)`).
-    pub fn get_type<K: CustomResource>(&self) -> Option<&Registration> {
+    pub fn get_type<K: 'static>(&self) -> Option<&Registration> {
         let type_id = TypeId::of::<K>();
         self.iter()
             .find(|registration| registration.type_id == type_id)
     }
 
     /// Whether the Rust type `K` was added.
-    pub fn contains<K: CustomResource>(&self) -> bool {
+    pub fn contains<K: 'static>(&self) -> bool {
         self.get_type::<K>().is_some()
     }
 
@@ -280,8 +322,8 @@ impl Scheme {
         self.kinds.is_empty()
     }
 
-    /// One CRD per registered kind, its versions merged ([`crd::merge`]), sorted by CRD name
-    /// (`<plural>.<group>`).
+    /// One CRD per registered custom kind, its versions merged ([`crd::merge`]), sorted by CRD
+    /// name (`<plural>.<group>`); built-in kinds have none.
     ///
     /// # Errors
     /// [`SchemeError::Conflict`] when two types were registered for one GVK;
@@ -297,8 +339,11 @@ impl Scheme {
         }
         let mut by_name: BTreeMap<String, Vec<CustomResourceDefinition>> = BTreeMap::new();
         for registration in self.iter() {
+            let Some(crd) = registration.crd() else {
+                continue;
+            };
             let name = registration.info.crd_name();
-            let crd = registration.crd().map_err(|source| SchemeError::Crd {
+            let crd = crd.map_err(|source| SchemeError::Crd {
                 crd: name.clone(),
                 source: Box::new(source),
             })?;
@@ -348,3 +393,41 @@ impl DoubleEndedIterator for Iter<'_> {
 }
 
 impl ExactSizeIterator for Iter<'_> {}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use k8s_openapi::api::core::v1::{Namespace, Pod};
+
+    use super::*;
+
+    #[test]
+    fn built_in_kinds_are_looked_up_and_have_no_crd() {
+        let mut scheme = Scheme::new();
+        scheme
+            .add_builtin::<Pod>()
+            .add_builtin::<Deployment>()
+            .add_builtin::<Namespace>()
+            .add_builtin::<Pod>();
+        assert_eq!(scheme.len(), 3);
+        let deployment = scheme.get_resource("apps", "v1", "deployments");
+        assert_eq!(
+            deployment.map(|r| (r.info().kind, r.scope(), r.is_builtin())),
+            Some(("Deployment", Scope::Namespaced, true))
+        );
+        assert_eq!(
+            scheme.get_type::<Namespace>().map(Registration::scope),
+            Some(Scope::Cluster)
+        );
+        assert_eq!(
+            scheme.get("", "v1", "Pod").map(Registration::type_name),
+            Some(std::any::type_name::<Pod>())
+        );
+        assert!(
+            scheme
+                .get("", "v1", "Pod")
+                .is_some_and(|r| r.crd().is_none())
+        );
+        assert!(scheme.crds().is_ok_and(|crds| crds.is_empty()));
+    }
+}

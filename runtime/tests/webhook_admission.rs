@@ -280,3 +280,73 @@ async fn validator_sees_old_and_new_on_update_and_old_on_delete() {
     );
     assert_eq!(response["allowed"], true);
 }
+
+/// Issue 14: a defaulter for a built-in kind (a core `Pod`), as Kubebuilder scaffolds for core
+/// types: served on `/mutate--v1-pod`, named `mpod-v1.kb.io`, and its patch applies to the Pod.
+#[tokio::test]
+async fn defaulter_for_a_built_in_pod() {
+    use kbr_runtime::k8s_openapi::api::core::v1::Pod;
+    use kbr_runtime::webhook::{
+        AdmissionContext, AdmissionError, Defaulter, WebhookBuilder, WebhookServerOptions, Webhooks,
+    };
+
+    struct PodDefaulter;
+    impl Defaulter<Pod> for PodDefaulter {
+        async fn set_defaults(
+            &self,
+            _ctx: &AdmissionContext,
+            pod: &mut Pod,
+        ) -> Result<(), AdmissionError> {
+            pod.metadata
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert("defaulted".into(), "true".into());
+            Ok(())
+        }
+    }
+
+    let mut webhooks = Webhooks::new();
+    WebhookBuilder::<Pod>::new()
+        .with_defaulter(PodDefaulter)
+        .complete(&mut webhooks)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(webhooks.paths(), ["/mutate--v1-pod"]);
+    let names: Vec<String> = webhooks.admission().map(|w| w.name()).collect();
+    assert_eq!(names, ["mpod-v1.kb.io"]);
+    let resource = webhooks.admission().next().map(|w| w.resource);
+    assert_eq!(
+        resource.map(|r| (r.group, r.version, r.plural, r.scope)),
+        Some(("", "v1", "pods", kbr_runtime::resource::Scope::Namespaced))
+    );
+
+    let server = TestServer::start(webhooks, WebhookServerOptions::default(), None).await;
+    let pod = json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p1", "namespace": "default"},
+        "spec": {"containers": [{"name": "app", "image": "busybox"}]}
+    });
+    let mut review = admission_review("uid-pod", "CREATE", Some(pod.clone()), None);
+    review["request"]["kind"] = json!({"group": "", "version": "v1", "kind": "Pod"});
+    review["request"]["resource"] = json!({"group": "", "version": "v1", "resource": "pods"});
+    let reply = server.post_json("/mutate--v1-pod", &review).await;
+    let response = response_of(&reply, "uid-pod");
+    assert_eq!(response["allowed"], true, "{response}");
+    let patched = apply(&pod, &patch_of(&response));
+    assert_eq!(patched["metadata"]["labels"], json!({"defaulted": "true"}));
+    assert_eq!(
+        patched["spec"], pod["spec"],
+        "the rest of the Pod untouched"
+    );
+
+    // A review for another kind is refused, not decoded as a Pod.
+    let reply = server
+        .post_json(
+            "/mutate--v1-pod",
+            &admission_review("uid-ch", "CREATE", Some(channel_json(json!({}))), None),
+        )
+        .await;
+    let response = response_of(&reply, "uid-ch");
+    assert_eq!(response["allowed"], false, "{response}");
+    server.stop().await.unwrap_or_else(|e| panic!("{e}"));
+}

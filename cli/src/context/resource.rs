@@ -45,6 +45,9 @@ pub struct ResourceContext {
     /// The reconciler's parameter holding an object of the kind, e.g. `broker`; a keyword kind
     /// or one clippy rejects as a name (`Foo`) gets `<snake>_obj`, a very long one `object`.
     pub var: String,
+    /// The controller's name in logs and metric labels: PROJECT's `controllerName`, else the
+    /// lower-cased kind, e.g. `broker`, `messaging-broker`.
+    pub controller_name: String,
     /// The reconciler type, e.g. `BrokerReconciler`.
     pub reconciler: String,
     /// The Rust module of the type, e.g. `knative_lite::api::eventing::v1alpha1` (PROJECT `path`),
@@ -143,6 +146,10 @@ impl ResourceContext {
             module_path,
             lib_module_path,
             kind_lower: resource.kind.to_lowercase(),
+            controller_name: resource
+                .controller_name
+                .clone()
+                .unwrap_or_else(|| resource.kind.to_lowercase()),
             plural: resource.plural.clone(),
             namespaced,
             reconciler: format!("{}Reconciler", resource.kind),

@@ -138,7 +138,7 @@ impl WebhookContext {
             validator: format!("{}CustomValidator", r.kind),
             mutate_path: format!("/mutate-{suffix}"),
             validate_path: format!("/validate-{suffix}"),
-            api_use: use_as(&format!("crate::api::{}", r.group_module), "api"),
+            api_use: use_as(&api_module(r, "crate"), "api"),
             imports_one_line: use_list_one_line(&imports),
             import_lines: mixed(&imports, 4),
             imports,
@@ -152,12 +152,25 @@ impl WebhookContext {
                 ),
                 "webhook",
             ),
-            test_api_use: use_as(&format!("{}::api::{}", p.crate_name, r.group_module), "api"),
+            test_api_use: use_as(&api_module(r, &p.crate_name), "api"),
             test_module,
             group_is_webhook: r.group_module == "webhook",
             crd_name: format!("{}.{}", r.plural, r.qualified_group),
             conversion_one_line,
         }
+    }
+}
+
+/// The module holding the kind's versions, imported as `api`: `<krate>::api::<group>`, or for a
+/// built-in kind its k8s-openapi group module, e.g. `kbr_runtime::k8s_openapi::api::core`.
+fn api_module(r: &ResourceContext, krate: &str) -> String {
+    match r
+        .module_path
+        .strip_suffix(&format!("::{}", r.version))
+        .filter(|_| r.builtin)
+    {
+        Some(group) => group.to_owned(),
+        None => format!("{krate}::api::{}", r.group_module),
     }
 }
 

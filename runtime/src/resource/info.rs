@@ -208,6 +208,49 @@ pub struct ResourceInfo {
 }
 
 impl ResourceInfo {
+    /// The identity of any kind with static type information (a built-in k8s-openapi kind such
+    /// as `Pod`, or a [`CustomResource`](super::CustomResource)): group, version, kind, plural
+    /// and scope from its `kube::Resource` impl, every CRD setting at its default. For a
+    /// [`CustomResource`](super::CustomResource) prefer its `INFO`, which has them all.
+    ///
+    /// The scope is namespaced when the kind's `Scope` is `NamespaceResourceScope` (as
+    /// k8s-openapi declares it; `DynamicResourceScope` counts as namespaced too), cluster
+    /// otherwise. kube returns the names of such kinds as borrowed `'static` strings; a name
+    /// returned owned is leaked, once per call, so call this once per kind (registration time).
+    ///
+    /// ```
+    /// use kbr_runtime::resource::{ResourceInfo, Scope};
+    /// use k8s_openapi::api::core::v1::{Namespace, Pod};
+    ///
+    /// let pod = ResourceInfo::of::<Pod>();
+    /// assert_eq!((pod.group, pod.version, pod.kind, pod.plural), ("", "v1", "Pod", "pods"));
+    /// assert_eq!(pod.scope, Scope::Namespaced);
+    /// assert_eq!(ResourceInfo::of::<Namespace>().scope, Scope::Cluster);
+    /// ```
+    pub fn of<K: kube::Resource<DynamicType = ()>>() -> Self {
+        /// `&'static` from a name kube returned; leaked only when it was owned.
+        fn leak(name: std::borrow::Cow<'static, str>) -> &'static str {
+            match name {
+                std::borrow::Cow::Borrowed(name) => name,
+                std::borrow::Cow::Owned(name) => Box::leak(name.into_boxed_str()),
+            }
+        }
+        // `()` is a constant, so the names borrow for `'static`.
+        const DT: &() = &();
+        let namespaced = [
+            std::any::type_name::<kube::core::NamespaceResourceScope>(),
+            std::any::type_name::<kube::core::DynamicResourceScope>(),
+        ]
+        .contains(&std::any::type_name::<K::Scope>());
+        let info = ResourceInfo::new(
+            leak(K::group(DT)),
+            leak(K::version(DT)),
+            leak(K::kind(DT)),
+            leak(K::plural(DT)),
+        );
+        if namespaced { info.namespaced() } else { info }
+    }
+
     /// A cluster-scoped kind without subresources, served and stored, with no other settings.
     pub const fn new(
         group: &'static str,

@@ -13,7 +13,8 @@ use serde_json::Value;
 
 use super::denial::AdmissionError;
 use super::patch;
-use crate::resource::CustomResource;
+use crate::client::Object;
+use crate::resource::ResourceInfo;
 
 /// Warnings returned to the client with an allowed (or denied) request: controller-runtime's
 /// `admission.Warnings`. Keep each under 120 characters.
@@ -209,23 +210,25 @@ pub(crate) fn deny(
     response
 }
 
-fn deny_with<K: CustomResource>(
+fn deny_with(
+    info: &ResourceInfo,
     request: &AdmissionRequest<DynamicObject>,
     error: &AdmissionError,
 ) -> AdmissionResponse {
     let mut response = AdmissionResponse::from(request);
     response.allowed = false;
-    response.result = error.to_status(K::INFO.group, K::INFO.kind, &request.name);
+    response.result = error.to_status(info.group, info.kind, &request.name);
     response
 }
 
-/// Checks the request is about `K` and decodes `raw` (the `what` object: "object"/"oldObject").
-fn decode<K: CustomResource>(
+/// Checks the request is about `info`'s kind and decodes `raw` (the `what` object:
+/// "object"/"oldObject") as `K`.
+fn decode<K: Object>(
+    info: &ResourceInfo,
     request: &AdmissionRequest<DynamicObject>,
     raw: Option<&Value>,
     what: &str,
 ) -> Result<K, Box<AdmissionResponse>> {
-    let info = K::INFO;
     let gvk = &request.kind;
     if gvk.group != info.group || gvk.version != info.version || gvk.kind != info.kind {
         let message = format!(
@@ -262,34 +265,37 @@ fn operation_name(operation: &Operation) -> &'static str {
 /// Serves a [`Defaulter`]: controller-runtime's `defaulterForType` handler.
 pub(crate) struct Mutating<K, D> {
     defaulter: D,
+    /// The kind served ([`ResourceInfo::of`] `K`).
+    info: ResourceInfo,
     kind: PhantomData<fn() -> K>,
 }
 
 impl<K, D> Mutating<K, D> {
-    pub(crate) fn new(defaulter: D) -> Self {
+    pub(crate) fn new(defaulter: D, info: ResourceInfo) -> Self {
         Self {
             defaulter,
+            info,
             kind: PhantomData,
         }
     }
 }
 
-impl<K: CustomResource, D: Defaulter<K>> Mutating<K, D> {
+impl<K: Object, D: Defaulter<K>> Mutating<K, D> {
     async fn mutate(&self, review: &RawAdmission) -> AdmissionResponse {
         let request = &review.request;
         // Like controller-runtime: defaulting is skipped for DELETE (and CONNECT).
         if !matches!(request.operation, Operation::Create | Operation::Update) {
             return AdmissionResponse::from(request);
         }
-        let original: K = match decode(request, review.object.as_ref(), "object") {
+        let original: K = match decode(&self.info, request, review.object.as_ref(), "object") {
             Ok(obj) => obj,
             Err(denied) => return *denied,
         };
         let mut obj = original.clone();
         let ctx = AdmissionContext::from_request(request);
         if let Err(error) = self.defaulter.set_defaults(&ctx, &mut obj).await {
-            tracing::info!(uid = %request.uid, kind = K::INFO.kind, name = %request.name, %error, "defaulting refused the object");
-            return deny_with::<K>(request, &error);
+            tracing::info!(uid = %request.uid, kind = self.info.kind, name = %request.name, %error, "defaulting refused the object");
+            return deny_with(&self.info, request, &error);
         }
         let raw = review.object.as_ref().unwrap_or(&Value::Null);
         match patch::defaulting_patch(raw, &original, &obj) {
@@ -308,7 +314,7 @@ impl<K: CustomResource, D: Defaulter<K>> Mutating<K, D> {
     }
 }
 
-impl<K: CustomResource, D: Defaulter<K>> AdmissionHandler for Mutating<K, D> {
+impl<K: Object, D: Defaulter<K>> AdmissionHandler for Mutating<K, D> {
     fn handle<'a>(&'a self, review: &'a RawAdmission) -> BoxFuture<'a, AdmissionResponse> {
         Box::pin(self.mutate(review))
     }
@@ -317,40 +323,45 @@ impl<K: CustomResource, D: Defaulter<K>> AdmissionHandler for Mutating<K, D> {
 /// Serves a [`Validator`]: controller-runtime's `validatorForType` handler.
 pub(crate) struct Validating<K, V> {
     validator: V,
+    /// The kind served ([`ResourceInfo::of`] `K`).
+    info: ResourceInfo,
     kind: PhantomData<fn() -> K>,
 }
 
 impl<K, V> Validating<K, V> {
-    pub(crate) fn new(validator: V) -> Self {
+    pub(crate) fn new(validator: V, info: ResourceInfo) -> Self {
         Self {
             validator,
+            info,
             kind: PhantomData,
         }
     }
 }
 
-impl<K: CustomResource, V: Validator<K>> Validating<K, V> {
+impl<K: Object, V: Validator<K>> Validating<K, V> {
     async fn validate(&self, review: &RawAdmission) -> AdmissionResponse {
         let request = &review.request;
         let ctx = AdmissionContext::from_request(request);
         let outcome = match request.operation {
-            Operation::Create => match decode::<K>(request, review.object.as_ref(), "object") {
-                Ok(obj) => self.validator.validate_create(&ctx, &obj).await,
-                Err(denied) => return *denied,
-            },
+            Operation::Create => {
+                match decode::<K>(&self.info, request, review.object.as_ref(), "object") {
+                    Ok(obj) => self.validator.validate_create(&ctx, &obj).await,
+                    Err(denied) => return *denied,
+                }
+            }
             Operation::Update => {
-                let new = match decode::<K>(request, review.object.as_ref(), "object") {
+                let new = match decode::<K>(&self.info, request, review.object.as_ref(), "object") {
                     Ok(obj) => obj,
                     Err(denied) => return *denied,
                 };
-                match decode::<K>(request, review.old_object.as_ref(), "oldObject") {
+                match decode::<K>(&self.info, request, review.old_object.as_ref(), "oldObject") {
                     Ok(old) => self.validator.validate_update(&ctx, &old, &new).await,
                     Err(denied) => return *denied,
                 }
             }
             // The object being deleted arrives as `oldObject`.
             Operation::Delete if V::VALIDATE_DELETE => {
-                match decode::<K>(request, review.old_object.as_ref(), "oldObject") {
+                match decode::<K>(&self.info, request, review.old_object.as_ref(), "oldObject") {
                     Ok(old) => self.validator.validate_delete(&ctx, &old).await,
                     Err(denied) => return *denied,
                 }
@@ -366,14 +377,14 @@ impl<K: CustomResource, V: Validator<K>> Validating<K, V> {
                 response
             }
             Err(error) => {
-                tracing::info!(uid = %request.uid, kind = K::INFO.kind, name = %request.name, %error, "validation refused the object");
-                deny_with::<K>(request, &error)
+                tracing::info!(uid = %request.uid, kind = self.info.kind, name = %request.name, %error, "validation refused the object");
+                deny_with(&self.info, request, &error)
             }
         }
     }
 }
 
-impl<K: CustomResource, V: Validator<K>> AdmissionHandler for Validating<K, V> {
+impl<K: Object, V: Validator<K>> AdmissionHandler for Validating<K, V> {
     fn handle<'a>(&'a self, review: &'a RawAdmission) -> BoxFuture<'a, AdmissionResponse> {
         Box::pin(self.validate(review))
     }

@@ -19,6 +19,11 @@
 //! `/validate-<group-with-dashes>-<version>-<kind>` ([`mutate_path`], [`validate_path`]) and
 //! [`CONVERT_PATH`] (`/convert`).
 //!
+//! Defaulters and validators take any typed kind: a [`CustomResource`](crate::CustomResource)
+//! or a built-in k8s-openapi kind such as `Pod` (`/mutate--v1-pod`, named `mpod-v1.kb.io` as
+//! Kubebuilder names a core type's webhook). Conversion is for custom kinds only: Kubernetes
+//! converts its own.
+//!
 //! ```
 //! use kbr_runtime::webhook::{AdmissionContext, AdmissionError, Defaulter, FieldError, Validator,
 //!     Warnings, WebhookBuilder, Webhooks};

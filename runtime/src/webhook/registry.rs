@@ -9,7 +9,8 @@ use super::WebhookError;
 use super::admission::{AdmissionHandler, Defaulter, Mutating, Validating, Validator};
 use super::conversion::{Conversion, Conversions, Hub};
 use crate::Client;
-use crate::resource::{CustomResource, ResourceInfo};
+use crate::client::Object;
+use crate::resource::ResourceInfo;
 
 /// The path of every conversion: `/convert` (controller-runtime's conversion webhook path).
 pub const CONVERT_PATH: &str = "/convert";
@@ -69,17 +70,27 @@ impl AdmissionWebhook {
     /// The webhook's name in its configuration: `m<kind>-<version>.<group>` for mutating,
     /// `v<kind>-<version>.<group>` for validating (Kubebuilder's `m<kind>-<version>.kb.io`,
     /// qualified by the kind's own group so two groups never collide).
+    ///
+    /// The API server wants a name of at least three dot-separated segments
+    /// (`IsFullyQualifiedName` in `validateWebhook`,
+    /// kubernetes `pkg/apis/admissionregistration/validation/validation.go`), so a built-in
+    /// group without a dot ends in Kubebuilder's `kb.io`: `mdeployment-v1.apps.kb.io`, and
+    /// `mpod-v1.kb.io` for the core group, as Kubebuilder names a core type's webhook.
     pub fn name(&self) -> String {
         let prefix = match self.kind {
             AdmissionKind::Mutating => 'm',
             AdmissionKind::Validating => 'v',
         };
         let info = &self.resource;
+        let group = match info.group {
+            "" => "kb.io".to_owned(),
+            group if !group.contains('.') => format!("{group}.kb.io"),
+            group => group.to_owned(),
+        };
         format!(
-            "{prefix}{}-{}.{}",
+            "{prefix}{}-{}.{group}",
             info.kind.to_lowercase(),
             info.version,
-            info.group
         )
     }
 }
@@ -160,28 +171,32 @@ impl Webhooks {
         Ok(self)
     }
 
-    /// Registers a defaulting webhook for `K` on [`mutate_path`]`(K)`.
+    /// Registers a defaulting webhook for `K` on [`mutate_path`]`(K)`. `K` is a
+    /// [`CustomResource`](crate::CustomResource) or a built-in k8s-openapi kind (a `Pod`
+    /// defaulter, as controller-runtime's webhook builder takes any typed object).
     ///
     /// # Errors
     /// [`WebhookError::DuplicatePath`] when `K` already has a defaulter.
-    pub fn add_defaulter<K: CustomResource, D: Defaulter<K>>(
+    pub fn add_defaulter<K: Object, D: Defaulter<K>>(
         &mut self,
         defaulter: D,
     ) -> Result<&mut Self, WebhookError> {
+        let info = ResourceInfo::of::<K>();
         let webhook = AdmissionWebhook {
             kind: AdmissionKind::Mutating,
-            path: mutate_path(&K::INFO),
-            resource: K::INFO,
+            path: mutate_path(&info),
+            resource: info,
             operations: vec!["CREATE", "UPDATE"],
         };
-        self.insert(webhook, Arc::new(Mutating::<K, D>::new(defaulter)))
+        self.insert(webhook, Arc::new(Mutating::<K, D>::new(defaulter, info)))
     }
 
-    /// Registers a validating webhook for `K` on [`validate_path`]`(K)`.
+    /// Registers a validating webhook for `K` on [`validate_path`]`(K)`; `K` as in
+    /// [`Webhooks::add_defaulter`].
     ///
     /// # Errors
     /// [`WebhookError::DuplicatePath`] when `K` already has a validator.
-    pub fn add_validator<K: CustomResource, V: Validator<K>>(
+    pub fn add_validator<K: Object, V: Validator<K>>(
         &mut self,
         validator: V,
     ) -> Result<&mut Self, WebhookError> {
@@ -189,13 +204,14 @@ impl Webhooks {
         if V::VALIDATE_DELETE {
             operations.push("DELETE");
         }
+        let info = ResourceInfo::of::<K>();
         let webhook = AdmissionWebhook {
             kind: AdmissionKind::Validating,
-            path: validate_path(&K::INFO),
-            resource: K::INFO,
+            path: validate_path(&info),
+            resource: info,
             operations,
         };
-        self.insert(webhook, Arc::new(Validating::<K, V>::new(validator)))
+        self.insert(webhook, Arc::new(Validating::<K, V>::new(validator, info)))
     }
 
     /// Registers the conversion of a kind's versions through its hub, served on [`CONVERT_PATH`].
@@ -283,13 +299,13 @@ impl<K> std::fmt::Debug for WebhookBuilder<K> {
     }
 }
 
-impl<K: CustomResource> Default for WebhookBuilder<K> {
+impl<K: Object> Default for WebhookBuilder<K> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<K: CustomResource> WebhookBuilder<K> {
+impl<K: Object> WebhookBuilder<K> {
     /// A builder for `K` with nothing chosen yet.
     pub fn new() -> Self {
         Self {

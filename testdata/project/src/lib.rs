@@ -59,6 +59,7 @@ type SetupWebhook = fn(&mut Webhooks) -> Result<(), WebhookError>;
 /// The `setup_webhook` function of every kind with webhooks.
 const SETUP_WEBHOOKS: &[SetupWebhook] = &[
     webhook::crew::v1::captain::setup_webhook,
+    webhook::core::v1::pod::setup_webhook,
     // +kbr:scaffold:webhook
 ];
 

@@ -162,10 +162,19 @@ impl Scaffolder {
 }
 
 /// The commands that re-create `project`, each as the arguments after `kbr`: `init`, then
-/// `create api` per resource in PROJECT order, then `create webhook` per resource with webhooks.
+/// `create api` per resource in PROJECT order (but not for a built-in kind with webhooks only:
+/// neither API type nor controller), then `create webhook` per resource with webhooks. Such a
+/// built-in kind therefore comes after the kinds with `create api` in the replayed PROJECT: the
+/// order of the `setup_webhook` lines in `src/lib.rs` is kept, which matters more.
 pub fn commands(project: &Project) -> Vec<Vec<String>> {
     let mut commands = vec![init(project)];
-    commands.extend(project.resources.iter().map(create_api));
+    commands.extend(
+        project
+            .resources
+            .iter()
+            .filter(|resource| resource.api.is_some() || resource.controller)
+            .map(create_api),
+    );
     commands.extend(project.resources.iter().filter_map(create_webhook));
     commands
 }
@@ -214,6 +223,7 @@ pub fn create_api(resource: &Resource) -> Vec<String> {
     let Resource {
         api,
         controller,
+        controller_name,
         domain: _, // the project's, or a built-in group's (known to kbr)
         group: _,
         kind: _,
@@ -237,6 +247,9 @@ pub fn create_api(resource: &Resource) -> Vec<String> {
             }
         }
         None => args.push("--resource=false".to_owned()),
+    }
+    if let Some(name) = controller_name {
+        args.push(format!("--controller-name={name}"));
     }
     args
 }

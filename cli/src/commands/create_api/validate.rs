@@ -79,6 +79,7 @@ pub(super) fn validate(
             existing.and_then(|e| e.api.clone())
         },
         controller: args.controller || existing.is_some_and(|e| e.controller),
+        controller_name: None,
         domain: project.domain.clone(),
         group: args.group.clone(),
         kind: args.kind.clone(),
@@ -88,10 +89,12 @@ pub(super) fn validate(
         webhooks: existing.and_then(|e| e.webhooks.clone()),
     };
     check_clashes(project, &resource, sibling, args.controller)?;
+    let controller_name = controller_name(args, project, &resource, existing)?;
     let p = ProjectContext::new(project, Default::default());
     let r = ResourceContext::new(&p, &resource);
     Ok(Resource {
         path: r.module_path,
+        controller_name,
         ..resource
     })
 }
@@ -120,16 +123,85 @@ fn validate_builtin(
     let resource = Resource {
         api: None,
         controller: true,
+        controller_name: None,
         domain: kind.domain.to_owned(),
         group: kind.group.to_owned(),
         kind: kind.kind.to_owned(),
         path: kind.module_path(),
         plural: kind.plural.to_owned(),
         version: kind.version.to_owned(),
-        webhooks: None,
+        // `kbr create webhook` may have recorded the kind first.
+        webhooks: existing.and_then(|e| e.webhooks.clone()),
     };
     check_clashes(project, &resource, None, true)?;
-    Ok(resource)
+    let controller_name = controller_name(args, project, &resource, existing)?;
+    Ok(Resource {
+        controller_name,
+        ..resource
+    })
+}
+
+/// The controller's name to record in PROJECT (`None`: the default, the lower-cased kind).
+///
+/// `--controller-name` when given (a DNS-1123 label, as Kubebuilder's `--controller-name`);
+/// else the name recorded by an earlier `create api` for this resource; else `<group>-<kind>`
+/// when another group of the project has a controller whose name is the lower-cased kind
+/// (Kubebuilder names multigroup controllers `<group>-<kind>` since kubebuilder#4161), else the
+/// lower-cased kind, so the metric labels of existing projects stay as they were. Errors when
+/// the name is another controller's: controller-runtime, like kbr's manager, refuses two
+/// controllers of one name (they would share metric series).
+fn controller_name(
+    args: &CreateApiArgs,
+    project: &Project,
+    new: &Resource,
+    existing: Option<&Resource>,
+) -> Result<Option<String>, CreateApiError> {
+    if !new.controller {
+        return Ok(None);
+    }
+    let p = ProjectContext::new(project, Default::default());
+    let others: Vec<(String, &Resource)> = project
+        .resources
+        .iter()
+        .filter(|other| other.controller)
+        .filter(|other| {
+            !(other.group == new.group && other.version == new.version && other.kind == new.kind)
+        })
+        .map(|other| (ResourceContext::new(&p, other).controller_name, other))
+        .collect();
+    let default = new.kind.to_lowercase();
+    let name = match &args.controller_name {
+        Some(name) => {
+            if kbr_core::dns::dns1123_label(name).is_err() {
+                return Err(CreateApiError::Clash(format!(
+                    "invalid controller name {name:?}: a controller name must be a DNS-1123 label (at most 63 characters of a-z, 0-9 and '-', starting and ending with a letter or digit); pass e.g. --controller-name {}",
+                    qualified_name(new)
+                )));
+            }
+            name.clone()
+        }
+        None => match existing.and_then(|e| e.controller_name.clone()) {
+            Some(recorded) => recorded,
+            None if others.iter().any(|(name, _)| *name == default) => qualified_name(new),
+            None => default.clone(),
+        },
+    };
+    if let Some((_, other)) = others.iter().find(|(other, _)| *other == name) {
+        return Err(CreateApiError::Clash(format!(
+            "the controller of {} is already named {name:?}; controller names must be unique, pass another --controller-name",
+            other.gvk_display()
+        )));
+    }
+    Ok((name != default).then_some(name))
+}
+
+/// `<group>-<kind>`, lower case, dots of the group as dashes: e.g. `messaging-broker`.
+fn qualified_name(resource: &Resource) -> String {
+    format!(
+        "{}-{}",
+        resource.group.replace('.', "-"),
+        resource.kind.to_lowercase()
+    )
 }
 
 /// Errors if `new` collides with another resource of `project`: module names, type names,

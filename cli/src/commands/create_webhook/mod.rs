@@ -44,9 +44,9 @@ pub enum CreateWebhookError {
     /// The GVK is a built-in kind (`apps/v1, Kind=Deployment`): kbr scaffolds webhooks only
     /// for the project's own APIs so far.
     #[error(
-        "{gvk} is a built-in kind: kbr scaffolds webhooks for the project's own APIs only; write a kbr_runtime::webhook::Defaulter or Validator for it by hand"
+        "{gvk} is a built-in kind: Kubernetes serves its versions itself, so it has no conversion webhook; drop --conversion"
     )]
-    Builtin {
+    BuiltinConversion {
         /// The GVK, Kubebuilder-style.
         gvk: String,
     },

@@ -49,15 +49,41 @@ pub(super) fn validate(
     let own = project
         .find(&args.group, &args.version, &args.kind)
         .filter(|r| r.api.is_some());
-    if own.is_none()
-        && let Ok(Some(kind)) = builtin::lookup(&args.group, &args.version, &args.kind)
-    {
-        return Err(CreateWebhookError::Builtin { gvk: kind.gvk() });
-    }
-    let resource = own.ok_or_else(|| CreateWebhookError::NoApi {
-        gvk: gvk(&args.version),
-        version: args.version.clone(),
-    })?;
+    // A built-in kind (`--group core --version v1 --kind Pod`): defaulting and validation, as
+    // Kubebuilder scaffolds for core types; recorded like a controller for it (no `api`).
+    let builtin_resource;
+    let resource = match own {
+        Some(own) => own,
+        None => match builtin::lookup(&args.group, &args.version, &args.kind) {
+            Ok(Some(kind)) => {
+                if args.conversion {
+                    return Err(CreateWebhookError::BuiltinConversion { gvk: kind.gvk() });
+                }
+                builtin_resource = project
+                    .find(kind.group, kind.version, kind.kind)
+                    .cloned()
+                    .unwrap_or_else(|| Resource {
+                        api: None,
+                        controller: false,
+                        controller_name: None,
+                        domain: kind.domain.to_owned(),
+                        group: kind.group.to_owned(),
+                        kind: kind.kind.to_owned(),
+                        path: kind.module_path(),
+                        plural: kind.plural.to_owned(),
+                        version: kind.version.to_owned(),
+                        webhooks: None,
+                    });
+                &builtin_resource
+            }
+            _ => {
+                return Err(CreateWebhookError::NoApi {
+                    gvk: gvk(&args.version),
+                    version: args.version.clone(),
+                });
+            }
+        },
+    };
 
     let existing = resource.webhooks.clone().unwrap_or_default();
     for (asked, exists, what) in [

@@ -12,7 +12,7 @@ use {{ r.lib_module_path }};
 {%- endif %}
 
 /// The controller's name, in logs and metrics.
-const CONTROLLER_NAME: &str = "{{ r.kind_lower }}";
+const CONTROLLER_NAME: &str = "{{ r.controller_name }}";
 
 {% if r.builtin -%}
 /// Reconciles {{ r.kind }} objects, a kind Kubernetes defines.
@@ -60,7 +60,7 @@ impl Reconciler for {{ r.reconciler }} {
 }
 
 impl {{ r.reconciler }} {
-    /// Registers a controller named `{{ r.kind_lower }}` for {{ r.kind }} objects with `manager`.
+    /// Registers a controller named `{{ r.controller_name }}` for {{ r.kind }} objects with `manager`.
     ///
     /// # Errors
     ///

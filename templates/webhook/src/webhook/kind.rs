@@ -1,4 +1,4 @@
-{{ p.header_rust }}//! The webhooks of {{ r.kind }} ({{ r.qualified_group }}/{{ r.version }}), Kubebuilder's
+{{ p.header_rust }}//! The webhooks of {{ r.kind }} ({% if r.builtin %}{{ r.api_version }}, a built-in kind{% else %}{{ r.qualified_group }}/{{ r.version }}{% endif %}), Kubebuilder's
 //! `internal/webhook/{{ r.version }}/{{ r.kind_lower }}_webhook.go`.
 //!
 {%- if w.defaulting %}

@@ -16,5 +16,6 @@
 //! `webhook::<group>::<version>::<kind>`. `kbr create webhook` adds them; `src/lib.rs` registers
 //! them and `make manifests` writes the webhook configurations they imply.
 
+pub mod core;
 pub mod crew;
 // +kbr:scaffold:groups

@@ -20,4 +20,5 @@
 //! `kbr create webhook` adds a module here.
 
 mod captain;
+mod pod;
 // +kbr:scaffold:tests
