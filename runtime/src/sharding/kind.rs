@@ -1,0 +1,150 @@
+//! The kinds a ring shards, type-erased so [`ShardingOptions`](super::ShardingOptions) can list
+//! them: what the sharder reads and writes of each.
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::marker::PhantomData;
+
+use futures::future::BoxFuture;
+use futures::stream::{BoxStream, StreamExt};
+use kube::runtime::watcher;
+use serde_json::json;
+
+use crate::Client;
+use crate::cache::{Cache, CacheOptions};
+use crate::client::{ListOptions, Object, Patch, PatchParams};
+use crate::resource::scoped;
+
+/// What the sharder needs to know of one object: its key and its ring labels.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObjectShard {
+    /// The object's namespace (`None` when cluster-scoped).
+    pub namespace: Option<String>,
+    /// The object's name.
+    pub name: String,
+    /// `metadata.resourceVersion`, the precondition of every label write.
+    pub resource_version: Option<String>,
+    /// The hashed key: `<group>/<kind>/<namespace>/<name>` (group empty for the core group).
+    pub key: String,
+    /// The object's labels.
+    pub labels: BTreeMap<String, String>,
+}
+
+/// One sharded kind, type-erased.
+pub(crate) trait ShardedKind: Send + Sync {
+    /// `group/kind`, for logs and metrics.
+    fn kind(&self) -> String;
+    /// Restricts the manager's informer of this kind to `options`.
+    fn restrict_cache(&self, cache: &Cache, options: CacheOptions) -> Result<(), String>;
+    /// Every object of the kind, in all namespaces.
+    fn list<'a>(
+        &'a self,
+        client: &'a Client,
+    ) -> BoxFuture<'a, Result<Vec<ObjectShard>, crate::Error>>;
+    /// Sets (`Some`) or removes (`None`) labels of one object, conditional on its
+    /// resourceVersion (a merge patch that carries `metadata.resourceVersion` fails with a
+    /// conflict when the object changed: apiserver's `patchResource` keeps the precondition).
+    fn label<'a>(
+        &'a self,
+        client: &'a Client,
+        object: &'a ObjectShard,
+        labels: BTreeMap<String, Option<String>>,
+    ) -> BoxFuture<'a, Result<(), crate::Error>>;
+    /// A stream that yields whenever an object matching `selector` is added or changes.
+    fn watch(&self, kube: kube::Client, selector: String) -> BoxStream<'static, ()>;
+}
+
+/// [`ShardedKind`] for `K`.
+pub(crate) struct Kind<K>(PhantomData<fn() -> K>);
+
+impl<K> Kind<K> {
+    pub(crate) fn new() -> Self {
+        Self(PhantomData)
+    }
+}
+
+/// The sharding key of an object of kind `K` named `namespace/name`.
+pub(crate) fn key_of<K: Object>(namespace: Option<&str>, name: &str) -> String {
+    format!(
+        "{}/{}/{}/{name}",
+        K::group(&()),
+        K::kind(&()),
+        namespace.unwrap_or_default()
+    )
+}
+
+/// The merge patch writing `labels` (a `None` value removes the label) under `resource_version`.
+pub(crate) fn label_patch(
+    resource_version: Option<&str>,
+    labels: &BTreeMap<String, Option<String>>,
+) -> serde_json::Value {
+    json!({ "metadata": { "resourceVersion": resource_version, "labels": labels } })
+}
+
+impl<K: Object> ShardedKind for Kind<K> {
+    fn kind(&self) -> String {
+        format!("{}/{}", K::group(&()), K::kind(&()))
+    }
+
+    fn restrict_cache(&self, cache: &Cache, options: CacheOptions) -> Result<(), String> {
+        cache
+            .set_options::<K>(options)
+            .map_err(|_| ShardedKind::kind(self))
+    }
+
+    fn list<'a>(
+        &'a self,
+        client: &'a Client,
+    ) -> BoxFuture<'a, Result<Vec<ObjectShard>, crate::Error>> {
+        Box::pin(async move {
+            let items: Vec<K> = client.list(None, &ListOptions::default()).await?;
+            Ok(items
+                .into_iter()
+                .map(|obj| {
+                    let meta = obj.meta();
+                    let name = meta.name.clone().unwrap_or_default();
+                    ObjectShard {
+                        key: key_of::<K>(meta.namespace.as_deref(), &name),
+                        namespace: meta.namespace.clone(),
+                        name,
+                        resource_version: meta.resource_version.clone(),
+                        labels: meta.labels.clone().unwrap_or_default(),
+                    }
+                })
+                .collect())
+        })
+    }
+
+    fn label<'a>(
+        &'a self,
+        client: &'a Client,
+        object: &'a ObjectShard,
+        labels: BTreeMap<String, Option<String>>,
+    ) -> BoxFuture<'a, Result<(), crate::Error>> {
+        Box::pin(async move {
+            let patch = label_patch(object.resource_version.as_deref(), &labels);
+            client
+                .patch::<K, _>(
+                    object.namespace.as_deref(),
+                    &object.name,
+                    &Patch::Merge(&patch),
+                    &PatchParams::default(),
+                )
+                .await
+                .map(drop)
+        })
+    }
+
+    fn watch(&self, kube: kube::Client, selector: String) -> BoxStream<'static, ()> {
+        let api = scoped::api::<K>(&kube, None);
+        watcher::watcher(api, watcher::Config::default().labels(&selector))
+            .filter_map(|event| async move {
+                matches!(
+                    event,
+                    Ok(watcher::Event::Apply(_) | watcher::Event::InitDone)
+                )
+                .then_some(())
+            })
+            .boxed()
+    }
+}
