@@ -223,54 +223,78 @@ impl Sharder {
         (planned, result)
     }
 
-    /// Runs passes until `stop` turns true: at once, whenever the ring's Leases change, an
-    /// object of a sharded kind is (again) without a shard, a member's Lease expires, a pass
-    /// lost a race, and every `resync_period`.
+    /// Runs passes until `stop` turns true: at once, whenever the ring's members change (a
+    /// Lease is acquired or released, or expires: checked on every Lease event and when the
+    /// next one is due to expire), an object of a sharded kind is (again) without a shard, a
+    /// pass lost a race, and every `resync_period`. Lease renewals alone cost one Lease list,
+    /// not a pass over the objects.
     ///
-    /// Errors: none so far; failed passes are logged and retried at the next trigger.
+    /// Errors: none so far; failed passes are logged and retried after `retry_period`.
     pub async fn run(self, mut stop: watch::Receiver<bool>) -> Result<(), ShardingError> {
         let kube = self.client.kube_client();
-        let triggered = Arc::new(Notify::new());
+        let (leases_changed, objects_changed) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
         let mut watches = tokio::task::JoinSet::new();
         let lease_selector = format!("{RING_LABEL}={}", self.options.ring);
-        let mut sources = vec![Kind::<Lease>::new().watch(kube.clone(), lease_selector)];
+        let mut sources = vec![(
+            Kind::<Lease>::new().watch(kube.clone(), lease_selector),
+            leases_changed.clone(),
+        )];
         for kind in &self.options.kinds {
-            sources.push(kind.watch(kube.clone(), format!("!{}", self.shard_label)));
+            let unassigned = format!("!{}", self.shard_label);
+            sources.push((
+                kind.watch(kube.clone(), unassigned),
+                objects_changed.clone(),
+            ));
         }
-        for mut source in sources {
-            let triggered = triggered.clone();
+        for (mut source, notify) in sources {
             watches.spawn(async move {
                 while source.next().await.is_some() {
-                    triggered.notify_one();
+                    notify.notify_one();
                 }
             });
         }
-        let mut last_members = None;
+        let mut last_members: Option<Vec<String>> = None;
+        let mut pass_due = Instant::now();
         loop {
-            let mut wake = self.options.resync_period;
-            match self.pass().await {
-                Ok(report) => {
-                    if last_members.as_ref() != Some(&report.members) {
-                        tracing::info!(ring = %self.options.ring, members = ?report.members, "ring membership");
-                        last_members = Some(report.members.clone());
+            // Membership first (cheap): a change, or an expired Lease taken over, calls a pass.
+            let mut next_check = self.options.resync_period;
+            match self.membership().await {
+                Ok((members, taken_over, next_expiry)) => {
+                    if last_members.as_ref() != Some(&members) || taken_over > 0 {
+                        tracing::info!(ring = %self.options.ring, ?members, "ring membership");
+                        last_members = Some(members);
+                        pass_due = Instant::now();
                     }
-                    tracing::debug!(?report, "sharder pass");
-                    if report.conflicts > 0 || report.taken_over > 0 {
-                        wake = self.options.retry_period.min(wake);
+                    if let Some(expiry) = next_expiry {
+                        let until = Duration::try_from(expiry.duration_since(Timestamp::now()));
+                        next_check =
+                            next_check.min(until.unwrap_or_default() + Duration::from_millis(10));
                     }
                 }
                 Err(error) => {
-                    tracing::warn!(ring = %self.options.ring, %error, "sharder pass failed");
-                    wake = self.options.retry_period.min(wake);
+                    tracing::warn!(ring = %self.options.ring, %error, "listing shard leases failed");
+                    next_check = self.options.retry_period;
                 }
             }
-            if let Ok((_, _, Some(expiry))) = self.membership().await {
-                let until = expiry.duration_since(Timestamp::now());
-                let until = Duration::try_from(until).unwrap_or_default();
-                wake = wake.min(until + Duration::from_millis(50));
+            if pass_due <= Instant::now() {
+                pass_due = Instant::now() + self.options.resync_period;
+                match self.pass().await {
+                    Ok(report) => {
+                        tracing::debug!(?report, "sharder pass");
+                        if report.conflicts > 0 {
+                            pass_due = Instant::now() + self.options.retry_period;
+                        }
+                    }
+                    Err(error) => {
+                        tracing::warn!(ring = %self.options.ring, %error, "sharder pass failed");
+                        pass_due = Instant::now() + self.options.retry_period;
+                    }
+                }
             }
+            let wake = next_check.min(pass_due.saturating_duration_since(Instant::now()));
             tokio::select! {
-                () = triggered.notified() => {}
+                () = leases_changed.notified() => {}
+                () = objects_changed.notified() => pass_due = Instant::now(),
                 () = tokio::time::sleep(wake) => {}
                 _ = stop.wait_for(|s| *s) => break,
             }

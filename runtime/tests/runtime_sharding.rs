@@ -1,0 +1,424 @@
+//! Controller sharding (issue 19) on the fake API server: three managers in one process share
+//! 3 000 ConfigMaps; one crashes and its objects move; a fourth joins and takes ~1/4 with the
+//! drain handover. A trace of every reconcile shows no object reconciled by two managers at
+//! overlapping times, and each manager's cache holds exactly its shard.
+#![cfg(feature = "testing")]
+
+mod runtime_support;
+
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use futures::stream::{self, StreamExt, TryStreamExt};
+use kbr_runtime::client::ListOptions;
+use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
+use kbr_runtime::sharding::{Sharded, ShardingOptions, assign, drain_label, shard_label};
+use kbr_runtime::testing::FakeApiServer;
+use kbr_runtime::{Action, Client, Controller, Error, ManagerError, Reconciler};
+use runtime_support::*;
+use tokio::task::JoinHandle;
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+const RING: &str = "cms";
+const NAMESPACE: &str = "sharded";
+const OBJECTS: usize = 3_000;
+const LEASE: Duration = Duration::from_secs(2);
+const RESYNC: Duration = Duration::from_secs(2);
+
+/// One reconcile: which manager, which object, when (an interval on one clock).
+#[derive(Clone, Debug)]
+struct Span {
+    shard: String,
+    name: String,
+    start: Instant,
+    end: Instant,
+}
+
+type Trace = Arc<Mutex<Vec<Span>>>;
+
+/// Records its span even when the reconcile is cancelled (a crashed manager).
+struct Recording {
+    trace: Trace,
+    shard: String,
+    name: String,
+    start: Instant,
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        let span = Span {
+            shard: self.shard.clone(),
+            name: std::mem::take(&mut self.name),
+            start: self.start,
+            end: Instant::now(),
+        };
+        self.trace
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(span);
+    }
+}
+
+/// Reads the object back from the API server (real work with an await in the middle) and
+/// records the span.
+struct Recorder {
+    shard: String,
+    trace: Trace,
+    client: Client,
+}
+
+impl Reconciler for Recorder {
+    type Object = ConfigMap;
+    type Error = Error;
+
+    async fn reconcile(&self, cm: Arc<ConfigMap>) -> Result<Action, Error> {
+        let name = cm.metadata.name.clone().unwrap_or_default();
+        let _recording = Recording {
+            trace: self.trace.clone(),
+            shard: self.shard.clone(),
+            name: name.clone(),
+            start: Instant::now(),
+        };
+        let _: ConfigMap = self.client.get(Some(NAMESPACE), &name).await?;
+        Ok(Action::await_change())
+    }
+}
+
+fn sharding(shard: &str) -> ShardingOptions {
+    let mut options = ShardingOptions::new(RING).kind::<ConfigMap>();
+    options.shard = Some(shard.to_string());
+    options.namespace = Some("default".into());
+    options.lease_duration = LEASE;
+    options.renew_deadline = Duration::from_secs(1);
+    options.retry_period = Duration::from_millis(200);
+    options.resync_period = RESYNC;
+    options
+}
+
+/// A running manager: its task (aborting it = a crash), its cached client, its metrics address.
+struct Replica {
+    shard: String,
+    task: JoinHandle<Result<(), ManagerError>>,
+    cache: Client,
+    metrics: SocketAddr,
+}
+
+impl Replica {
+    /// The manager's `/metrics` text.
+    async fn metrics(&self) -> String {
+        http_get(self.metrics, "/metrics").await.1
+    }
+
+    /// Whether this replica runs the ring's sharder now.
+    async fn is_sharder(&self) -> bool {
+        self.metrics().await.contains(&format!(
+            "leader_election_master_status{{name=\"{RING}-sharder\"}} 1"
+        ))
+    }
+}
+
+/// A manager of shard `shard` running on a task, serving metrics on a free port.
+async fn start(
+    server: &FakeApiServer,
+    shard: &str,
+    trace: &Trace,
+) -> Result<Replica, ManagerError> {
+    let sharding = sharding(shard);
+    let mut manager = manager(
+        server,
+        kbr_runtime::ManagerOptions {
+            sharding: Some(sharding.clone()),
+            metrics_bind_address: "127.0.0.1:0".into(),
+            ..options()
+        },
+    );
+    let recorder = Recorder {
+        shard: shard.to_string(),
+        trace: trace.clone(),
+        client: Client::new(server.kube_client()),
+    };
+    let reconciler = Sharded::new(recorder, server.kube_client(), &sharding);
+    manager.add_controller(Controller::new(reconciler).max_concurrent_reconciles(4))?;
+    let cache = manager.client();
+    let mut addresses = manager.serving_addresses();
+    let never = std::future::pending::<()>();
+    let task = tokio::spawn(manager.start_with_shutdown(never));
+    let bound = within("the metrics server", addresses.wait_for(Option::is_some)).await;
+    let metrics = bound.ok().and_then(|a| a.and_then(|a| a.metrics));
+    Ok(Replica {
+        shard: shard.to_string(),
+        task,
+        cache,
+        metrics: metrics.ok_or_else(|| ManagerError::other("metrics server not bound"))?,
+    })
+}
+
+/// Polls `check` every 250 ms until it returns `Some`, failing after 60 s.
+async fn until<T, Fut: Future<Output = Option<T>>>(
+    what: &str,
+    mut check: impl FnMut() -> Fut,
+) -> T {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// Every object's shard label (`None` if unassigned or draining).
+async fn assignment(client: &Client) -> BTreeMap<String, Option<String>> {
+    let all: Vec<ConfigMap> = client
+        .list(Some(NAMESPACE), &ListOptions::default())
+        .await
+        .unwrap_or_default();
+    all.into_iter()
+        .map(|cm| {
+            let labels = cm.metadata.labels.unwrap_or_default();
+            let shard = labels
+                .get(&shard_label(RING))
+                .filter(|_| !labels.contains_key(&drain_label(RING)))
+                .cloned();
+            (cm.metadata.name.unwrap_or_default(), shard)
+        })
+        .collect()
+}
+
+/// The assignment once every object is on the rendezvous choice among `shards`.
+async fn settled(client: &Client, shards: &[String]) -> BTreeMap<String, String> {
+    until("every object on its rendezvous shard", || async {
+        let now = assignment(client).await;
+        let done = now.len() == OBJECTS
+            && now.iter().all(|(name, shard)| {
+                shard.as_deref() == assign(&format!("/ConfigMap/{NAMESPACE}/{name}"), shards)
+            });
+        done.then(|| {
+            now.into_iter()
+                .map(|(n, s)| (n, s.unwrap_or_default()))
+                .collect()
+        })
+    })
+    .await
+}
+
+fn counts(assignment: &BTreeMap<String, String>) -> BTreeMap<String, usize> {
+    let mut counts = BTreeMap::new();
+    for shard in assignment.values() {
+        *counts.entry(shard.clone()).or_default() += 1;
+    }
+    counts
+}
+
+/// Waits until every object of `assignment` that `before` did not have on the same shard was
+/// reconciled by its shard after `since`.
+async fn reconciled_by_owner(
+    trace: &Trace,
+    before: &BTreeMap<String, String>,
+    assignment: &BTreeMap<String, String>,
+    since: Instant,
+) {
+    until("every object reconciled by its shard", || async {
+        let spans = trace.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let mut seen: HashMap<&str, &str> = HashMap::new();
+        for span in spans.iter().filter(|s| s.start >= since) {
+            seen.insert(&span.name, &span.shard);
+        }
+        assignment
+            .iter()
+            .filter(|(name, shard)| before.get(*name) != Some(*shard))
+            .all(|(name, shard)| seen.get(name.as_str()) == Some(&shard.as_str()))
+            .then_some(())
+    })
+    .await;
+}
+
+/// Panics if two managers reconciled one object at overlapping times.
+fn assert_no_overlap(trace: &Trace) -> usize {
+    let spans = trace.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    let mut by_object: HashMap<&str, Vec<&Span>> = HashMap::new();
+    for span in &spans {
+        by_object.entry(&span.name).or_default().push(span);
+    }
+    for (name, mut list) in by_object {
+        list.sort_by_key(|s| s.start);
+        for pair in list.windows(2) {
+            let (a, b) = (pair[0], pair[1]);
+            assert!(
+                a.shard == b.shard || a.end <= b.start,
+                "{name} reconciled by {} and {} at overlapping times",
+                a.shard,
+                b.shard
+            );
+        }
+    }
+    spans.len()
+}
+
+/// Each manager's cache holds exactly the objects assigned to its shard.
+async fn assert_caches(replicas: &[Replica], assignment: &BTreeMap<String, String>) {
+    for Replica { shard, cache, .. } in replicas {
+        let expected = assignment.values().filter(|s| *s == shard).count();
+        until("caches to hold exactly their shard", || async {
+            let cached: Vec<ConfigMap> = cache.list(None, &ListOptions::default()).await.ok()?;
+            let all_mine = cached.iter().all(|cm| {
+                assignment.get(cm.metadata.name.as_deref().unwrap_or_default()) == Some(shard)
+            });
+            (cached.len() == expected && all_mine).then_some(())
+        })
+        .await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_managers_share_move_and_rebalance() -> TestResult {
+    if std::env::var_os("RUST_LOG").is_some() {
+        kbr_runtime::logging::init();
+    }
+    let server = FakeApiServer::new();
+    let client = Client::new(server.kube_client());
+    let trace: Trace = Arc::default();
+    let started = Instant::now();
+    stream::iter(0..OBJECTS)
+        .map(|i| {
+            let client = client.clone();
+            async move {
+                client
+                    .create(&configmap(NAMESPACE, &format!("cm-{i:04}"), "x"))
+                    .await
+            }
+        })
+        .buffer_unordered(32)
+        .try_collect::<Vec<_>>()
+        .await?;
+
+    let shards: Vec<String> = (0..3).map(|i| format!("shard-{i}")).collect();
+    let mut replicas = Vec::new();
+    for shard in &shards {
+        replicas.push(start(&server, shard, &trace).await?);
+    }
+
+    // 1. Every object assigned, split within ±15 % of even, reconciled by its shard.
+    let first = settled(&client, &shards).await;
+    let split = counts(&first);
+    eprintln!(
+        "split of {OBJECTS} over 3: {split:?} after {:?}",
+        started.elapsed()
+    );
+    for shard in &shards {
+        let n = split.get(shard).copied().unwrap_or_default();
+        assert!(
+            (850..=1150).contains(&n),
+            "{shard} has {n} objects: {split:?}"
+        );
+    }
+    reconciled_by_owner(&trace, &BTreeMap::new(), &first, started).await;
+    assert_caches(&replicas, &first).await;
+    let mut sharder = None;
+    for (i, replica) in replicas.iter().enumerate() {
+        if replica.is_sharder().await {
+            sharder = Some(i);
+        }
+    }
+    let sharder = sharder.ok_or("no replica runs the sharder")?;
+    let text = replicas[sharder].metrics().await;
+    for (shard, n) in &split {
+        let series = format!("kbr_sharding_objects{{ring=\"{RING}\",shard=\"{shard}\"}} {n}");
+        assert!(text.contains(&series), "{series} missing from\n{text}");
+    }
+
+    // 2. A replica other than the sharder's crashes (its task is aborted: no release, its
+    //    Lease expires); its objects move to the two others within the lease duration + the
+    //    resync period, and no other object moves.
+    let victim = if sharder == 2 { 1 } else { 2 };
+    let crashed = Instant::now();
+    let gone = replicas.remove(victim);
+    gone.task.abort();
+    let _ = gone.task.await;
+    let survivors: Vec<String> = replicas.iter().map(|r| r.shard.clone()).collect();
+    let second = settled(&client, &survivors).await;
+    let moved_after = crashed.elapsed();
+    eprintln!(
+        "{}'s objects moved {moved_after:?} after the crash",
+        gone.shard
+    );
+    assert!(moved_after <= LEASE + RESYNC, "took {moved_after:?}");
+    for (name, shard) in &first {
+        if *shard != gone.shard {
+            assert_eq!(
+                second.get(name),
+                Some(shard),
+                "{name} moved although its shard lives"
+            );
+        }
+    }
+    reconciled_by_owner(&trace, &first, &second, crashed).await;
+    assert_caches(&replicas, &second).await;
+
+    // The crashed replica comes back: three members again, as at the start.
+    let rejoined = Instant::now();
+    replicas.push(start(&server, &gone.shard, &trace).await?);
+    let back = settled(&client, &shards).await;
+    assert_eq!(
+        back, first,
+        "rendezvous hashing gives the same split for the same members"
+    );
+    reconciled_by_owner(&trace, &second, &back, rejoined).await;
+    let second = back;
+
+    // 3. A 4th replica joins: at most 30 % move (to it alone), each through the drain handover.
+    let joined = Instant::now();
+    replicas.push(start(&server, "shard-3", &trace).await?);
+    let members: Vec<String> = replicas.iter().map(|r| r.shard.clone()).collect();
+    let third = settled(&client, &members).await;
+    let moved: Vec<&String> = third
+        .iter()
+        .filter(|(n, s)| second.get(*n) != Some(*s))
+        .map(|(_, s)| s)
+        .collect();
+    eprintln!(
+        "shard-3 joined: {} of {OBJECTS} moved in {:?}",
+        moved.len(),
+        joined.elapsed()
+    );
+    assert!(
+        !moved.is_empty() && moved.len() * 100 <= OBJECTS * 30,
+        "{} moved",
+        moved.len()
+    );
+    assert!(moved.iter().all(|s| *s == "shard-3"));
+    reconciled_by_owner(&trace, &second, &third, joined).await;
+    assert_caches(&replicas, &third).await;
+    // Objects between live shards moved through the drain handover, which the sharder timed.
+    let mut handovers = None;
+    for replica in &replicas {
+        if replica.is_sharder().await {
+            let text = replica.metrics().await;
+            let count = format!("kbr_sharding_handover_seconds_count{{ring=\"{RING}\"}} ");
+            handovers = text
+                .lines()
+                .find_map(|l| l.strip_prefix(count.as_str()))
+                .and_then(|n| n.trim().parse::<usize>().ok());
+        }
+    }
+    let handovers = handovers.ok_or("no handover metric on the sharder")?;
+    eprintln!("{handovers} drain handovers timed");
+    assert!(
+        handovers >= moved.len(),
+        "{handovers} handovers for {} moves",
+        moved.len()
+    );
+
+    // 4. No object was ever reconciled by two managers at once.
+    let spans = assert_no_overlap(&trace);
+    eprintln!("{spans} reconciles traced, none overlapping across managers");
+    for replica in replicas {
+        replica.task.abort();
+    }
+    Ok(())
+}
