@@ -41,7 +41,7 @@ fn splitmix64(mut z: u64) -> u64 {
 /// let shards = ["a".to_string(), "b".to_string(), "c".to_string()];
 /// let owner = assign("v1/ConfigMap/default/settings", &shards);
 /// assert!(owner.is_some_and(|s| shards.iter().any(|x| x == s)));
-/// assert_eq!(assign("v1/ConfigMap/default/settings", &[]), None);
+/// assert_eq!(assign::<String>("v1/ConfigMap/default/settings", &[]), None);
 /// ```
 #[must_use]
 pub fn assign<'a, S: AsRef<str>>(key: &str, shards: &'a [S]) -> Option<&'a str> {

@@ -42,7 +42,7 @@ pub struct ShardingMetrics {
 }
 
 impl ShardingMetrics {
-    /// Metrics of ring `ring`, not registered anywhere (tests; [`register`](Self::register)).
+    /// Metrics of ring `ring`, not yet registered (the manager registers its sharder's).
     #[must_use]
     pub fn new(ring: &str) -> Self {
         Self {

@@ -62,7 +62,7 @@ pub use self::hash::{assign, weight};
 pub use self::kind::ObjectShard;
 pub(crate) use self::kind::ShardedKind;
 pub use self::metrics::ShardingMetrics;
-pub use self::reconciler::Sharded;
+pub use self::reconciler::{Sharded, ShardedError};
 pub use self::ring::{ShardLease, is_alive, leases, members};
 pub use self::sharder::{PassReport, Sharder};
 use crate::cache::CacheOptions;
