@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use futures::stream::{self, StreamExt, TryStreamExt};
 use kbr_runtime::client::ListOptions;
-use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
+use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kbr_runtime::sharding::{Sharded, ShardingOptions, assign, drain_label, shard_label};
 use kbr_runtime::testing::FakeApiServer;
 use kbr_runtime::{Action, Client, Controller, Error, ManagerError, Reconciler};
@@ -89,7 +89,10 @@ impl Reconciler for Recorder {
 }
 
 fn sharding(shard: &str) -> ShardingOptions {
-    let mut options = ShardingOptions::new(RING).kind::<ConfigMap>();
+    with_timing(ShardingOptions::new(RING).kind::<ConfigMap>(), shard)
+}
+
+fn with_timing(mut options: ShardingOptions, shard: &str) -> ShardingOptions {
     options.shard = Some(shard.to_string());
     options.namespace = Some("default".into());
     options.lease_duration = LEASE;
@@ -419,6 +422,142 @@ async fn three_managers_share_move_and_rebalance() -> TestResult {
     eprintln!("{spans} reconciles traced, none overlapping across managers");
     for replica in replicas {
         replica.task.abort();
+    }
+    Ok(())
+}
+
+/// Creates a Secret controlled by each ConfigMap it reconciles.
+struct SecretMaker {
+    client: Client,
+}
+
+impl Reconciler for SecretMaker {
+    type Object = ConfigMap;
+    type Error = Error;
+
+    async fn reconcile(&self, cm: Arc<ConfigMap>) -> Result<Action, Error> {
+        let mut secret = Secret::default();
+        secret.metadata.namespace = cm.metadata.namespace.clone();
+        secret.metadata.name = cm.metadata.name.clone();
+        kbr_runtime::ownership::set_controller_reference(cm.as_ref(), &mut secret)
+            .map_err(Error::other)?;
+        match self.client.create(&secret).await {
+            Err(e) if !e.is_already_exists() => Err(e),
+            _ => Ok(Action::await_change()),
+        }
+    }
+}
+
+/// `(name, shard label)` of every object of `K` in the test namespace.
+async fn labels_of<K: kbr_runtime::client::Object>(
+    client: &Client,
+    ring: &str,
+) -> BTreeMap<String, String> {
+    let all: Vec<K> = client
+        .list(Some(NAMESPACE), &ListOptions::default())
+        .await
+        .unwrap_or_default();
+    all.into_iter()
+        .map(|o| {
+            let meta = kbr_runtime::kube::Resource::meta(&o);
+            let shard = meta
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(&shard_label(ring)))
+                .cloned();
+            (
+                meta.name.clone().unwrap_or_default(),
+                shard.unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn owned_objects_follow_their_owner_and_a_graceful_stop_hands_over() -> TestResult {
+    const RING: &str = "owners";
+    const N: usize = 300;
+    const SLOW_LEASE: Duration = Duration::from_secs(6);
+    let server = FakeApiServer::new();
+    let client = Client::new(server.kube_client());
+    for i in 0..N {
+        client
+            .create(&configmap(NAMESPACE, &format!("cm-{i:03}"), "x"))
+            .await?;
+    }
+    let mut running = Vec::new();
+    let mut caches = Vec::new();
+    for shard in ["shard-a", "shard-b"] {
+        let mut sharding = with_timing(
+            ShardingOptions::new(RING)
+                .kind::<ConfigMap>()
+                .owned::<Secret>(),
+            shard,
+        );
+        // Long enough that a move before it expires can only come from the release.
+        sharding.lease_duration = SLOW_LEASE;
+        sharding.renew_deadline = SLOW_LEASE / 2;
+        let mut manager = manager(
+            &server,
+            kbr_runtime::ManagerOptions {
+                sharding: Some(sharding.clone()),
+                ..options()
+            },
+        );
+        let maker = SecretMaker {
+            client: Client::new(server.kube_client()),
+        };
+        let reconciler = Sharded::new(maker, server.kube_client(), &sharding);
+        manager.add_controller(Controller::new(reconciler).owns::<Secret>())?;
+        caches.push((shard, manager.client()));
+        running.push(Running::start(manager));
+    }
+
+    // Every Secret exists, on its owner's shard; each cache holds its shard's Secrets only.
+    let owners = until("every Secret on its owner's shard", || async {
+        let (cms, secrets) = (
+            labels_of::<ConfigMap>(&client, RING).await,
+            labels_of::<Secret>(&client, RING).await,
+        );
+        let done = cms.len() == N
+            && secrets == cms
+            && cms.values().all(|s| s == "shard-a" || s == "shard-b");
+        done.then_some(cms)
+    })
+    .await;
+    for (shard, cache) in &caches {
+        let expected = owners.values().filter(|s| s == shard).count();
+        until("Secret caches to hold their shard", || async {
+            let cached: Vec<Secret> = cache.list(None, &ListOptions::default()).await.ok()?;
+            (cached.len() == expected).then_some(())
+        })
+        .await;
+    }
+    let on_b = owners.values().filter(|s| *s == "shard-b").count();
+    assert!(on_b > N / 4 && on_b < 3 * N / 4, "{on_b} of {N} on shard-b");
+
+    // shard-b stops gracefully: it releases its Lease after its controller drained, so its
+    // ConfigMaps and their Secrets move to shard-a without waiting for the Lease to expire.
+    let stopping = Instant::now();
+    let b = running.pop().ok_or("no manager")?;
+    b.stop().await?;
+    until("everything on shard-a", || async {
+        let (cms, secrets) = (
+            labels_of::<ConfigMap>(&client, RING).await,
+            labels_of::<Secret>(&client, RING).await,
+        );
+        let done = cms.len() == N && secrets.len() == N;
+        (done && cms.values().chain(secrets.values()).all(|s| s == "shard-a")).then_some(())
+    })
+    .await;
+    let moved_after = stopping.elapsed();
+    eprintln!("{on_b} ConfigMaps and their Secrets moved {moved_after:?} after the stop began");
+    assert!(
+        moved_after < SLOW_LEASE,
+        "took {moved_after:?}: the Lease was not released"
+    );
+    for manager in running {
+        manager.stop().await?;
     }
     Ok(())
 }

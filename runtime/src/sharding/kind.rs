@@ -28,12 +28,18 @@ pub struct ObjectShard {
     pub key: String,
     /// The object's labels.
     pub labels: BTreeMap<String, String>,
+    /// The key of the object's controller owner (an `ownerReferences` entry with
+    /// `controller: true`), in the object's namespace; `None` without one.
+    pub owner: Option<String>,
 }
 
 /// One sharded kind, type-erased.
 pub(crate) trait ShardedKind: Send + Sync {
     /// `group/kind`, for logs and metrics.
     fn kind(&self) -> String;
+    /// Whether objects of the kind follow their controller owner's shard (a controller's
+    /// `owns::<K>()`) rather than being assigned by their own key.
+    fn owned(&self) -> bool;
     /// Restricts the manager's informer of this kind to `options`.
     fn restrict_cache(&self, cache: &Cache, options: CacheOptions) -> Result<(), String>;
     /// Every object of the kind, in all namespaces.
@@ -54,13 +60,35 @@ pub(crate) trait ShardedKind: Send + Sync {
     fn watch(&self, kube: kube::Client, selector: String) -> BoxStream<'static, ()>;
 }
 
-/// [`ShardedKind`] for `K`.
-pub(crate) struct Kind<K>(PhantomData<fn() -> K>);
+/// [`ShardedKind`] for `K`; `owned` when its objects follow their owner's shard.
+pub(crate) struct Kind<K> {
+    owned: bool,
+    _kind: PhantomData<fn() -> K>,
+}
 
 impl<K> Kind<K> {
-    pub(crate) fn new() -> Self {
-        Self(PhantomData)
+    pub(crate) fn new(owned: bool) -> Self {
+        Self {
+            owned,
+            _kind: PhantomData,
+        }
     }
+}
+
+/// The key of the controller owner named in `meta` (see [`key_of`]), in `meta`'s namespace.
+fn owner_key(meta: &kube::api::ObjectMeta) -> Option<String> {
+    let owner = meta
+        .owner_references
+        .as_ref()?
+        .iter()
+        .find(|r| r.controller == Some(true))?;
+    let group = owner.api_version.rsplit_once('/').map_or("", |(g, _)| g);
+    Some(format!(
+        "{group}/{}/{}/{}",
+        owner.kind,
+        meta.namespace.as_deref().unwrap_or_default(),
+        owner.name
+    ))
 }
 
 /// The sharding key of an object of kind `K` named `namespace/name`.
@@ -86,6 +114,10 @@ impl<K: Object> ShardedKind for Kind<K> {
         format!("{}/{}", K::group(&()), K::kind(&()))
     }
 
+    fn owned(&self) -> bool {
+        self.owned
+    }
+
     fn restrict_cache(&self, cache: &Cache, options: CacheOptions) -> Result<(), String> {
         cache
             .set_options::<K>(options)
@@ -109,6 +141,7 @@ impl<K: Object> ShardedKind for Kind<K> {
                         name,
                         resource_version: meta.resource_version.clone(),
                         labels: meta.labels.clone().unwrap_or_default(),
+                        owner: owner_key(meta),
                     }
                 })
                 .collect())

@@ -174,7 +174,18 @@ impl ShardingOptions {
     /// their own key, and each replica caches only its shard of them.
     #[must_use]
     pub fn kind<K: Object>(mut self) -> Self {
-        self.kinds.push(Arc::new(kind::Kind::<K>::new()));
+        self.kinds.push(Arc::new(kind::Kind::<K>::new(false)));
+        self
+    }
+
+    /// Shards kind `C`, owned by a sharded kind (a controller's `owns::<C>()`): each object
+    /// follows its controller owner (the `ownerReferences` entry with `controller: true`) to
+    /// the owner's shard, moving before the owner is assigned to its new shard, so the new
+    /// replica finds it in its cache. Objects without such an owner are assigned by their own
+    /// key.
+    #[must_use]
+    pub fn owned<C: Object>(mut self) -> Self {
+        self.kinds.push(Arc::new(kind::Kind::<C>::new(true)));
         self
     }
 

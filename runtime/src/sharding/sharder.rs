@@ -132,10 +132,12 @@ impl Sharder {
         Ok((members(&all, now), taken_over, next_expiry))
     }
 
-    /// One pass over every object of every sharded kind: assigns, drains and moves. Label
-    /// writes are conditional on the resourceVersion listed, so a write racing with a
-    /// replica's drain acknowledgement or a user's edit fails (counted in `conflicts`) instead
-    /// of undoing it; the next pass sees the new state.
+    /// One pass over every object of every sharded kind: assigns, drains and moves. Objects of
+    /// [owned](ShardingOptions::owned) kinds follow their owner, and are written before the
+    /// owners, so an owner reaches its new shard after its owned objects did. Label writes are
+    /// conditional on the resourceVersion listed, so a write racing with a replica's drain
+    /// acknowledgement or a user's edit fails (counted in `conflicts`) instead of undoing it;
+    /// the next pass sees the new state.
     ///
     /// Errors: listing Leases or objects failed.
     pub async fn pass(&self) -> Result<PassReport, crate::Error> {
@@ -146,44 +148,100 @@ impl Sharder {
             ..PassReport::default()
         };
         let mut counts: BTreeMap<String, usize> = members.iter().map(|m| (m.clone(), 0)).collect();
+        let mut count = |shard: Option<&str>| {
+            if let Some(n) = shard.and_then(|s| counts.get_mut(s)) {
+                *n += 1;
+            }
+        };
+        // 1. Objects assigned by their own key; remember the live shard each one is on.
+        let mut owners: HashMap<String, Option<String>> = HashMap::new();
+        let mut owner_writes = Vec::new();
+        let mut owned_lists = Vec::new();
         for kind in &self.options.kinds {
             let objects = kind.list(&self.client).await?;
+            if kind.owned() {
+                owned_lists.push((kind, objects));
+                continue;
+            }
             let mut writes = Vec::new();
             for object in objects {
                 let current = object.labels.get(&self.shard_label).map(String::as_str);
                 let draining = object.labels.contains_key(&self.drain_label);
                 let planned = step(&object.key, current, draining, &members);
-                let after = match &planned {
+                count(match &planned {
                     Some(Step::Assign { shard, .. }) => Some(shard.as_str()),
                     _ => current,
-                };
-                if let Some(count) = after.and_then(|s| counts.get_mut(s)) {
-                    *count += 1;
-                }
+                });
+                let live = current.filter(|c| members.iter().any(|m| m == c));
+                owners.insert(object.key.clone(), live.map(String::from));
                 if let Some(planned) = planned {
                     writes.push((object, planned));
                 }
             }
-            let results: Vec<(Step, Result<(), crate::Error>)> = stream::iter(writes)
-                .map(|(object, planned)| self.write(kind.as_ref(), object, planned))
-                .buffer_unordered(WRITES_IN_FLIGHT)
-                .collect()
-                .await;
-            for (planned, result) in results {
-                match result {
-                    Ok(()) => match planned {
-                        Step::Assign { .. } => report.assigned += 1,
-                        Step::Drain => report.drained += 1,
-                        Step::Undrain => {}
+            owner_writes.push((kind, writes));
+        }
+        // 2. Owned objects follow their owner: to the live shard it is on (even while it
+        //    drains), else to where it is about to be assigned.
+        for (kind, objects) in owned_lists {
+            let mut writes = Vec::new();
+            for object in objects {
+                let current = object.labels.get(&self.shard_label).map(String::as_str);
+                let draining = object.labels.contains_key(&self.drain_label);
+                let desired = match &object.owner {
+                    Some(owner) => match owners.get(owner) {
+                        Some(Some(live)) => Some(live.as_str()),
+                        _ => assign(owner, &members),
                     },
-                    Err(e) if e.is_conflict() || e.is_not_found() => report.conflicts += 1,
-                    Err(e) => return Err(e),
+                    None => assign(&object.key, &members),
+                };
+                let planned = match desired {
+                    None => None,
+                    Some(d) if current == Some(d) => draining.then_some(Step::Undrain),
+                    Some(d) => Some(Step::Assign {
+                        shard: d.to_string(),
+                        moved: current.is_some(),
+                    }),
+                };
+                count(desired.or(current));
+                if let Some(planned) = planned {
+                    writes.push((object, planned));
                 }
             }
+            self.apply(kind.as_ref(), writes, &mut report).await?;
+        }
+        // 3. The owners' own steps.
+        for (kind, writes) in owner_writes {
+            self.apply(kind.as_ref(), writes, &mut report).await?;
         }
         self.metrics
             .set_objects(counts.iter().map(|(s, c)| (s.as_str(), *c)));
         Ok(report)
+    }
+
+    /// Writes `writes` (at most [`WRITES_IN_FLIGHT`] at once) and tallies them in `report`.
+    async fn apply(
+        &self,
+        kind: &dyn ShardedKind,
+        writes: Vec<(ObjectShard, Step)>,
+        report: &mut PassReport,
+    ) -> Result<(), crate::Error> {
+        let results: Vec<(Step, Result<(), crate::Error>)> = stream::iter(writes)
+            .map(|(object, planned)| self.write(kind, object, planned))
+            .buffer_unordered(WRITES_IN_FLIGHT)
+            .collect()
+            .await;
+        for (planned, result) in results {
+            match result {
+                Ok(()) => match planned {
+                    Step::Assign { .. } => report.assigned += 1,
+                    Step::Drain => report.drained += 1,
+                    Step::Undrain => {}
+                },
+                Err(e) if e.is_conflict() || e.is_not_found() => report.conflicts += 1,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
     }
 
     async fn write(
@@ -236,7 +294,7 @@ impl Sharder {
         let mut watches = tokio::task::JoinSet::new();
         let lease_selector = format!("{RING_LABEL}={}", self.options.ring);
         let mut sources = vec![(
-            Kind::<Lease>::new().watch(kube.clone(), lease_selector),
+            Kind::<Lease>::new(false).watch(kube.clone(), lease_selector),
             leases_changed.clone(),
         )];
         for kind in &self.options.kinds {
