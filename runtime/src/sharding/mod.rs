@@ -13,6 +13,7 @@
 //!    the object's key over the members, so a member joining or leaving moves ~1/N of them.
 //!    It reassigns on membership changes, on unassigned objects (a watch) and every
 //!    `resync_period`.
+//!    Objects of [owned](ShardingOptions::owned) kinds follow their controller owner's shard.
 //! 3. **Caches**: each replica's informer of a sharded kind selects `<shard label>=<its shard>`
 //!    on the API server, so it holds (and reconciles) only its shard.
 //! 4. **Handover** ([`Sharded`]): an object moving from a live shard A to B first gets the
