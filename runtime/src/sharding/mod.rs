@@ -198,11 +198,22 @@ impl ShardingOptions {
 
     /// This replica's shard name: [`shard`](Self::shard), else `POD_NAME`, else `HOSTNAME`.
     ///
-    /// Errors: [`ShardingError::Invalid`] when none is set or the ring is empty.
+    /// Errors: [`ShardingError::Invalid`] when none is set, when the ring is not a DNS-1123
+    /// label (it is the name part of label keys), when the shard is not a DNS-1123 subdomain of
+    /// at most 63 characters (a Lease name and a label value), or when `renew_deadline` is not
+    /// shorter than `lease_duration`.
+    ///
+    /// ```
+    /// use kbr_runtime::sharding::ShardingOptions;
+    /// let mut options = ShardingOptions::new("web");
+    /// options.shard = Some("web-0".into());
+    /// assert_eq!(options.shard_name().ok().as_deref(), Some("web-0"));
+    /// options.shard = Some("Web_0".into());
+    /// assert!(options.shard_name().is_err());
+    /// ```
     pub fn shard_name(&self) -> Result<String, ShardingError> {
-        if self.ring.is_empty() {
-            return Err(ShardingError::Invalid("the ring name is empty".into()));
-        }
+        kbr_core::dns::dns1123_label(&self.ring)
+            .map_err(|e| ShardingError::Invalid(format!("ring {:?}: {e}", self.ring)))?;
         if self.renew_deadline >= self.lease_duration {
             return Err(ShardingError::Invalid(
                 "renew_deadline must be shorter than lease_duration".into(),
@@ -215,6 +226,17 @@ impl ShardingOptions {
             .filter(|s| !s.is_empty())
             .ok_or_else(|| {
                 ShardingError::Invalid("no shard name: set `shard`, POD_NAME or HOSTNAME".into())
+            })
+            .and_then(|shard| {
+                kbr_core::dns::dns1123_subdomain(&shard)
+                    .map_err(|e| e.to_string())
+                    .and_then(|()| {
+                        (shard.len() <= 63)
+                            .then_some(())
+                            .ok_or_else(|| "must be no more than 63 characters".to_string())
+                    })
+                    .map_err(|e| ShardingError::Invalid(format!("shard {shard:?}: {e}")))?;
+                Ok(shard)
             })
     }
 
