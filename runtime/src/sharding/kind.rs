@@ -181,3 +181,63 @@ impl<K: Object> ShardedKind for Kind<K> {
             .boxed()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+    use kube::api::ObjectMeta;
+
+    use super::*;
+
+    fn reference(api_version: &str, kind: &str, name: &str, controller: bool) -> OwnerReference {
+        OwnerReference {
+            api_version: api_version.into(),
+            kind: kind.into(),
+            name: name.into(),
+            controller: Some(controller),
+            ..OwnerReference::default()
+        }
+    }
+
+    #[test]
+    fn an_owned_object_hashes_like_its_owner() {
+        let meta = |refs| ObjectMeta {
+            namespace: Some("ns".into()),
+            owner_references: Some(refs),
+            ..ObjectMeta::default()
+        };
+        let owned = meta(vec![
+            reference("v1", "ConfigMap", "not-the-controller", false),
+            reference("v1", "ConfigMap", "settings", true),
+        ]);
+        assert_eq!(
+            owner_key(&owned),
+            Some(key_of::<ConfigMap>(Some("ns"), "settings"))
+        );
+        assert_eq!(owner_key(&owned).as_deref(), Some("/ConfigMap/ns/settings"));
+        let grouped = meta(vec![reference("apps/v1", "Deployment", "web", true)]);
+        assert_eq!(
+            owner_key(&grouped),
+            Some(key_of::<Deployment>(Some("ns"), "web"))
+        );
+        assert_eq!(
+            owner_key(&meta(vec![reference("v1", "ConfigMap", "x", false)])),
+            None
+        );
+        assert_eq!(owner_key(&ObjectMeta::default()), None);
+    }
+
+    #[test]
+    fn label_writes_carry_the_resource_version() {
+        let labels = BTreeMap::from([
+            ("a".to_string(), Some("b".to_string())),
+            ("c".to_string(), None),
+        ]);
+        assert_eq!(
+            label_patch(Some("42"), &labels),
+            json!({ "metadata": { "resourceVersion": "42", "labels": { "a": "b", "c": null } } })
+        );
+    }
+}

@@ -172,7 +172,10 @@ impl ShardingOptions {
     }
 
     /// Shards kind `K` (a controller's `For` kind): its objects are assigned to shards by
-    /// their own key, and each replica caches only its shard of them.
+    /// their own key, and each replica caches only its shard of them. Do not also call
+    /// [`Manager::cache_options`](crate::Manager::cache_options) for `K`: it would replace the
+    /// shard's selector. Wrap the kind's reconciler in [`Sharded`], or drains are never
+    /// acknowledged and objects never leave a live shard.
     #[must_use]
     pub fn kind<K: Object>(mut self) -> Self {
         self.kinds.push(Arc::new(kind::Kind::<K>::new(false)));
