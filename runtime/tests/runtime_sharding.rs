@@ -9,13 +9,17 @@ mod runtime_support;
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use futures::stream::{self, StreamExt, TryStreamExt};
 use kbr_runtime::client::ListOptions;
+use kbr_runtime::k8s_openapi::api::coordination::v1::Lease;
 use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use kbr_runtime::sharding::{Sharded, ShardingOptions, assign, drain_label, shard_label};
+use kbr_runtime::sharding::{
+    Sharded, ShardingError, ShardingOptions, assign, drain_label, shard_label,
+};
 use kbr_runtime::testing::FakeApiServer;
 use kbr_runtime::{Action, Client, Controller, Error, ManagerError, Reconciler};
 use runtime_support::*;
@@ -586,6 +590,141 @@ async fn owned_objects_follow_their_owner_and_a_graceful_stop_hands_over() -> Te
     );
     for manager in running {
         manager.stop().await?;
+    }
+    Ok(())
+}
+
+/// A client of `server` whose requests all fail with 503 while `cut` is set: a replica cut off
+/// from the API server (its open watches stay open, which only makes the test stricter).
+fn partitionable_client(server: &FakeApiServer, cut: Arc<AtomicBool>) -> kbr_runtime::kube::Client {
+    use tower::Service;
+    let inner = server.service();
+    let service = tower::service_fn(move |request| {
+        let (mut inner, cut) = (inner.clone(), cut.load(Ordering::SeqCst));
+        async move {
+            if cut {
+                let status = r#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"partitioned","reason":"ServiceUnavailable","code":503}"#;
+                let mut response = http::Response::new(axum::body::Body::from(status));
+                *response.status_mut() = http::StatusCode::SERVICE_UNAVAILABLE;
+                return Ok::<_, std::convert::Infallible>(response);
+            }
+            inner.call(request).await
+        }
+    });
+    kbr_runtime::kube::Client::new(service, "default")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_partitioned_replica_stops_before_its_objects_move() -> TestResult {
+    const RING: &str = "partition";
+    const N: usize = 300;
+    let server = FakeApiServer::new();
+    let client = Client::new(server.kube_client());
+    for i in 0..N {
+        client
+            .create(&configmap(NAMESPACE, &format!("cm-{i:03}"), "x"))
+            .await?;
+    }
+    let trace: Trace = Arc::default();
+    let cut = Arc::new(AtomicBool::new(false));
+    let mut tasks = Vec::new();
+    for shard in ["shard-a", "shard-b"] {
+        // shard-a starts first and runs the sharder; shard-b can be cut off.
+        let kube = if shard == "shard-a" {
+            server.kube_client()
+        } else {
+            partitionable_client(&server, cut.clone())
+        };
+        let sharding = with_timing(ShardingOptions::new(RING).kind::<ConfigMap>(), shard);
+        let mut manager = kbr_runtime::Manager::with_client(
+            kube.clone(),
+            kbr_runtime::Scheme::new(),
+            kbr_runtime::ManagerOptions {
+                sharding: Some(sharding.clone()),
+                ..options()
+            },
+        );
+        let recorder = Recorder {
+            shard: shard.to_string(),
+            trace: trace.clone(),
+            client: Client::new(kube.clone()),
+        };
+        manager.add_controller(Controller::new(Sharded::new(recorder, kube, &sharding)))?;
+        tasks.push(tokio::spawn(
+            manager.start_with_shutdown(std::future::pending::<()>()),
+        ));
+        if shard == "shard-a" {
+            until("shard-a to hold the sharder's Lease", || async {
+                let lease: Lease = client
+                    .get(Some("default"), "partition-sharder")
+                    .await
+                    .ok()?;
+                lease.spec?.holder_identity.map(drop)
+            })
+            .await;
+        }
+    }
+    let both = until("objects on both shards", || async {
+        let now = labels_of::<ConfigMap>(&client, RING).await;
+        let a = now.values().filter(|s| *s == "shard-a").count();
+        (now.len() == N && a > 0 && now.values().all(|s| s == "shard-a" || s == "shard-b") && a < N)
+            .then_some(now)
+    })
+    .await;
+    let on_b: Vec<&String> = both
+        .iter()
+        .filter(|(_, s)| *s == "shard-b")
+        .map(|(n, _)| n)
+        .collect();
+    until("shard-b to reconcile its objects", || async {
+        let spans = trace.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        on_b.iter()
+            .all(|n| spans.iter().any(|s| s.name == **n && s.shard == "shard-b"))
+            .then_some(())
+    })
+    .await;
+
+    // Cut shard-b off: it cannot renew, stops after its renew deadline with LeaseLost; only
+    // after its Lease expired does the sharder move its objects to shard-a.
+    let partitioned = Instant::now();
+    cut.store(true, Ordering::SeqCst);
+    let b = tasks.pop().ok_or("no shard-b")?;
+    let stopped = within("shard-b to stop", b).await?;
+    let b_stopped = Instant::now();
+    assert!(
+        matches!(
+            stopped,
+            Err(ManagerError::Sharding(ShardingError::LeaseLost { .. }))
+        ),
+        "{stopped:?}"
+    );
+    until("shard-b's objects on shard-a", || async {
+        let now = labels_of::<ConfigMap>(&client, RING).await;
+        (now.len() == N && now.values().all(|s| s == "shard-a")).then_some(())
+    })
+    .await;
+    let spans = trace.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    let taken: Vec<&Span> = spans
+        .iter()
+        .filter(|s| s.shard == "shard-a" && s.start >= partitioned && on_b.contains(&&s.name))
+        .collect();
+    assert!(
+        !taken.is_empty(),
+        "shard-a never reconciled shard-b's objects"
+    );
+    let first = taken.iter().map(|s| s.start).min().ok_or("no span")?;
+    eprintln!(
+        "partitioned replica stopped after {:?}; its objects first reconciled elsewhere after {:?}",
+        b_stopped - partitioned,
+        first - partitioned
+    );
+    assert!(
+        b_stopped < first,
+        "shard-a reconciled a moved object before shard-b stopped"
+    );
+    assert_no_overlap(&trace);
+    for task in tasks {
+        task.abort();
     }
     Ok(())
 }
