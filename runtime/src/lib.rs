@@ -23,6 +23,7 @@
 //! | [`conditions`] | `status.conditions` with correct transition times | apimachinery `meta.SetStatusCondition` |
 //! | [`events`] | `events.k8s.io/v1` Events about objects | `record.EventRecorder` |
 //! | [`controller`] | For / Owns / Watches -> workqueue -> Reconciler | `pkg/builder`, `pkg/controller` |
+//! | [`sharding`] | objects split across replicas by Leases, a sharder and label selectors | kubernetes-controller-sharding |
 //! | [`webhook`] | defaulting, validation and conversion webhooks over TLS | `pkg/webhook` |
 //! | [`manager`] | runs controllers, webhooks, probes, metrics, leader election; [`ManagerArgs`], [`ManagerError`] | `pkg/manager` |
 //! | [`testing`] | in-process fake API server and envtest (feature `testing`) | `pkg/client/fake`, `pkg/envtest` |
@@ -54,6 +55,7 @@ pub mod rbac;
 pub mod reconcile;
 pub mod resource;
 pub mod scheme;
+pub mod sharding;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod tls;

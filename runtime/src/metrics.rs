@@ -252,6 +252,16 @@ impl Metrics {
             .set(i64::from(leader));
     }
 
+    /// Registers a further metric (e.g. the sharder's) under `name` with `help`.
+    pub(crate) fn register(
+        &self,
+        name: &str,
+        help: &str,
+        metric: impl prometheus_client::registry::Metric,
+    ) {
+        self.lock().register(name, help, metric);
+    }
+
     /// The OpenMetrics text exposition of every metric.
     pub(crate) fn encode(&self) -> Result<String, std::fmt::Error> {
         let mut out = String::new();

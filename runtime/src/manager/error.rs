@@ -105,6 +105,12 @@ pub enum ManagerError {
     #[error("could not install a signal handler: {0}")]
     Signal(#[source] std::io::Error),
 
+    /// Controller sharding failed: bad [`ShardingOptions`](crate::sharding::ShardingOptions),
+    /// or this replica lost its shard Lease (the process should exit, as on
+    /// [`LeaderElectionLost`](Self::LeaderElectionLost)).
+    #[error(transparent)]
+    Sharding(#[from] crate::sharding::ShardingError),
+
     /// A call to the API server (or the cache) failed during set-up or in a runnable.
     #[error(transparent)]
     Api(#[from] crate::Error),

@@ -39,6 +39,17 @@ fn identity() -> String {
     format!("{host}_{random:016x}")
 }
 
+/// The namespace of a Lease: `configured`, else the pod's namespace in-cluster, else the
+/// kubeconfig's (client-go's `leaderelection` defaulting in controller-runtime).
+pub(crate) fn lease_namespace(client: &kube::Client, configured: Option<&str>) -> String {
+    match configured {
+        Some(ns) => ns.to_string(),
+        None => std::fs::read_to_string(SERVICE_ACCOUNT_NAMESPACE)
+            .map(|ns| ns.trim().to_string())
+            .unwrap_or_else(|_| client.default_namespace().to_string()),
+    }
+}
+
 fn boxed(error: impl std::error::Error + Send + Sync + 'static) -> ManagerError {
     ManagerError::LeaderElection(Box::new(error))
 }
@@ -54,12 +65,7 @@ impl LeaderElector {
                 "leader_election_id must be set when leader_election is on".into(),
             ));
         }
-        let namespace = match &options.leader_election_namespace {
-            Some(ns) => ns.clone(),
-            None => std::fs::read_to_string(SERVICE_ACCOUNT_NAMESPACE)
-                .map(|ns| ns.trim().to_string())
-                .unwrap_or_else(|_| client.default_namespace().to_string()),
-        };
+        let namespace = lease_namespace(client, options.leader_election_namespace.as_deref());
         let duration = options.lease_duration.as_secs().max(2);
         let renew_deadline = options.renew_deadline.as_secs();
         let grace = duration

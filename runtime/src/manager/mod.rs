@@ -35,6 +35,7 @@ mod leader_election;
 mod options;
 mod run;
 mod server;
+mod sharding;
 mod shutdown;
 mod webhook;
 
@@ -114,6 +115,12 @@ impl Manager {
                 strip_managed_fields: options.strip_managed_fields,
             },
         ));
+        if let Some(sharding) = &options.sharding
+            && let Ok(shard) = sharding.shard_name()
+        {
+            // The cache has not started: restricting it cannot fail.
+            let _ = sharding.restrict_cache(&cache, &shard);
+        }
         let mut checks = Checks::default();
         let ping: Check = Arc::new(|| Ok(()));
         checks.healthz.push(("ping".into(), ping.clone()));

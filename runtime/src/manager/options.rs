@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::ManagerError;
 use crate::cache::Namespaces;
+use crate::sharding::ShardingOptions;
 
 /// The namespaces named by the `WATCH_NAMESPACE` environment variable (comma-separated;
 /// unset or empty = all namespaces), as Operator SDK and `kbr init --namespaced` projects do.
@@ -88,6 +89,10 @@ pub struct ManagerOptions {
     pub graceful_shutdown_timeout: Duration,
     /// Drop `metadata.managedFields` from cached objects to save memory. Default `true`.
     pub strip_managed_fields: bool,
+    /// Shard the objects of [`ShardingOptions::kind`](crate::sharding::ShardingOptions::kind)s
+    /// across every replica running with the same ring, instead of (or under) leader
+    /// election: see [`crate::sharding`]. Default `None` (off).
+    pub sharding: Option<ShardingOptions>,
 }
 
 impl Default for ManagerOptions {
@@ -109,6 +114,7 @@ impl Default for ManagerOptions {
             retry_period: Duration::from_secs(2),
             graceful_shutdown_timeout: Duration::from_secs(30),
             strip_managed_fields: true,
+            sharding: None,
         }
     }
 }

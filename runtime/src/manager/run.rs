@@ -60,7 +60,7 @@ pub(crate) struct RunArgs<'a, F> {
     pub(crate) shutting_down: Arc<AtomicBool>,
 }
 
-type Tasks = JoinSet<(String, Result<(), ManagerError>)>;
+pub(super) type Tasks = JoinSet<(String, Result<(), ManagerError>)>;
 
 fn spawn_user(tasks: &mut Tasks, runnable: UserRunnable, stop: &watch::Receiver<bool>) {
     let UserRunnable { name, run, .. } = runnable;
@@ -91,6 +91,13 @@ pub(crate) async fn run<F: Future<Output = ()> + Send>(
     for runnable in anytime {
         spawn_user(&mut tasks, runnable, &stop_rx);
     }
+
+    let shard_lease = match &options.sharding {
+        Some(sharding) => Some(super::sharding::start(
+            sharding, options, kube, metrics, &mut tasks, &stop_rx,
+        )?),
+        None => None,
+    };
 
     let mut elector = None;
     let mut result = Ok(());
@@ -150,6 +157,10 @@ pub(crate) async fn run<F: Future<Output = ()> + Send>(
         result = result.and(Err(ManagerError::ShutdownTimeout { timeout }));
     }
 
+    // Only now, with no reconcile in flight, may the sharder move this shard's objects.
+    if let Some(lease) = shard_lease {
+        lease.release().await;
+    }
     if let Some(elector) = elector {
         metrics.set_leader(elector.name(), false);
         elector.release().await;
