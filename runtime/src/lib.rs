@@ -9,6 +9,7 @@
 //! |---|---|---|
 //! | [`error`] | [`Error`]: what API calls (and reconcilers) fail with | apimachinery `api/errors` |
 //! | [`logging`] | tracing set-up | `ctrl.SetLogger(zap.New(..))` |
+//! | [`field_selector`] | the field-selector grammar (`a=b,c!=d`), one parser for cache and fake API server | apimachinery `fields.ParseSelector` |
 //! | [`tls`] | serving certificates, reloaded; self-signed for local runs | `pkg/certwatcher` |
 //! | [`resource`] | what `#[derive(CustomResource)]` implements | `+kubebuilder:object:root` types |
 //! | [`rbac`] | RBAC rules from `#[rbac(...)]` markers | controller-gen `rbac` |
@@ -45,6 +46,7 @@ pub mod controller;
 pub mod crd;
 pub mod error;
 pub mod events;
+pub mod field_selector;
 pub mod finalizer;
 pub mod logging;
 pub mod manager;

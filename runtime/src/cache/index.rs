@@ -14,6 +14,7 @@ use kube::runtime::reflector::{ObjectRef, Store};
 
 use super::informer::CachedKind;
 use crate::Error;
+use crate::field_selector::{FieldSelector, Operator};
 use crate::resource::scoped::kind_of;
 
 /// An index function: the values an object is indexed under (controller-runtime's
@@ -200,72 +201,26 @@ pub(crate) struct FieldRequirement {
     pub(crate) value: String,
 }
 
-/// Parses an exact-match field selector (`a=b,c==d`, with `\,` `\=` `\\` escapes in values, as
-/// apimachinery's `fields.ParseSelector`). `None` for anything else (`!=`, no operator), which
-/// the cache cannot answer.
+/// Parses an exact-match field selector (`a=b,c==d`, escapes as apimachinery's
+/// `fields.ParseSelector`; the one parser, [`crate::field_selector`]). `None` for a selector
+/// that does not parse or has a `!=` term, which the cache cannot answer from an index.
 pub(crate) fn parse_exact_selector(selector: &str) -> Option<Vec<FieldRequirement>> {
-    let mut requirements = Vec::new();
-    for term in split_unescaped(selector, ',') {
-        if term.trim().is_empty() {
-            continue;
-        }
-        let (field, value) = term.split_once('=')?;
-        if field.ends_with('!') {
-            return None;
-        }
-        let value = value.strip_prefix('=').unwrap_or(value);
-        requirements.push(FieldRequirement {
-            field: field.trim().to_string(),
-            value: unescape(value)?,
-        });
-    }
-    Some(requirements)
-}
-
-fn split_unescaped(s: &str, separator: char) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let (mut start, mut escaped) = (0, false);
-    for (i, c) in s.char_indices() {
-        match c {
-            _ if escaped => escaped = false,
-            '\\' => escaped = true,
-            c if c == separator => {
-                parts.push(&s[start..i]);
-                start = i + c.len_utf8();
-            }
-            _ => {}
-        }
-    }
-    parts.push(&s[start..]);
-    parts
-}
-
-fn unescape(value: &str) -> Option<String> {
-    let mut out = String::with_capacity(value.len());
-    let mut chars = value.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => match chars.next()? {
-                e @ ('\\' | ',' | '=') => out.push(e),
-                _ => return None,
-            },
-            ',' | '=' => return None,
-            c => out.push(c),
-        }
-    }
-    Some(out)
+    FieldSelector::parse(selector)
+        .ok()?
+        .requirements
+        .into_iter()
+        .map(|r| {
+            (r.operator == Operator::Equals).then_some(FieldRequirement {
+                field: r.field,
+                value: r.value,
+            })
+        })
+        .collect()
 }
 
 /// apimachinery's `fields.EscapeValue`.
 pub(crate) fn escape_field_value(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for c in value.chars() {
-        if matches!(c, '\\' | ',' | '=') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
+    crate::field_selector::escape_value(value)
 }
 
 #[cfg(test)]
@@ -282,7 +237,7 @@ mod tests {
     #[test]
     fn exact_selectors_parse() {
         assert_eq!(
-            parse_exact_selector("spec.node=a, b==c"),
+            parse_exact_selector("spec.node=a,b==c"),
             Some(vec![req("spec.node", "a"), req("b", "c")])
         );
         assert_eq!(

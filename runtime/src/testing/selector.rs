@@ -142,26 +142,15 @@ struct FieldRequirement {
 pub(crate) struct FieldSelector(Vec<FieldRequirement>);
 
 impl FieldSelector {
-    /// Parses `metadata.name=x,metadata.namespace!=y`; `selectable` are the other fields allowed.
+    /// Parses `metadata.name=x,metadata.namespace!=y` with kbr's one field-selector parser
+    /// ([`crate::field_selector`], apimachinery's grammar); `selectable` are the fields allowed
+    /// besides `metadata.name` and `metadata.namespace` (a CRD's `selectableFields`).
     pub(crate) fn parse(s: &str, selectable: &[String]) -> Result<Self, ApiError> {
+        let parsed = crate::field_selector::FieldSelector::parse(s)
+            .map_err(|err| ApiError::bad_request(err.to_string()))?;
         let mut reqs = Vec::new();
-        if s.trim().is_empty() {
-            return Ok(Self(reqs));
-        }
-        for raw in s.split(',') {
-            let term = raw.trim();
-            let (field, value, equal) = if let Some((f, v)) = term.split_once("!=") {
-                (f, v, false)
-            } else if let Some((f, v)) = term.split_once("==") {
-                (f, v, true)
-            } else if let Some((f, v)) = term.split_once('=') {
-                (f, v, true)
-            } else {
-                return Err(ApiError::bad_request(format!(
-                    "invalid selector: {term:?}; can't understand it"
-                )));
-            };
-            let field = field.trim();
+        for r in parsed.requirements {
+            let field = r.field.as_str();
             if field != "metadata.name"
                 && field != "metadata.namespace"
                 && !selectable.iter().any(|f| f == field)
@@ -171,9 +160,9 @@ impl FieldSelector {
                 )));
             }
             reqs.push(FieldRequirement {
-                field: field.to_owned(),
-                value: value.trim().to_owned(),
-                equal,
+                equal: r.operator == crate::field_selector::Operator::Equals,
+                field: r.field,
+                value: r.value,
             });
         }
         Ok(Self(reqs))
