@@ -6,25 +6,19 @@
 //! `status.phase`, …) are rejected with 400 BadRequest, as the apiserver does for fields a kind
 //! does not index.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
+use kube::core::{Expression, SelectorExt as _};
 use serde_json::Value;
 
 use super::api_error::ApiError;
 
-#[derive(Clone, Debug, PartialEq)]
-enum LabelRequirement {
-    Equals(String, String),
-    NotEquals(String, String),
-    In(String, Vec<String>),
-    NotIn(String, Vec<String>),
-    Exists(String),
-    DoesNotExist(String),
-}
-
-/// A parsed label selector; the empty selector matches everything.
+/// A parsed label selector; the empty selector matches everything. The requirements are
+/// kube's [`Expression`]s and match as [`kube::core::Selector`] does, the label-selector
+/// semantics the rest of kbr (cached reads, predicates) uses; only the string syntax is parsed
+/// here (kube-core has no parser for it).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct LabelSelector(Vec<LabelRequirement>);
+pub(crate) struct LabelSelector(Vec<Expression>);
 
 /// Splits at commas outside parentheses.
 fn split_terms(s: &str) -> Vec<&str> {
@@ -45,7 +39,7 @@ fn split_terms(s: &str) -> Vec<&str> {
     terms
 }
 
-fn parse_set(term: &str, rest: &str) -> Result<Vec<String>, ApiError> {
+fn parse_set(term: &str, rest: &str) -> Result<BTreeSet<String>, ApiError> {
     let rest = rest.trim();
     let inner = rest
         .strip_prefix('(')
@@ -79,27 +73,27 @@ impl LabelSelector {
         for raw in split_terms(s) {
             let term = raw.trim();
             let req = if let Some(key) = term.strip_prefix('!') {
-                LabelRequirement::DoesNotExist(key.trim().to_owned())
+                Expression::DoesNotExist(key.trim().to_owned())
             } else if let Some((k, v)) = term.split_once("!=") {
-                LabelRequirement::NotEquals(k.trim().to_owned(), v.trim().to_owned())
+                Expression::NotEqual(k.trim().to_owned(), v.trim().to_owned())
             } else if let Some((k, v)) = term.split_once("==") {
-                LabelRequirement::Equals(k.trim().to_owned(), v.trim().to_owned())
+                Expression::Equal(k.trim().to_owned(), v.trim().to_owned())
             } else if let Some((k, v)) = term.split_once('=') {
-                LabelRequirement::Equals(k.trim().to_owned(), v.trim().to_owned())
+                Expression::Equal(k.trim().to_owned(), v.trim().to_owned())
             } else if let Some((k, rest)) = term.split_once(" notin ") {
-                LabelRequirement::NotIn(k.trim().to_owned(), parse_set(term, rest)?)
+                Expression::NotIn(k.trim().to_owned(), parse_set(term, rest)?)
             } else if let Some((k, rest)) = term.split_once(" in ") {
-                LabelRequirement::In(k.trim().to_owned(), parse_set(term, rest)?)
+                Expression::In(k.trim().to_owned(), parse_set(term, rest)?)
             } else {
-                LabelRequirement::Exists(term.to_owned())
+                Expression::Exists(term.to_owned())
             };
             let key = match &req {
-                LabelRequirement::Equals(k, _)
-                | LabelRequirement::NotEquals(k, _)
-                | LabelRequirement::In(k, _)
-                | LabelRequirement::NotIn(k, _)
-                | LabelRequirement::Exists(k)
-                | LabelRequirement::DoesNotExist(k) => k,
+                Expression::Equal(k, _)
+                | Expression::NotEqual(k, _)
+                | Expression::In(k, _)
+                | Expression::NotIn(k, _)
+                | Expression::Exists(k)
+                | Expression::DoesNotExist(k) => k,
             };
             if !valid_key(key) {
                 return Err(bad_selector(term, "invalid label key"));
@@ -109,20 +103,9 @@ impl LabelSelector {
         Ok(Self(reqs))
     }
 
-    /// Whether `labels` satisfies every requirement.
-    pub(crate) fn matches(&self, labels: &BTreeMap<&str, &str>) -> bool {
-        self.0.iter().all(|req| match req {
-            LabelRequirement::Equals(k, v) => labels.get(k.as_str()) == Some(&v.as_str()),
-            LabelRequirement::NotEquals(k, v) => labels.get(k.as_str()) != Some(&v.as_str()),
-            LabelRequirement::In(k, vs) => labels
-                .get(k.as_str())
-                .is_some_and(|l| vs.iter().any(|v| v == l)),
-            LabelRequirement::NotIn(k, vs) => labels
-                .get(k.as_str())
-                .is_none_or(|l| vs.iter().all(|v| v != l)),
-            LabelRequirement::Exists(k) => labels.contains_key(k.as_str()),
-            LabelRequirement::DoesNotExist(k) => !labels.contains_key(k.as_str()),
-        })
+    /// Whether `labels` satisfies every requirement (kube's `Selector::matches`).
+    pub(crate) fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.0.iter().all(|req| req.matches(labels))
     }
 
     fn is_empty(&self) -> bool {
@@ -216,12 +199,12 @@ impl Selectors {
             return false;
         }
         let meta = obj.get("metadata");
-        let labels: BTreeMap<&str, &str> = meta
+        let labels: BTreeMap<String, String> = meta
             .and_then(|m| m.get("labels"))
             .and_then(Value::as_object)
             .map(|m| {
                 m.iter()
-                    .filter_map(|(k, v)| v.as_str().map(|v| (k.as_str(), v)))
+                    .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_owned())))
                     .collect()
             })
             .unwrap_or_default();
