@@ -42,7 +42,12 @@ pub use kube::runtime::controller::Action;
 ///
 /// - `reconcile` is called with the latest cached state of an object of kind
 ///   [`Self::Object`](Reconciler::Object) after it (or an object it owns or watches) changes;
-/// - several changes to one object before its reconcile starts collapse into one call;
+/// - several changes to one object before its reconcile starts collapse into one call, and
+///   any number of changes while it is being reconciled cause exactly one more call after it;
+/// - the object handed over (and every cached read) is never older than the controller's own
+///   last write of it through the manager's [`Client`](crate::Client); the echo of such a
+///   write (a status update, a created owned object) does not call `reconcile` again — return
+///   `Action::requeue(Duration::ZERO)` to be called again at once;
 /// - one object is never reconciled by two workers at once, whatever
 ///   [`max_concurrent_reconciles`](crate::Controller::max_concurrent_reconciles) is;
 /// - `Ok(action)` resets the object's error backoff and schedules per [`Action`];

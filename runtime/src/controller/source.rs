@@ -8,21 +8,50 @@ use futures::stream::{self, BoxStream, StreamExt};
 use kube::Resource;
 use kube::runtime::reflector::ObjectRef;
 
-use crate::cache::{Cache, CachedKind, Event, Informer};
+use crate::cache::{Cache, CachedKind, Event, Informer, Writer};
 use crate::resource::scoped::is_namespaced;
 
 /// A source of reconcile keys for kind `K`.
 pub(crate) trait Source<K: Resource<DynamicType = ()>>: Send + 'static {
     /// Creates the informer the source reads, so the cache starts (and syncs) it with the manager.
     fn register(&self, cache: &Cache);
-    /// Subscribes to the informer and maps its events to keys.
-    fn start(self: Box<Self>, cache: &Cache) -> BoxStream<'static, ObjectRef<K>>;
+    /// Subscribes to the informer and maps its events to keys. Events that echo a write the
+    /// controller `controller` made while reconciling a key do not map to that key.
+    fn start(self: Box<Self>, cache: &Cache, controller: u64) -> BoxStream<'static, ObjectRef<K>>;
 }
 
-/// The informer's events as a stream.
-pub(crate) fn events<C: CachedKind>(informer: &Informer<C>) -> BoxStream<'static, Event<C>> {
+/// The informer's events as a stream, each with the [`Writer`] whose client write caused it.
+pub(crate) fn events<C: CachedKind>(
+    informer: &Informer<C>,
+) -> BoxStream<'static, (Event<C>, Option<Writer>)> {
     let rx = informer.subscribe();
     stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|e| (e, rx)) }).boxed()
+}
+
+/// The tag of writes made while controller `controller` reconciles `key`.
+pub(crate) fn writer_id<K: Resource<DynamicType = ()>>(
+    controller: u64,
+    key: &ObjectRef<K>,
+) -> Writer {
+    Writer {
+        controller,
+        object: key.to_string().into(),
+    }
+}
+
+/// Drops the key whose own reconcile wrote the object of this event (the echo of its write).
+fn not_echo<K: Resource<DynamicType = ()>>(
+    keys: Vec<ObjectRef<K>>,
+    writer: Option<&Writer>,
+    controller: u64,
+) -> Vec<ObjectRef<K>> {
+    match writer {
+        Some(writer) if writer.controller == controller => keys
+            .into_iter()
+            .filter(|key| *writer != writer_id(controller, key))
+            .collect(),
+        _ => keys,
+    }
 }
 
 /// The objects an event is about (old and new for updates).
@@ -81,14 +110,14 @@ where
         cache.informer::<C>();
     }
 
-    fn start(self: Box<Self>, cache: &Cache) -> BoxStream<'static, ObjectRef<K>> {
+    fn start(self: Box<Self>, cache: &Cache, controller: u64) -> BoxStream<'static, ObjectRef<K>> {
         events(&cache.informer::<C>())
-            .flat_map(|event| {
+            .flat_map(move |(event, writer)| {
                 let keys = objects(&event)
                     .iter()
                     .filter_map(|o| controller_owner::<K, C>(o.as_ref()))
                     .collect();
-                stream::iter(dedup(keys))
+                stream::iter(not_echo(dedup(keys), writer.as_ref(), controller))
             })
             .boxed()
     }
@@ -120,15 +149,15 @@ where
         cache.informer::<O>();
     }
 
-    fn start(self: Box<Self>, cache: &Cache) -> BoxStream<'static, ObjectRef<K>> {
+    fn start(self: Box<Self>, cache: &Cache, controller: u64) -> BoxStream<'static, ObjectRef<K>> {
         let mapper = self.mapper;
         events(&cache.informer::<O>())
-            .flat_map(move |event| {
+            .flat_map(move |(event, writer)| {
                 let keys = objects(&event)
                     .iter()
                     .flat_map(|o| mapper(o.as_ref()))
                     .collect();
-                stream::iter(dedup(keys))
+                stream::iter(not_echo(dedup(keys), writer.as_ref(), controller))
             })
             .boxed()
     }
