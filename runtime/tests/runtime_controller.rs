@@ -675,6 +675,11 @@ async fn a_reconcile_right_after_its_own_status_write_sees_it() -> TestResult {
                 ..DeploymentStatus::default()
             });
             client.update_status(&written).await?;
+            // Read right after the write, in the same reconcile...
+            let reread: Deployment = client.get(Some("default"), &name_of(&*d)).await?;
+            let reread_observed = reread.status.as_ref().and_then(|s| s.observed_generation);
+            let _ = tx.send((Some(42), reread_observed));
+            // ...and in the next one, at once.
             Ok(Action::requeue(Duration::ZERO))
         }
     })))?;
@@ -682,6 +687,10 @@ async fn a_reconcile_right_after_its_own_status_write_sees_it() -> TestResult {
     let client = Client::new(server.kube_client());
     client.create(&valid_deployment("d")).await?;
     assert_eq!(within("first", rx.recv()).await, Some((None, None)));
+    assert_eq!(
+        within("the read after the write", rx.recv()).await,
+        Some((Some(42), Some(42)))
+    );
     assert_eq!(
         within("the reconcile after the write", rx.recv()).await,
         Some((Some(42), Some(42)))
