@@ -815,3 +815,59 @@ async fn the_echo_of_an_own_write_does_not_enqueue_the_owner_again() -> TestResu
     running.stop().await?;
     Ok(())
 }
+
+/// Reconciles ConfigMaps, failing while `fail` is set; reports reconciles and deletions.
+struct DeletionReporter {
+    tx: mpsc::UnboundedSender<(&'static str, String)>,
+}
+
+impl kbr_runtime::Reconciler for DeletionReporter {
+    type Object = ConfigMap;
+    type Error = Error;
+
+    async fn reconcile(&self, cm: Arc<ConfigMap>) -> Result<Action, Error> {
+        let _ = self.tx.send(("reconcile", value(&cm)));
+        if value(&cm) == "fail" {
+            return Err(Error::other("asked to fail"));
+        }
+        Ok(Action::await_change())
+    }
+
+    async fn on_deleted(&self, cm: Arc<ConfigMap>) -> Result<(), Error> {
+        let _ = self.tx.send(("deleted", value(&cm)));
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deletion_without_finalizers_reaches_on_deleted() -> TestResult {
+    let env = TestEnv::start(Scheme::new()).await?;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut manager = manager_on(&env, options_on(&env, &["default"]));
+    manager.add_controller(
+        Controller::new(DeletionReporter { tx })
+            // A long backoff: a retry of the failing object cannot come before the deletion.
+            .backoff(Duration::from_secs(600), Duration::from_secs(600)),
+    )?;
+    let running = Running::start(manager);
+    let client = env.client();
+    let cm = client.create(&configmap("default", "gone", "fail")).await?;
+    assert_eq!(
+        within("failing reconcile", rx.recv()).await,
+        Some(("reconcile", "fail".to_string()))
+    );
+    client.delete(&cm).await?;
+    assert_eq!(
+        within("on_deleted", rx.recv()).await,
+        Some(("deleted", "fail".to_string()))
+    );
+    // Nothing is left pending for the old object: a new one of the same name is reconciled
+    // at once (a leftover 600 s retry or deleted state would come first or block it).
+    client.create(&configmap("default", "gone", "ok")).await?;
+    assert_eq!(
+        within("reconcile of the new object", rx.recv()).await,
+        Some(("reconcile", "ok".to_string()))
+    );
+    running.stop().await?;
+    Ok(())
+}

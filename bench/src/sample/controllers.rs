@@ -230,7 +230,10 @@ mod kbr {
         std::env::var("KBR_BENCH_DEBOUNCE_MS")
             .ok()
             .and_then(|ms| ms.parse().ok())
-            .map_or(kbr_runtime::controller::DEFAULT_DEBOUNCE, Duration::from_millis)
+            .map_or(
+                kbr_runtime::controller::DEFAULT_DEBOUNCE,
+                Duration::from_millis,
+            )
     }
 
     /// Polls `GET /readyz` on `probe` every 5 ms until it answers 200, as a kubelet would

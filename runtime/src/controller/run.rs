@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use futures::stream::{self, BoxStream, StreamExt};
+use kube::Resource as _;
 use kube::runtime::reflector::{ObjectRef, Store};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -80,6 +81,8 @@ struct State<K: kube::Resource<DynamicType = ()>> {
     /// Keys queued and not yet started, with when they were first queued
     /// (`workqueue_queue_duration_seconds`).
     pending: Mutex<HashMap<ObjectRef<K>, Instant>>,
+    /// Last states of deleted objects whose `on_deleted` has not succeeded yet.
+    deleted: Mutex<HashMap<ObjectRef<K>, Arc<K>>>,
     metrics: ControllerMetrics,
 }
 
@@ -210,19 +213,29 @@ async fn run<R: Reconciler>(controller: Controller<R>, ctx: RunContext) {
         queue: queue.clone(),
         backoff: ExponentialBackoff::new(controller.backoff.0, controller.backoff.1),
         pending: Mutex::new(HashMap::new()),
+        deleted: Mutex::new(HashMap::new()),
         metrics,
     });
 
     let predicates = controller.predicates;
+    let deleted_state = state.clone();
     let primary = events(&informer).filter_map(move |(event, writer)| {
         let key = match &event {
+            Event::Deleted(o) if predicates.iter().all(|p| p.delete(o)) => {
+                let key = ObjectRef::from_obj(&**o);
+                deleted_state
+                    .deleted
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(key.clone(), o.clone());
+                Some(key)
+            }
             Event::Added(o) if predicates.iter().all(|p| p.create(o)) => {
                 Some(ObjectRef::from_obj(&**o))
             }
             Event::Updated { old, new } if predicates.iter().all(|p| p.update(old, new)) => {
                 Some(ObjectRef::from_obj(&**new))
             }
-            // A deleted object is gone from the cache: nothing to reconcile (use finalizers).
             _ => None,
         };
         // The echo of this controller's own write to the object it was reconciling: that
@@ -280,11 +293,38 @@ async fn worker<R: Reconciler>(
     }
     while let Some(key) = state.queue.get().await {
         state.dequeued(&key);
-        let Some(obj) = store.get(&key) else {
-            // Gone (deleted before its turn): a terminal path, so the backoff forgets it.
+        let current = store.get(&key);
+        let gone = state
+            .deleted
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&key)
+            // Re-created since: the old incarnation (another uid) is still reported.
+            .filter(|last| {
+                current
+                    .as_ref()
+                    .is_none_or(|c| c.meta().uid != last.meta().uid)
+            });
+        if let Some(last) = gone
+            && !deleted_one(reconciler.clone(), last.clone(), &key, &state).await
+        {
+            state
+                .deleted
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .entry(key.clone())
+                .or_insert(last);
+            let delay = state.backoff.failed(&key);
+            state.metrics.retried();
+            state.queue.add_after(key.clone(), delay);
+            state.queue.done(&key);
+            continue;
+        }
+        let Some(obj) = current else {
+            // Gone: a terminal path, so the backoff forgets it.
             state.backoff.forget(&key);
             state.queue.done(&key);
-            tracing::debug!(controller = %state.name, object = %key, "object gone before reconcile");
+            tracing::debug!(controller = %state.name, object = %key, "object gone");
             continue;
         };
         match reconcile_one(reconciler.clone(), obj, &key, &state).await {
@@ -301,6 +341,40 @@ async fn worker<R: Reconciler>(
             }
         }
         state.queue.done(&key);
+    }
+}
+
+/// `on_deleted` for a deleted object on its own task; `true` when it succeeded.
+async fn deleted_one<R: Reconciler>(
+    reconciler: Arc<R>,
+    last: Arc<R::Object>,
+    key: &ObjectRef<R::Object>,
+    state: &State<R::Object>,
+) -> bool {
+    let span = tracing::info_span!(
+        "on_deleted",
+        controller = %state.name,
+        namespace = key.namespace.as_deref().unwrap_or(""),
+        name = %key.name,
+    );
+    let writer = writer_id(state.id, key);
+    let task = AbortOnDrop(tokio::spawn(
+        WRITER
+            .scope(writer, async move { reconciler.on_deleted(last).await })
+            .instrument(span.clone()),
+    ));
+    let outcome = task.await;
+    let _entered = span.enter();
+    match outcome {
+        Ok(Ok(())) => true,
+        Ok(Err(error)) => {
+            tracing::error!(error = %error, error_details = ?error, "on_deleted error");
+            false
+        }
+        Err(_) => {
+            tracing::error!("on_deleted panicked or was cancelled");
+            false
+        }
     }
 }
 
