@@ -16,11 +16,12 @@ use kbr_runtime::client::{ListOptions, Patch, PatchParams};
 use kbr_runtime::controller::predicate::GenerationChanged;
 use kbr_runtime::k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStatus};
 use kbr_runtime::k8s_openapi::api::core::v1::{
-    ConfigMap, Container, PodSpec, PodTemplateSpec, Secret,
+    ConfigMap, Container, PodSpec, PodTemplateSpec, Secret, ServiceAccount,
 };
 use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1::{
     LabelSelector, ObjectMeta, OwnerReference,
 };
+use kbr_runtime::kube::runtime::reflector::ObjectRef;
 use kbr_runtime::testing::{FakeApiServer, TestEnv, Verb};
 use kbr_runtime::{Action, Client, Controller, Error, ManagerError, Scheme};
 use runtime_support::*;
@@ -867,6 +868,97 @@ async fn a_deletion_without_finalizers_reaches_on_deleted() -> TestResult {
     assert_eq!(
         within("reconcile of the new object", rx.recv()).await,
         Some(("reconcile", "ok".to_string()))
+    );
+    running.stop().await?;
+    Ok(())
+}
+
+/// Lets creates and updates through, never deletes.
+struct NoDeletes;
+
+impl<K> kbr_runtime::controller::predicate::Predicate<K> for NoDeletes {
+    fn delete(&self, _: &K) -> bool {
+        false
+    }
+}
+
+fn owned_secret(name: &str, owner: &ConfigMap) -> Secret {
+    let mut child = Secret::default();
+    child.metadata.namespace = Some("default".into());
+    child.metadata.name = Some(name.into());
+    child.metadata.owner_references = Some(vec![OwnerReference {
+        api_version: "v1".into(),
+        kind: "ConfigMap".into(),
+        name: name_of(owner),
+        uid: owner.metadata.uid.clone().unwrap_or_default(),
+        controller: Some(true),
+        ..OwnerReference::default()
+    }]);
+    child
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn predicates_on_owned_and_watched_kinds_filter_deletes() -> TestResult {
+    let env = TestEnv::start(Scheme::new()).await?;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut manager = manager_on(&env, options_on(&env, &["default"]));
+    manager.add_controller(
+        Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
+            let tx = tx.clone();
+            async move {
+                let _ = tx.send(name_of(&*cm));
+                Ok(Action::await_change())
+            }
+        }))
+        .owns_with::<Secret>(NoDeletes)
+        .watches_with(NoDeletes, |sa: &ServiceAccount| {
+            Some(ObjectRef::<ConfigMap>::new(&name_of(sa)).within("default"))
+        }),
+    )?;
+    let running = Running::start(manager);
+    let client = env.client();
+    let one = client.create(&configmap("default", "one", "1")).await?;
+    let two = client.create(&configmap("default", "two", "1")).await?;
+    let mut first = BTreeSet::new();
+    while first.len() < 2 {
+        first.insert(within("initial", rx.recv()).await.ok_or("closed")?);
+    }
+    // Owned kind: the delete of one's child is filtered, the create of two's child is not;
+    // one stream, in order, so a reconcile of `one` would come first.
+    let child = client.create(&owned_secret("one-child", &one)).await?;
+    assert_eq!(
+        within("create passes", rx.recv()).await.as_deref(),
+        Some("one")
+    );
+    client.delete(&child).await?;
+    client.create(&owned_secret("two-child", &two)).await?;
+    assert_eq!(
+        within("after the filtered delete", rx.recv())
+            .await
+            .as_deref(),
+        Some("two"),
+        "the owned delete was not filtered"
+    );
+    // Watched kind: the same.
+    let mut sa = ServiceAccount::default();
+    sa.metadata.namespace = Some("default".into());
+    sa.metadata.name = Some("one".into());
+    let sa = client.create(&sa).await?;
+    assert_eq!(
+        within("create passes", rx.recv()).await.as_deref(),
+        Some("one")
+    );
+    client.delete(&sa).await?;
+    let mut other = ServiceAccount::default();
+    other.metadata.namespace = Some("default".into());
+    other.metadata.name = Some("two".into());
+    client.create(&other).await?;
+    assert_eq!(
+        within("after the filtered delete", rx.recv())
+            .await
+            .as_deref(),
+        Some("two"),
+        "the watched delete was not filtered"
     );
     running.stop().await?;
     Ok(())

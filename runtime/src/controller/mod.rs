@@ -153,7 +153,18 @@ impl<R: Reconciler> Controller<R> {
     /// new owner) and deletes of owned objects all enqueue the owner.
     #[must_use]
     pub fn owns<C: Object>(mut self) -> Self {
-        self.sources.push(Box::new(Owns::<C>::new()));
+        self.sources.push(Box::new(Owns::<C>::new(None)));
+        self
+    }
+
+    /// [`Controller::owns`] with a predicate on the owned kind's events
+    /// (`builder.Owns(&C{}, builder.WithPredicates(p))`): creates, updates and deletes of `C`
+    /// enqueue the owner only when `predicate` lets them through (combine several with
+    /// [`predicate::and`]).
+    #[must_use]
+    pub fn owns_with<C: Object>(mut self, predicate: impl Predicate<C>) -> Self {
+        self.sources
+            .push(Box::new(Owns::<C>::new(Some(Box::new(predicate)))));
         self
     }
 
@@ -169,12 +180,28 @@ impl<R: Reconciler> Controller<R> {
         I: IntoIterator<Item = ObjectRef<R::Object>>,
         F: Fn(&O) -> I + Send + Sync + 'static,
     {
-        self.sources.push(Box::new(Watches::new(mapper)));
+        self.sources.push(Box::new(Watches::new(mapper, None)));
+        self
+    }
+
+    /// [`Controller::watches`] with a predicate on `O`'s events (`builder.Watches(.., mapper,
+    /// builder.WithPredicates(p))`): an event is mapped only when `predicate` lets it through.
+    #[must_use]
+    pub fn watches_with<O, I, F>(mut self, predicate: impl Predicate<O>, mapper: F) -> Self
+    where
+        O: Object,
+        I: IntoIterator<Item = ObjectRef<R::Object>>,
+        F: Fn(&O) -> I + Send + Sync + 'static,
+    {
+        self.sources
+            .push(Box::new(Watches::new(mapper, Some(Box::new(predicate)))));
         self
     }
 
     /// Filters events of the reconciled kind (`builder.WithPredicates` on `For`); several calls
-    /// must all pass. Owned and watched kinds are not filtered.
+    /// must all pass. `delete` decides whether [`Reconciler::on_deleted`] runs. Owned and
+    /// watched kinds take their own predicates ([`Controller::owns_with`],
+    /// [`Controller::watches_with`]).
     #[must_use]
     pub fn with_predicate(mut self, predicate: impl Predicate<R::Object>) -> Self {
         self.predicates.push(Box::new(predicate));

@@ -1,13 +1,13 @@
 //! Event sources of a controller: controller-runtime's `source.Kind` + `handler.EventHandler`,
 //! mapping informer events of one kind to keys of the reconciled kind.
 
-use std::marker::PhantomData;
 use std::sync::Arc;
 
 use futures::stream::{self, BoxStream, StreamExt};
 use kube::Resource;
 use kube::runtime::reflector::ObjectRef;
 
+use super::predicate::Predicate;
 use crate::cache::{Cache, CachedKind, Event, Informer, Writer};
 use crate::resource::scoped::is_namespaced;
 
@@ -73,12 +73,26 @@ fn dedup<K: Resource<DynamicType = ()>>(mut keys: Vec<ObjectRef<K>>) -> Vec<Obje
     out
 }
 
+/// An optional predicate on a source's kind.
+type SourcePredicate<C> = Option<Box<dyn Predicate<C>>>;
+
+/// Whether `predicate` (if any) lets `event` through: `create`, `update` or `delete`.
+fn passes<C: 'static>(predicate: Option<&dyn Predicate<C>>, event: &Event<C>) -> bool {
+    predicate.is_none_or(|p| match event {
+        Event::Added(o) => p.create(o),
+        Event::Updated { old, new } => p.update(old, new),
+        Event::Deleted(o) => p.delete(o),
+    })
+}
+
 /// `handler.EnqueueRequestForOwner(.., OnlyControllerOwner())` over kind `C`.
-pub(crate) struct Owns<C>(PhantomData<fn() -> C>);
+pub(crate) struct Owns<C> {
+    predicate: SourcePredicate<C>,
+}
 
 impl<C> Owns<C> {
-    pub(crate) fn new() -> Self {
-        Self(PhantomData)
+    pub(crate) fn new(predicate: SourcePredicate<C>) -> Self {
+        Self { predicate }
     }
 }
 
@@ -111,7 +125,9 @@ where
     }
 
     fn start(self: Box<Self>, cache: &Cache, controller: u64) -> BoxStream<'static, ObjectRef<K>> {
+        let predicate = self.predicate;
         events(&cache.informer::<C>())
+            .filter(move |(event, _)| std::future::ready(passes(predicate.as_deref(), event)))
             .flat_map(move |(event, writer)| {
                 let keys = objects(&event)
                     .iter()
@@ -126,15 +142,12 @@ where
 /// `handler.EnqueueRequestsFromMapFunc` over kind `O`.
 pub(crate) struct Watches<O, F> {
     mapper: F,
-    _kind: PhantomData<fn() -> O>,
+    predicate: SourcePredicate<O>,
 }
 
 impl<O, F> Watches<O, F> {
-    pub(crate) fn new(mapper: F) -> Self {
-        Self {
-            mapper,
-            _kind: PhantomData,
-        }
+    pub(crate) fn new(mapper: F, predicate: SourcePredicate<O>) -> Self {
+        Self { mapper, predicate }
     }
 }
 
@@ -150,8 +163,9 @@ where
     }
 
     fn start(self: Box<Self>, cache: &Cache, controller: u64) -> BoxStream<'static, ObjectRef<K>> {
-        let mapper = self.mapper;
+        let (mapper, predicate) = (self.mapper, self.predicate);
         events(&cache.informer::<O>())
+            .filter(move |(event, _)| std::future::ready(passes(predicate.as_deref(), event)))
             .flat_map(move |(event, writer)| {
                 let keys = objects(&event)
                     .iter()
