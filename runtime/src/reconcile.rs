@@ -8,8 +8,10 @@
 //!
 //! controller-runtime hands `Reconcile` a `Request{NamespacedName}` and leaves the read to the
 //! user; kbr (like kube-runtime) hands over the cached object itself. A deleted object is gone
-//! from the cache and is not reconciled: cleanup that needs the object uses a finalizer
-//! ([`crate::finalizer`]).
+//! from the cache and is not reconciled; [`Reconciler::on_deleted`] is called with its last
+//! state instead (an explicit hook rather than `reconcile` with an optional object, so the
+//! common case keeps a non-optional object). Cleanup that must finish before the object goes
+//! uses a finalizer ([`crate::finalizer`]).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -42,7 +44,12 @@ pub use kube::runtime::controller::Action;
 ///
 /// - `reconcile` is called with the latest cached state of an object of kind
 ///   [`Self::Object`](Reconciler::Object) after it (or an object it owns or watches) changes;
-/// - several changes to one object before its reconcile starts collapse into one call;
+/// - several changes to one object before its reconcile starts collapse into one call, and
+///   any number of changes while it is being reconciled cause exactly one more call after it;
+/// - the object handed over (and every cached read) is never older than the controller's own
+///   last write of it through the manager's [`Client`](crate::Client); the echo of such a
+///   write (a status update, a created owned object) does not call `reconcile` again — return
+///   `Action::requeue(Duration::ZERO)` to be called again at once;
 /// - one object is never reconciled by two workers at once, whatever
 ///   [`max_concurrent_reconciles`](crate::Controller::max_concurrent_reconciles) is;
 /// - `Ok(action)` resets the object's error backoff and schedules per [`Action`];
@@ -89,4 +96,20 @@ pub trait Reconciler: Send + Sync + 'static {
         &self,
         obj: Arc<Self::Object>,
     ) -> impl Future<Output = Result<Action, Self::Error>> + Send;
+
+    /// Called once an object is gone from the cache (deleted without finalizers, or with the
+    /// last finalizer removed), with its last known state: controller-runtime would call
+    /// `Reconcile` with a request whose `Get` returns NotFound; kbr hands over the object
+    /// instead, so cleanup that needs no finalizer (metrics, in-memory state, a cache of
+    /// external objects) can use it. Best-effort: a deletion the informer never saw (the
+    /// controller was not running, or a relist found the object gone) is reported only if the
+    /// informer still held the object. `Err` retries with the object's backoff; the object's
+    /// backoff is forgotten once it returns `Ok`. Default: nothing.
+    fn on_deleted(
+        &self,
+        obj: Arc<Self::Object>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        let _ = obj;
+        async { Ok(()) }
+    }
 }

@@ -16,11 +16,12 @@ use kbr_runtime::client::{ListOptions, Patch, PatchParams};
 use kbr_runtime::controller::predicate::GenerationChanged;
 use kbr_runtime::k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStatus};
 use kbr_runtime::k8s_openapi::api::core::v1::{
-    ConfigMap, Container, PodSpec, PodTemplateSpec, Secret,
+    ConfigMap, Container, PodSpec, PodTemplateSpec, Secret, ServiceAccount,
 };
 use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1::{
     LabelSelector, ObjectMeta, OwnerReference,
 };
+use kbr_runtime::kube::runtime::reflector::ObjectRef;
 use kbr_runtime::testing::{FakeApiServer, TestEnv, Verb};
 use kbr_runtime::{Action, Client, Controller, Error, ManagerError, Scheme};
 use runtime_support::*;
@@ -568,6 +569,397 @@ async fn a_relist_after_a_lost_watch_catches_up_creates_and_deletes() -> TestRes
     })
     .await;
     assert!(server.requests().count_for::<ConfigMap>(Verb::List) >= 2);
+    running.stop().await?;
+    Ok(())
+}
+
+/// A Deployment the fake and a real server accept.
+fn valid_deployment(name: &str) -> Deployment {
+    let mut d = Deployment::default();
+    d.metadata.namespace = Some("default".into());
+    d.metadata.name = Some(name.into());
+    let labels = BTreeMap::from([("app".to_string(), name.to_string())]);
+    d.spec = DeploymentSpec {
+        selector: LabelSelector {
+            match_labels: Some(labels.clone()),
+            ..LabelSelector::default()
+        },
+        template: PodTemplateSpec {
+            metadata: Some(ObjectMeta {
+                labels: Some(labels),
+                ..ObjectMeta::default()
+            }),
+            spec: Some(PodSpec {
+                containers: vec![Container {
+                    name: "app".into(),
+                    image: Some("example.com/app:v1".into()),
+                    ..Container::default()
+                }],
+                ..PodSpec::default()
+            }),
+        },
+        ..DeploymentSpec::default()
+    };
+    d
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hundred_events_while_in_flight_cause_exactly_one_more_reconcile() -> TestResult {
+    let env = TestEnv::start(Scheme::new()).await?;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let gate = Arc::new(Notify::new());
+    let count = Arc::new(AtomicUsize::new(0));
+    let mut manager = manager_on(&env, options_on(&env, &["default"]));
+    let cached = manager.client();
+    let (held, counted) = (gate.clone(), count.clone());
+    manager.add_controller(
+        Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
+            let (tx, held, counted) = (tx.clone(), held.clone(), counted.clone());
+            async move {
+                counted.fetch_add(1, Ordering::SeqCst);
+                let _ = tx.send(value(&cm));
+                if value(&cm) == "0" {
+                    held.notified().await;
+                }
+                Ok(Action::await_change())
+            }
+        }))
+        .max_concurrent_reconciles(4),
+    )?;
+    let running = Running::start(manager);
+    let client = env.client();
+    client.create(&configmap("default", "a", "0")).await?;
+    assert_eq!(within("first", rx.recv()).await.as_deref(), Some("0"));
+    for v in 1..=100 {
+        set_value(&client, "a", &v.to_string()).await?;
+    }
+    eventually("the cache to see all 100 updates", || async {
+        let cm: ConfigMap = cached.get(Some("default"), "a").await.ok()?;
+        (value(&cm) == "100").then_some(())
+    })
+    .await;
+    gate.notify_one();
+    assert_eq!(within("second", rx.recv()).await.as_deref(), Some("100"));
+    // A later change is the next reconcile: nothing else was pending.
+    set_value(&client, "a", "final").await?;
+    assert_eq!(within("third", rx.recv()).await.as_deref(), Some("final"));
+    assert_eq!(count.load(Ordering::SeqCst), 3);
+    running.stop().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reconcile_right_after_its_own_status_write_sees_it() -> TestResult {
+    let Some(server) = fake_server("own status write", "the fake server's watch faults") else {
+        return Ok(());
+    };
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut manager = manager(&server, options());
+    let cached = manager.client();
+    let faults = server.faults();
+    manager.add_controller(Controller::new(reconciler(move |d: Arc<Deployment>| {
+        let (tx, client, faults) = (tx.clone(), cached.clone(), faults.clone());
+        async move {
+            let observed = d.status.as_ref().and_then(|s| s.observed_generation);
+            let read: Deployment = client.get(Some("default"), &name_of(&*d)).await?;
+            let read_observed = read.status.as_ref().and_then(|s| s.observed_generation);
+            let _ = tx.send((observed, read_observed));
+            if observed == Some(42) {
+                return Ok(Action::await_change());
+            }
+            // Cut the watch: the write's event cannot reach the cache before the next
+            // reconcile, which runs at once.
+            faults.close_watches();
+            let mut written = Deployment::clone(&d);
+            written.status = Some(DeploymentStatus {
+                observed_generation: Some(42),
+                ..DeploymentStatus::default()
+            });
+            client.update_status(&written).await?;
+            // Read right after the write, in the same reconcile...
+            let reread: Deployment = client.get(Some("default"), &name_of(&*d)).await?;
+            let reread_observed = reread.status.as_ref().and_then(|s| s.observed_generation);
+            let _ = tx.send((Some(42), reread_observed));
+            // ...and in the next one, at once.
+            Ok(Action::requeue(Duration::ZERO))
+        }
+    })))?;
+    let running = Running::start(manager);
+    let client = Client::new(server.kube_client());
+    client.create(&valid_deployment("d")).await?;
+    assert_eq!(within("first", rx.recv()).await, Some((None, None)));
+    assert_eq!(
+        within("the read after the write", rx.recv()).await,
+        Some((Some(42), Some(42)))
+    );
+    assert_eq!(
+        within("the reconcile after the write", rx.recv()).await,
+        Some((Some(42), Some(42)))
+    );
+    running.stop().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_create_then_a_reconcile_of_the_same_owner_does_not_create_again() -> TestResult {
+    let Some(server) = fake_server("own create", "the fake server's watch faults") else {
+        return Ok(());
+    };
+    let creates = Arc::new(AtomicUsize::new(0));
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut manager = manager(&server, options());
+    let cached = manager.client();
+    let faults = server.faults();
+    let counted = creates.clone();
+    manager.add_controller(
+        Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
+            let (tx, client, faults, counted) =
+                (tx.clone(), cached.clone(), faults.clone(), counted.clone());
+            async move {
+                let name = format!("{}-child", name_of(&*cm));
+                match client.get::<Secret>(Some("default"), &name).await {
+                    Ok(_) => {
+                        let _ = tx.send("found");
+                        return Ok(Action::await_change());
+                    }
+                    Err(e) if e.is_not_found() => {}
+                    Err(e) => return Err(e),
+                }
+                faults.close_watches();
+                let mut child = Secret::default();
+                child.metadata.namespace = Some("default".into());
+                child.metadata.name = Some(name);
+                child.metadata.owner_references = Some(vec![OwnerReference {
+                    api_version: "v1".into(),
+                    kind: "ConfigMap".into(),
+                    name: name_of(&*cm),
+                    uid: cm.metadata.uid.clone().unwrap_or_default(),
+                    controller: Some(true),
+                    ..OwnerReference::default()
+                }]);
+                counted.fetch_add(1, Ordering::SeqCst);
+                client.create(&child).await?;
+                let _ = tx.send("created");
+                Ok(Action::requeue(Duration::ZERO))
+            }
+        }))
+        .owns::<Secret>(),
+    )?;
+    let running = Running::start(manager);
+    let client = Client::new(server.kube_client());
+    client.create(&configmap("default", "owner", "1")).await?;
+    assert_eq!(within("create", rx.recv()).await, Some("created"));
+    assert_eq!(within("next reconcile", rx.recv()).await, Some("found"));
+    assert_eq!(creates.load(Ordering::SeqCst), 1);
+    running.stop().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_echo_of_an_own_write_does_not_enqueue_the_owner_again() -> TestResult {
+    let Some(server) = fake_server("echo", "a fake server") else {
+        return Ok(());
+    };
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut manager = manager(&server, options());
+    let cached = manager.client();
+    manager.add_controller(
+        Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
+            let (tx, client) = (tx.clone(), cached.clone());
+            async move {
+                let name = format!("{}-child", name_of(&*cm));
+                let labelled = match client.get::<Secret>(Some("default"), &name).await {
+                    Ok(s) => s.metadata.labels.is_some_and(|l| l.contains_key("touched")),
+                    Err(e) if e.is_not_found() => {
+                        let mut child = Secret::default();
+                        child.metadata.namespace = Some("default".into());
+                        child.metadata.name = Some(name);
+                        child.metadata.owner_references = Some(vec![OwnerReference {
+                            api_version: "v1".into(),
+                            kind: "ConfigMap".into(),
+                            name: name_of(&*cm),
+                            uid: cm.metadata.uid.clone().unwrap_or_default(),
+                            controller: Some(true),
+                            ..OwnerReference::default()
+                        }]);
+                        client.create(&child).await?;
+                        false
+                    }
+                    Err(e) => return Err(e),
+                };
+                let _ = tx.send(labelled);
+                Ok(Action::await_change())
+            }
+        }))
+        .owns::<Secret>(),
+    )?;
+    let running = Running::start(manager);
+    let client = Client::new(server.kube_client());
+    client.create(&configmap("default", "owner", "1")).await?;
+    assert_eq!(within("first", rx.recv()).await, Some(false));
+    // The child's own watch stream is ordered: once an outside change to it reaches the
+    // owner, the echo of the controller's create (earlier on that stream) has been handled.
+    let patch = json!({ "metadata": { "labels": { "touched": "yes" } } });
+    let _: Secret = client
+        .patch(
+            Some("default"),
+            "owner-child",
+            &Patch::Merge(&patch),
+            &PatchParams::default(),
+        )
+        .await?;
+    assert_eq!(
+        within("the reconcile for the outside change", rx.recv()).await,
+        Some(true),
+        "the create's echo enqueued the owner"
+    );
+    running.stop().await?;
+    Ok(())
+}
+
+/// Reconciles ConfigMaps, failing while `fail` is set; reports reconciles and deletions.
+struct DeletionReporter {
+    tx: mpsc::UnboundedSender<(&'static str, String)>,
+}
+
+impl kbr_runtime::Reconciler for DeletionReporter {
+    type Object = ConfigMap;
+    type Error = Error;
+
+    async fn reconcile(&self, cm: Arc<ConfigMap>) -> Result<Action, Error> {
+        let _ = self.tx.send(("reconcile", value(&cm)));
+        if value(&cm) == "fail" {
+            return Err(Error::other("asked to fail"));
+        }
+        Ok(Action::await_change())
+    }
+
+    async fn on_deleted(&self, cm: Arc<ConfigMap>) -> Result<(), Error> {
+        let _ = self.tx.send(("deleted", value(&cm)));
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deletion_without_finalizers_reaches_on_deleted() -> TestResult {
+    let env = TestEnv::start(Scheme::new()).await?;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut manager = manager_on(&env, options_on(&env, &["default"]));
+    manager.add_controller(
+        Controller::new(DeletionReporter { tx })
+            // A long backoff: a retry of the failing object cannot come before the deletion.
+            .backoff(Duration::from_secs(600), Duration::from_secs(600)),
+    )?;
+    let running = Running::start(manager);
+    let client = env.client();
+    let cm = client.create(&configmap("default", "gone", "fail")).await?;
+    assert_eq!(
+        within("failing reconcile", rx.recv()).await,
+        Some(("reconcile", "fail".to_string()))
+    );
+    client.delete(&cm).await?;
+    assert_eq!(
+        within("on_deleted", rx.recv()).await,
+        Some(("deleted", "fail".to_string()))
+    );
+    // Nothing is left pending for the old object: a new one of the same name is reconciled
+    // at once (a leftover 600 s retry or deleted state would come first or block it).
+    client.create(&configmap("default", "gone", "ok")).await?;
+    assert_eq!(
+        within("reconcile of the new object", rx.recv()).await,
+        Some(("reconcile", "ok".to_string()))
+    );
+    running.stop().await?;
+    Ok(())
+}
+
+/// Lets creates and updates through, never deletes.
+struct NoDeletes;
+
+impl<K> kbr_runtime::controller::predicate::Predicate<K> for NoDeletes {
+    fn delete(&self, _: &K) -> bool {
+        false
+    }
+}
+
+fn owned_secret(name: &str, owner: &ConfigMap) -> Secret {
+    let mut child = Secret::default();
+    child.metadata.namespace = Some("default".into());
+    child.metadata.name = Some(name.into());
+    child.metadata.owner_references = Some(vec![OwnerReference {
+        api_version: "v1".into(),
+        kind: "ConfigMap".into(),
+        name: name_of(owner),
+        uid: owner.metadata.uid.clone().unwrap_or_default(),
+        controller: Some(true),
+        ..OwnerReference::default()
+    }]);
+    child
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn predicates_on_owned_and_watched_kinds_filter_deletes() -> TestResult {
+    let env = TestEnv::start(Scheme::new()).await?;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut manager = manager_on(&env, options_on(&env, &["default"]));
+    manager.add_controller(
+        Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
+            let tx = tx.clone();
+            async move {
+                let _ = tx.send(name_of(&*cm));
+                Ok(Action::await_change())
+            }
+        }))
+        .owns_with::<Secret>(NoDeletes)
+        .watches_with(NoDeletes, |sa: &ServiceAccount| {
+            Some(ObjectRef::<ConfigMap>::new(&name_of(sa)).within("default"))
+        }),
+    )?;
+    let running = Running::start(manager);
+    let client = env.client();
+    let one = client.create(&configmap("default", "one", "1")).await?;
+    let two = client.create(&configmap("default", "two", "1")).await?;
+    let mut first = BTreeSet::new();
+    while first.len() < 2 {
+        first.insert(within("initial", rx.recv()).await.ok_or("closed")?);
+    }
+    // Owned kind: the delete of one's child is filtered, the create of two's child is not;
+    // one stream, in order, so a reconcile of `one` would come first.
+    let child = client.create(&owned_secret("one-child", &one)).await?;
+    assert_eq!(
+        within("create passes", rx.recv()).await.as_deref(),
+        Some("one")
+    );
+    client.delete(&child).await?;
+    client.create(&owned_secret("two-child", &two)).await?;
+    assert_eq!(
+        within("after the filtered delete", rx.recv())
+            .await
+            .as_deref(),
+        Some("two"),
+        "the owned delete was not filtered"
+    );
+    // Watched kind: the same.
+    let mut sa = ServiceAccount::default();
+    sa.metadata.namespace = Some("default".into());
+    sa.metadata.name = Some("one".into());
+    let sa = client.create(&sa).await?;
+    assert_eq!(
+        within("create passes", rx.recv()).await.as_deref(),
+        Some("one")
+    );
+    client.delete(&sa).await?;
+    let mut other = ServiceAccount::default();
+    other.metadata.namespace = Some("default".into());
+    other.metadata.name = Some("two".into());
+    client.create(&other).await?;
+    assert_eq!(
+        within("after the filtered delete", rx.recv())
+            .await
+            .as_deref(),
+        Some("two"),
+        "the watched delete was not filtered"
+    );
     running.stop().await?;
     Ok(())
 }

@@ -224,6 +224,18 @@ mod kbr {
         }
     }
 
+    /// The controller's debounce: `KBR_BENCH_DEBOUNCE_MS` milliseconds (to measure the choice
+    /// of default), else the runtime's default.
+    fn debounce() -> Duration {
+        std::env::var("KBR_BENCH_DEBOUNCE_MS")
+            .ok()
+            .and_then(|ms| ms.parse().ok())
+            .map_or(
+                kbr_runtime::controller::DEFAULT_DEBOUNCE,
+                Duration::from_millis,
+            )
+    }
+
     /// Polls `GET /readyz` on `probe` every 5 ms until it answers 200, as a kubelet would
     /// (the manager's readiness check is "every informer synced").
     ///
@@ -273,7 +285,8 @@ mod kbr {
         manager.add_controller(
             Controller::new(reconciler)
                 .owns::<Deployment>()
-                .max_concurrent_reconciles(workers),
+                .max_concurrent_reconciles(workers)
+                .debounce(debounce()),
         )?;
         let mut addresses = manager.serving_addresses();
         tokio::spawn(async move {

@@ -7,7 +7,7 @@
 //! what controller-runtime's predicates need. Subscribers added late get an `Added` for every
 //! object already in the store, like client-go's `AddEventHandler`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt::Debug;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -19,6 +19,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, watch};
 
+use super::Writer;
 use super::index::{FieldRequirement, IndexError, IndexFn, Indexes};
 use super::options::CacheOptions;
 use crate::resource::scoped::{self, Scoped};
@@ -70,9 +71,19 @@ impl<K: Resource> Partition<K> {
     }
 }
 
+/// How many uids of recently deleted objects an informer remembers, so a late write response
+/// cannot bring a deleted object back into the cache.
+const DELETED_UIDS: usize = 4096;
+
+/// What a subscriber receives: the event and the client write that caused it, if any.
+pub(crate) type Notification<K> = (Event<K>, Option<Writer>);
+
 struct Shared<K: CachedKind> {
     writer: reflector::store::Writer<K>,
-    subscribers: Vec<mpsc::UnboundedSender<Event<K>>>,
+    subscribers: Vec<mpsc::UnboundedSender<Notification<K>>>,
+    /// Uids of objects deleted lately (by a watch event or an own delete), oldest first.
+    deleted: VecDeque<String>,
+    deleted_set: HashSet<String>,
     partitions: Vec<Partition<K>>,
     /// Until every partition has listed once: the objects seen so far (the store stays empty
     /// and unready, so nobody reads a partial view).
@@ -89,6 +100,8 @@ pub(crate) struct Informer<K: CachedKind> {
     reader: Store<K>,
     shared: Mutex<Shared<K>>,
     started: AtomicBool,
+    /// `true` once the first full list is in the store.
+    synced: watch::Sender<bool>,
 }
 
 impl<K: CachedKind> Informer<K> {
@@ -117,13 +130,22 @@ impl<K: CachedKind> Informer<K> {
             shared: Mutex::new(Shared {
                 writer,
                 subscribers: Vec::new(),
+                deleted: VecDeque::new(),
+                deleted_set: HashSet::new(),
                 partitions,
                 initial: Some(HashMap::new()),
                 indexes: Indexes::default(),
                 options,
             }),
             started: AtomicBool::new(false),
+            synced: watch::channel(false).0,
         }
+    }
+
+    /// Turns `true` once the informer synced (several waiters are fine, unlike
+    /// `Store::wait_until_ready`).
+    pub(crate) fn synced(&self) -> watch::Receiver<bool> {
+        self.synced.subscribe()
     }
 
     pub(crate) fn kind(&self) -> &str {
@@ -159,12 +181,12 @@ impl<K: CachedKind> Informer<K> {
     }
 
     /// Registers an event handler. Objects already in the synced store are replayed as `Added`.
-    pub(crate) fn subscribe(&self) -> mpsc::UnboundedReceiver<Event<K>> {
+    pub(crate) fn subscribe(&self) -> mpsc::UnboundedReceiver<Notification<K>> {
         let (tx, rx) = mpsc::unbounded_channel();
         let mut shared = self.lock();
         if shared.initial.is_none() {
             for obj in self.reader.state() {
-                let _ = tx.send(Event::Added(obj));
+                let _ = tx.send((Event::Added(obj), None));
             }
         }
         shared.subscribers.push(tx);
@@ -279,6 +301,7 @@ impl<K: CachedKind> Informer<K> {
                     shared.partitions[0].synced = true;
                     shared.initial = None;
                     shared.announce_initial_sync(&self.reader);
+                    self.synced.send_replace(true);
                     tracing::debug!(kind = %self.kind, objects = self.reader.len(), "informer synced");
                 }
                 return;
@@ -286,13 +309,14 @@ impl<K: CachedKind> Informer<K> {
             shared.apply_initial(index, event);
             if shared.partitions.iter().all(|p| p.synced) {
                 shared.complete_initial_sync(&self.reader);
+                self.synced.send_replace(true);
                 tracing::debug!(kind = %self.kind, objects = self.reader.len(), "informer synced");
             }
             return;
         }
         match event {
-            watcher::Event::Apply(obj) => shared.upsert(obj, &self.reader),
-            watcher::Event::Delete(obj) => shared.remove(obj, &self.reader),
+            watcher::Event::Apply(obj) => shared.upsert(obj, &self.reader, None),
+            watcher::Event::Delete(obj) => shared.remove(obj, &self.reader, None),
             watcher::Event::Init => shared.partitions[index].relist = Some(Vec::new()),
             watcher::Event::InitApply(obj) => {
                 if let Some(buffer) = shared.partitions[index].relist.as_mut() {
@@ -303,7 +327,7 @@ impl<K: CachedKind> Informer<K> {
                 let listed = shared.partitions[index].relist.take().unwrap_or_default();
                 let keys: HashSet<ObjectRef<K>> = listed.iter().map(ObjectRef::from_obj).collect();
                 for obj in listed {
-                    shared.upsert(obj, &self.reader);
+                    shared.upsert(obj, &self.reader, None);
                 }
                 let stale: Vec<Arc<K>> = self
                     .reader
@@ -313,11 +337,80 @@ impl<K: CachedKind> Informer<K> {
                     .filter(|o| !keys.contains(&ObjectRef::from_obj(o.as_ref())))
                     .collect();
                 for obj in stale {
-                    shared.remove(K::clone(&obj), &self.reader);
+                    shared.remove(K::clone(&obj), &self.reader, None);
                 }
             }
         }
     }
+
+    /// Read-your-own-writes: `obj` is what the API server returned for a write through the
+    /// manager's client (`created`: a create); `writer` tags the events it causes. The store
+    /// takes it at once if it is newer than what the store holds (by resourceVersion; see the
+    /// `client` module docs for the rules and failure cases). Returns whether the store changed.
+    pub(crate) fn observe_write(&self, obj: K, created: bool, writer: Option<Writer>) -> bool {
+        let mut guard = self.lock();
+        let shared = &mut *guard;
+        if shared.initial.is_some()
+            || shared.options.label_selector.is_some()
+            || shared.options.field_selector.is_some()
+            || !shared.partitions.iter().any(|p| p.contains(&obj))
+        {
+            return false;
+        }
+        let uid = obj.meta().uid.clone().unwrap_or_default();
+        let newer = match self.reader.get(&ObjectRef::from_obj(&obj)) {
+            // Present: only a newer version of the same object replaces it.
+            Some(stored) => {
+                stored.meta().uid.as_deref().unwrap_or_default() == uid
+                    && compare_resource_versions(stored.as_ref(), &obj)
+                        == Some(std::cmp::Ordering::Less)
+            }
+            // Absent: only a create may add it, and not after the object was seen deleted.
+            None => created && !shared.deleted_set.contains(&uid),
+        };
+        if !newer {
+            return false;
+        }
+        shared.upsert(obj, &self.reader, writer);
+        true
+    }
+
+    /// Read-your-own-writes for a delete the API server finished at once (no finalizers): the
+    /// object leaves the store now if it is the one deleted (same uid). Returns whether it did.
+    pub(crate) fn observe_delete(&self, obj: &K, writer: Option<Writer>) -> bool {
+        let mut guard = self.lock();
+        let shared = &mut *guard;
+        if shared.initial.is_some() {
+            return false;
+        }
+        match self.reader.get(&ObjectRef::from_obj(obj)) {
+            Some(stored) if stored.meta().uid.is_some() && stored.meta().uid == obj.meta().uid => {
+                shared.remove(K::clone(&stored), &self.reader, writer);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Orders two versions of one object by `metadata.resourceVersion`; `None` when either is not
+/// a decimal integer.
+///
+/// The API conventions call resourceVersions opaque, but kube-apiserver's storage issues one
+/// increasing integer (apimachinery `storage/etcd3/api_object_versioner.go`,
+/// `ParseResourceVersion`: `strconv.ParseUint`), as does the fake server, and the comparable
+/// resourceVersion KEP gives clients a `CompareResourceVersion` over decimal integers without
+/// leading zeros that fails on anything else. Here, too, anything else is incomparable, and
+/// the cache then waits for the watch instead of guessing.
+fn compare_resource_versions<K: Resource>(a: &K, b: &K) -> Option<std::cmp::Ordering> {
+    let parse = |o: &K| -> Option<u64> {
+        let rv = o.meta().resource_version.as_deref()?;
+        if rv.is_empty() || (rv.len() > 1 && rv.starts_with('0')) {
+            return None;
+        }
+        rv.parse().ok()
+    };
+    Some(parse(a)?.cmp(&parse(b)?))
 }
 
 impl<K: CachedKind> Shared<K> {
@@ -367,35 +460,59 @@ impl<K: CachedKind> Shared<K> {
     fn announce_initial_sync(&mut self, reader: &Store<K>) {
         self.indexes.rebuild(reader);
         for obj in reader.state() {
-            self.dispatch(&Event::Added(obj));
+            self.dispatch(&Event::Added(obj), None);
         }
     }
 
-    fn upsert(&mut self, obj: K, reader: &Store<K>) {
+    /// Stores `obj` and tells subscribers, unless the store already holds this version or a
+    /// newer one of the same object (the watch echo of a write the client stored already).
+    fn upsert(&mut self, obj: K, reader: &Store<K>, writer: Option<Writer>) {
         let key = ObjectRef::from_obj(&obj);
         let old = reader.get(&key);
+        if let Some(old) = &old
+            && old.meta().uid == obj.meta().uid
+            && compare_resource_versions(old.as_ref(), &obj).is_some_and(|o| o.is_ge())
+        {
+            return;
+        }
         self.writer.apply_watcher_event(&watcher::Event::Apply(obj));
         let Some(new) = reader.get(&key) else {
             return;
         };
         self.indexes.upsert(&new);
         match old {
-            Some(old) => self.dispatch(&Event::Updated { old, new }),
-            None => self.dispatch(&Event::Added(new)),
+            Some(old) => self.dispatch(&Event::Updated { old, new }, writer),
+            None => self.dispatch(&Event::Added(new), writer),
         }
     }
 
-    fn remove(&mut self, obj: K, reader: &Store<K>) {
+    /// Removes `obj` and tells subscribers; a delete of an object the client already removed
+    /// (same uid, no longer stored) is not told twice.
+    fn remove(&mut self, obj: K, reader: &Store<K>, writer: Option<Writer>) {
         let key = ObjectRef::from_obj(&obj);
-        let last = reader.get(&key).unwrap_or_else(|| Arc::new(obj.clone()));
+        let uid = obj.meta().uid.clone().unwrap_or_default();
+        let stored = reader.get(&key);
+        if stored.is_none() && !uid.is_empty() && self.deleted_set.contains(&uid) {
+            return;
+        }
+        let last = stored.unwrap_or_else(|| Arc::new(obj.clone()));
         self.writer
             .apply_watcher_event(&watcher::Event::Delete(obj));
         self.indexes.remove(&key);
-        self.dispatch(&Event::Deleted(last));
+        if !uid.is_empty() && self.deleted_set.insert(uid.clone()) {
+            self.deleted.push_back(uid);
+            if self.deleted.len() > DELETED_UIDS
+                && let Some(oldest) = self.deleted.pop_front()
+            {
+                self.deleted_set.remove(&oldest);
+            }
+        }
+        self.dispatch(&Event::Deleted(last), writer);
     }
 
-    fn dispatch(&mut self, event: &Event<K>) {
-        self.subscribers.retain(|tx| tx.send(event.clone()).is_ok());
+    fn dispatch(&mut self, event: &Event<K>, writer: Option<Writer>) {
+        self.subscribers
+            .retain(|tx| tx.send((event.clone(), writer.clone())).is_ok());
     }
 }
 

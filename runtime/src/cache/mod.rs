@@ -30,6 +30,22 @@ use tokio::task::JoinHandle;
 pub use self::index::IndexError;
 pub(crate) use self::index::{FieldRequirement, escape_field_value, parse_exact_selector};
 pub(crate) use self::informer::{CachedKind, Event, Informer};
+
+/// Who made a write through the manager's client: the controller (an id unique in the process)
+/// and the object (`ObjectRef` display form) whose reconcile made it. Events a write causes
+/// carry it, so that controller's sources can ignore the echo of its own write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Writer {
+    /// The controller's id.
+    pub(crate) controller: u64,
+    /// The reconciled object's key.
+    pub(crate) object: Arc<str>,
+}
+
+tokio::task_local! {
+    /// Set around each reconcile: the [`Writer`] of the client's writes on that task.
+    pub(crate) static WRITER: Writer;
+}
 pub use self::options::{CacheOptions, Namespaces};
 
 /// Type-erased informer operations the cache needs for lifecycle and readiness.
@@ -155,6 +171,34 @@ impl Cache {
             },
         );
         informer
+    }
+
+    /// The informer for `K` if one exists (a write never starts an informer).
+    pub(crate) fn existing_informer<K: CachedKind>(&self) -> Option<Arc<Informer<K>>> {
+        let state = self.lock();
+        let entry = state.informers.get(&TypeId::of::<K>())?;
+        Arc::clone(&entry.any).downcast::<Informer<K>>().ok()
+    }
+
+    /// Read-your-own-writes: hands `obj`, just returned by the API server for a write
+    /// (`created`: a create), to `K`'s informer if there is one (see [`Informer::observe_write`]),
+    /// tagged with the current task's [`Writer`].
+    pub(crate) fn observe_write<K: CachedKind>(&self, obj: &K, created: bool) {
+        let Some(informer) = self.existing_informer::<K>() else {
+            return;
+        };
+        let mut obj = obj.clone();
+        if self.inner.strip_managed_fields {
+            obj.meta_mut().managed_fields = None;
+        }
+        informer.observe_write(obj, created, WRITER.try_with(Clone::clone).ok());
+    }
+
+    /// Read-your-own-writes for a delete the API server finished at once.
+    pub(crate) fn observe_delete<K: CachedKind>(&self, obj: &K) {
+        if let Some(informer) = self.existing_informer::<K>() {
+            informer.observe_delete(obj, WRITER.try_with(Clone::clone).ok());
+        }
     }
 
     /// Restricts the informer of `K` to `options`' selectors (controller-runtime's

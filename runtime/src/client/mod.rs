@@ -7,10 +7,56 @@
 //! - [`Manager::client`](crate::Manager::client) gives a *cached* client — controller-runtime's
 //!   default `mgr.GetClient()`: reads are served from the manager's shared informer cache (one
 //!   list+watch per kind, shared with the controllers), so they are cheap and never hit the API
-//!   server, but may lag a write you just made. A kind read for the first time starts its
-//!   informer and waits for it to sync.
+//!   server; they reflect this client's own writes at once (below) but may lag others'. A kind
+//!   read for the first time starts its informer and waits for it to sync.
 //! - [`Client::new`] and [`Client::uncached`] read from the API server — controller-runtime's
 //!   `mgr.GetAPIReader()`.
+//!
+//! ## Read-your-own-writes
+//!
+//! A cached client hands what the API server returns for each successful create, update,
+//! patch, apply, status write or delete to the cache at once, so the next cached read — and the
+//! next reconcile — never sees an object older than the client's own last write of it
+//! (client-go's informers do not; Kubernetes' own controllers work around it with
+//! `ControllerExpectations` in `pkg/controller/controller_utils.go`, which hold a key until the
+//! informer has observed the creates and deletes the controller made). The rules:
+//!
+//! - Only a kind that already has an informer is updated (a write never starts one), only an
+//!   object inside the informer's namespaces, and not at all for a kind with label or field
+//!   selectors (whether the written object still matches is the server's call) or for dry runs.
+//! - A stored object is replaced only by a newer version of the same object: same uid and a
+//!   greater `resourceVersion`, compared as decimal integers as kube-apiserver's storage issues
+//!   them. An incomparable resourceVersion leaves the cache to the watch, as before. The
+//!   informer likewise drops a watch event that is not newer than what it stores, so the echo
+//!   of a write it already took is not applied or told twice.
+//! - An object the cache does not hold is added only by a create (or server-side apply), and
+//!   never if the informer saw an object of that uid deleted (it remembers the last 4 096
+//!   deleted uids).
+//! - A delete that completes at once removes the object (same uid) from the cache; one that
+//!   leaves the object in place (finalizers) stores the returned object with its
+//!   `deletionTimestamp`.
+//! - The events a write causes tell subscribers who made it: a controller does not reconcile
+//!   an object again because of the echo of a write its own reconcile of that object made
+//!   (its status update, an owned object it created); other controllers see the event as usual.
+//!
+//! Failure cases:
+//!
+//! - *Write acknowledged, then the watch is lost*: the cache keeps the written object; the
+//!   informer relists, and the list (at a resourceVersion at least the write's) replaces or
+//!   confirms it; anything written since by others arrives with the relist, and an object
+//!   deleted meanwhile is removed by it.
+//! - *Object deleted meanwhile* (someone deletes it between our write and our reading the
+//!   response): the watch delete removes it and records its uid, so the late response cannot
+//!   bring it back; a delete the informer has not seen yet arrives later by the watch as
+//!   usual. Beyond 4 096 deletes in that window a stale object could return until the next
+//!   relist.
+//! - *Write made outside a reconcile task* (a task the reconciler spawned, or code outside any
+//!   controller): the cache is still updated, but its events are untagged, so they trigger
+//!   reconciles as any other change does.
+//! - A reconciler that relies on being called again after changing its own object (write a
+//!   finalizer, then return `Action::await_change()` and wait for the event) must return
+//!   `Action::requeue(Duration::ZERO)` instead. [`crate::finalizer`] writes through kube's `Api`,
+//!   not this client, and keeps working as before.
 //!
 //! A cached client also lists by [index](Client::index_field) ([`Client::list_by_index`], or an
 //! exact-match field selector): controller-runtime's `IndexField` + `client.MatchingFields`.
@@ -213,20 +259,22 @@ impl Client {
                 kind: kind_of::<K>(),
             })?;
         let api = self.api::<K>(meta.namespace.as_deref(), name)?;
-        Ok(api
+        let created = api
             .create(&PostParams::default(), &Scoped(obj.clone()))
             .await?
-            .0)
+            .0;
+        Ok(self.wrote(created, true))
     }
 
     /// Replaces `obj` (a full update guarded by its `metadata.resourceVersion`). Errors:
     /// [`Error::Conflict`] when the object changed since it was read — re-read and retry.
     pub async fn update<K: Object>(&self, obj: &K) -> Result<K, Error> {
         let (api, name) = self.target::<K>(obj.meta())?;
-        Ok(api
+        let updated = api
             .replace(name, &PostParams::default(), &Scoped(obj.clone()))
             .await?
-            .0)
+            .0;
+        Ok(self.wrote(updated, false))
     }
 
     /// Patches the object `name`: `Patch::Merge` (JSON merge patch), `Patch::Json` (RFC 6902),
@@ -251,7 +299,8 @@ impl Client {
         params: &PatchParams,
     ) -> Result<K, Error> {
         let api = self.api::<K>(namespace, name)?;
-        Ok(api.patch(name, params, patch).await?.0)
+        let patched = api.patch(name, params, patch).await?.0;
+        Ok(self.wrote_unless_dry_run(patched, params))
     }
 
     /// Server-side applies `obj` as `field_manager`, forcing ownership of conflicting fields
@@ -259,7 +308,9 @@ impl Client {
     pub async fn apply<K: Object>(&self, obj: &K, field_manager: &str) -> Result<K, Error> {
         let (api, name) = self.target::<K>(obj.meta())?;
         let params = PatchParams::apply(field_manager).force();
-        Ok(api.patch(name, &params, &Patch::Apply(obj)).await?.0)
+        let applied = api.patch(name, &params, &Patch::Apply(obj)).await?.0;
+        // Server-side apply creates a missing object.
+        Ok(self.wrote(applied, true))
     }
 
     /// Deletes `obj` (identified by its namespace and name) with background propagation.
@@ -275,7 +326,17 @@ impl Client {
         params: &DeleteParams,
     ) -> Result<(), Error> {
         let (api, name) = self.target::<K>(obj.meta())?;
-        api.delete(name, params).await?;
+        let deleted = api.delete(name, params).await?;
+        if let Some(cache) = &self.cache
+            && !params.dry_run
+        {
+            match deleted.left() {
+                // Still there (finalizers, graceful deletion): its new state.
+                Some(Scoped(remaining)) => cache.observe_write(&remaining, false),
+                // Gone: `obj` identifies it (namespace, name, uid).
+                None => cache.observe_delete(obj),
+            }
+        }
         Ok(())
     }
 
@@ -297,10 +358,11 @@ impl Client {
     /// subresource).
     pub async fn update_status<K: Object>(&self, obj: &K) -> Result<K, Error> {
         let (api, name) = self.target::<K>(obj.meta())?;
-        Ok(api
+        let updated = api
             .replace_status(name, &PostParams::default(), &Scoped(obj.clone()))
             .await?
-            .0)
+            .0;
+        Ok(self.wrote(updated, false))
     }
 
     /// Patches the `status` subresource of `name` (see [`Client::patch`] for the patch types).
@@ -323,7 +385,25 @@ impl Client {
         params: &PatchParams,
     ) -> Result<K, Error> {
         let api = self.api::<K>(namespace, name)?;
-        Ok(api.patch_status(name, params, patch).await?.0)
+        let patched = api.patch_status(name, params, patch).await?.0;
+        Ok(self.wrote_unless_dry_run(patched, params))
+    }
+
+    /// Read-your-own-writes: a cached client hands what the API server returned for a write
+    /// to the cache (see the module docs), and returns it.
+    fn wrote<K: Object>(&self, obj: K, created: bool) -> K {
+        if let Some(cache) = &self.cache {
+            cache.observe_write(&obj, created);
+        }
+        obj
+    }
+
+    /// [`Client::wrote`] for patches (never a create), skipped for dry runs.
+    fn wrote_unless_dry_run<K: Object>(&self, obj: K, params: &PatchParams) -> K {
+        if params.dry_run {
+            return obj;
+        }
+        self.wrote(obj, false)
     }
 
     fn target<'a, K: Object>(

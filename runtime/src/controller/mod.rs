@@ -7,13 +7,21 @@
 //!   reference (`controller: true`) points at a reconciled object enqueues that owner;
 //! - any other kind it [watches](Controller::watches), through a mapping function.
 //!
-//! Events feed a work queue of object *keys* (kube-runtime's scheduler under its `applier`):
-//! several events for one key collapse into one reconcile, one key is never reconciled by two
+//! Events feed a work queue of object *keys* with client-go's workqueue semantics (`queue`
+//! module: dirty and processing sets, delayed adds, an optional [debounce](Controller::debounce)):
+//! any number of events for a key that waits collapse into one reconcile, events while it is
+//! being reconciled cause exactly one more after it, one key is never reconciled by two
 //! workers at once, at most [`max_concurrent_reconciles`](Controller::max_concurrent_reconciles)
 //! keys are reconciled in parallel, and failures are retried with per-key exponential
 //! backoff ([`ExponentialBackoff`], 5 ms doubling to 1000 s, reset on success). The objects
 //! come from the [`Manager`](crate::Manager)'s shared cache: one list+watch per kind however
 //! many controllers use it.
+//!
+//! Writes a reconcile makes through the manager's [`Client`](crate::Client) are visible to the
+//! next reconcile at once (see the [`client`](crate::client) module), and their watch events
+//! do not trigger the object whose reconcile made them: neither the reconciled object itself
+//! (a status update) nor its owner (an owned object it created or updated). Other
+//! controllers see those events as usual.
 //!
 //! Each reconcile runs in a tracing span `reconcile` with fields `controller`, `namespace`,
 //! `name` and `reconcile_id`; errors are logged inside it (message "Reconciler error").
@@ -55,6 +63,7 @@
 
 mod backoff;
 pub mod predicate;
+mod queue;
 mod run;
 mod source;
 
@@ -82,6 +91,7 @@ pub struct Controller<R: Reconciler> {
     predicates: Vec<Box<dyn Predicate<R::Object>>>,
     max_concurrent_reconciles: usize,
     backoff: (Duration, Duration),
+    debounce: Duration,
 }
 
 impl<R: Reconciler> std::fmt::Debug for Controller<R> {
@@ -118,6 +128,7 @@ impl<R: Reconciler> Controller<R> {
             predicates: Vec::new(),
             max_concurrent_reconciles: 1,
             backoff: (Duration::from_millis(5), Duration::from_secs(1000)),
+            debounce: DEFAULT_DEBOUNCE,
         }
     }
 
@@ -142,7 +153,18 @@ impl<R: Reconciler> Controller<R> {
     /// new owner) and deletes of owned objects all enqueue the owner.
     #[must_use]
     pub fn owns<C: Object>(mut self) -> Self {
-        self.sources.push(Box::new(Owns::<C>::new()));
+        self.sources.push(Box::new(Owns::<C>::new(None)));
+        self
+    }
+
+    /// [`Controller::owns`] with a predicate on the owned kind's events
+    /// (`builder.Owns(&C{}, builder.WithPredicates(p))`): creates, updates and deletes of `C`
+    /// enqueue the owner only when `predicate` lets them through (combine several with
+    /// [`predicate::and`]).
+    #[must_use]
+    pub fn owns_with<C: Object>(mut self, predicate: impl Predicate<C>) -> Self {
+        self.sources
+            .push(Box::new(Owns::<C>::new(Some(Box::new(predicate)))));
         self
     }
 
@@ -158,12 +180,28 @@ impl<R: Reconciler> Controller<R> {
         I: IntoIterator<Item = ObjectRef<R::Object>>,
         F: Fn(&O) -> I + Send + Sync + 'static,
     {
-        self.sources.push(Box::new(Watches::new(mapper)));
+        self.sources.push(Box::new(Watches::new(mapper, None)));
+        self
+    }
+
+    /// [`Controller::watches`] with a predicate on `O`'s events (`builder.Watches(.., mapper,
+    /// builder.WithPredicates(p))`): an event is mapped only when `predicate` lets it through.
+    #[must_use]
+    pub fn watches_with<O, I, F>(mut self, predicate: impl Predicate<O>, mapper: F) -> Self
+    where
+        O: Object,
+        I: IntoIterator<Item = ObjectRef<R::Object>>,
+        F: Fn(&O) -> I + Send + Sync + 'static,
+    {
+        self.sources
+            .push(Box::new(Watches::new(mapper, Some(Box::new(predicate)))));
         self
     }
 
     /// Filters events of the reconciled kind (`builder.WithPredicates` on `For`); several calls
-    /// must all pass. Owned and watched kinds are not filtered.
+    /// must all pass. `delete` decides whether [`Reconciler::on_deleted`] runs. Owned and
+    /// watched kinds take their own predicates ([`Controller::owns_with`],
+    /// [`Controller::watches_with`]).
     #[must_use]
     pub fn with_predicate(mut self, predicate: impl Predicate<R::Object>) -> Self {
         self.predicates.push(Box::new(predicate));
@@ -187,7 +225,25 @@ impl<R: Reconciler> Controller<R> {
         self.backoff = (base, max);
         self
     }
+
+    /// Waits `debounce` after the first trigger of a key that is not yet queued before queueing
+    /// it, so a burst of events for one object within the window causes one reconcile
+    /// (kube-runtime's `controller::Config::debounce`). The window is not extended by later
+    /// events, so a continuously changing object is still reconciled once per window. Triggers
+    /// for a key already queued or being reconciled fold into one pending reconcile whatever
+    /// the debounce. Default [`DEFAULT_DEBOUNCE`] (none); a debounce adds its length to the
+    /// latency of every reconcile.
+    #[must_use]
+    pub fn debounce(mut self, debounce: Duration) -> Self {
+        self.debounce = debounce;
+        self
+    }
 }
+
+/// The default [`Controller::debounce`]: none, as in client-go and kube-runtime. Triggers for
+/// a key that waits in the queue or is being reconciled fold into one reconcile anyway; see
+/// BENCHMARKS.md (section 5) for the figures behind the choice.
+pub const DEFAULT_DEBOUNCE: Duration = Duration::ZERO;
 
 fn client_kind<K: kube::Resource<DynamicType = ()>>() -> String {
     K::kind(&()).into_owned()

@@ -29,8 +29,8 @@ use kube::Resource;
 /// Filters informer events of kind `K`: controller-runtime's `predicate.Predicate`.
 ///
 /// Each method returns `true` to let the event enqueue a reconcile; all default to `true`.
-/// (kbr does not reconcile deleted objects — they are gone from the cache — so `delete` only
-/// matters for owned/watched kinds' handlers that consult it.)
+/// On the reconciled kind, `delete` decides whether
+/// [`Reconciler::on_deleted`](crate::Reconciler::on_deleted) is called for a deleted object.
 pub trait Predicate<K>: Send + Sync + 'static {
     /// An object appeared (created, or listed when the informer started).
     fn create(&self, obj: &K) -> bool {

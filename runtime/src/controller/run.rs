@@ -1,32 +1,33 @@
-//! Running a [`Controller`]: its sources feed kube-runtime's `applier` (scheduler + runner) as a
-//! queue of keys; each reconcile runs on its own task inside a tracing span, with metrics, and
-//! errors go through the per-key [`ExponentialBackoff`].
+//! Running a [`Controller`]: its sources feed a [`WorkQueue`] of keys (client-go's workqueue, see
+//! [`super::queue`]); `max_concurrent_reconciles` workers take keys from it, read the object from
+//! the cache, and reconcile it on its own task inside a tracing span, with metrics; errors go
+//! through the per-key [`ExponentialBackoff`], every terminal path of a key `forget`s it.
 
 use std::collections::HashMap;
 use std::collections::hash_map::RandomState;
-use std::convert::Infallible;
 use std::future::Future;
 use std::hash::BuildHasher;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use futures::stream::{self, BoxStream, StreamExt};
-use kube::runtime::controller::{self as kube_controller, Action, ReconcileRequest, applier};
-use kube::runtime::reflector::ObjectRef;
+use kube::Resource as _;
+use kube::runtime::reflector::{ObjectRef, Store};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tracing::Instrument;
 
 use super::Controller;
 use super::backoff::ExponentialBackoff;
-use super::source::events;
-use crate::Reconciler;
-use crate::cache::{Cache, Event};
+use super::queue::WorkQueue;
+use super::source::{events, writer_id};
+use crate::cache::{Cache, Event, WRITER};
 use crate::metrics::{ControllerMetrics, Metrics, ReconcileResult};
+use crate::{Action, Reconciler};
 
 /// What a controller needs from the manager to run.
 pub(crate) struct RunContext {
@@ -62,46 +63,54 @@ impl<R: Reconciler> Runnable for Controller<R> {
     }
 }
 
-/// Why a reconcile future failed (the applier's reconciler error type).
-#[derive(Debug, thiserror::Error)]
-enum ReconcileFailure<E: std::error::Error + 'static> {
-    #[error(transparent)]
-    Reconciler(E),
-    #[error("reconciler panicked")]
-    Panicked,
-    #[error("reconcile task was cancelled")]
-    Cancelled,
+/// How a reconcile ended.
+enum Outcome {
+    /// `Ok(action)`.
+    Done(Action),
+    /// An error, a panic, or the task was cancelled.
+    Failed,
 }
 
-/// Shared by the queue, the reconcile wrapper and the error policy of one controller.
+/// Shared by the event handlers and the workers of one controller.
 struct State<K: kube::Resource<DynamicType = ()>> {
     name: String,
+    /// This controller's identity in [`Writer`](crate::cache::Writer) tags (unique per controller in the process).
+    id: u64,
+    queue: Arc<WorkQueue<ObjectRef<K>>>,
     backoff: ExponentialBackoff<ObjectRef<K>>,
-    /// Keys enqueued and not yet started, with when they were first enqueued
-    /// (`workqueue_depth`, `workqueue_queue_duration_seconds`).
+    /// Keys queued and not yet started, with when they were first queued
+    /// (`workqueue_queue_duration_seconds`).
     pending: Mutex<HashMap<ObjectRef<K>, Instant>>,
+    /// Last states of deleted objects whose `on_deleted` has not succeeded yet.
+    deleted: Mutex<HashMap<ObjectRef<K>, Arc<K>>>,
     metrics: ControllerMetrics,
 }
 
-impl<K: kube::Resource<DynamicType = ()>> State<K> {
-    fn enqueued(&self, key: &ObjectRef<K>) {
-        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-        if !pending.contains_key(key) {
-            pending.insert(key.clone(), Instant::now());
-            self.metrics.queue_added();
+impl<K: kube::Resource<DynamicType = ()> + 'static> State<K> {
+    /// An event asks for a reconcile of `key`.
+    fn trigger(&self, key: ObjectRef<K>) {
+        {
+            let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+            if !pending.contains_key(&key) {
+                pending.insert(key.clone(), Instant::now());
+                self.metrics.queue_added();
+            }
         }
-        self.metrics.set_depth(pending.len());
+        self.queue.trigger(key);
+        self.metrics.set_depth(self.queue.len());
     }
 
-    /// The key left the queue: its reconcile starts (`started`) or its object is gone.
-    fn dequeued(&self, key: &ObjectRef<K>, started: bool) {
-        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(since) = pending.remove(key)
-            && started
-        {
+    /// A worker took `key` from the queue.
+    fn dequeued(&self, key: &ObjectRef<K>) {
+        let since = self
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(key);
+        if let Some(since) = since {
             self.metrics.queue_waited(since.elapsed());
         }
-        self.metrics.set_depth(pending.len());
+        self.metrics.set_depth(self.queue.len());
     }
 }
 
@@ -137,92 +146,246 @@ fn reconcile_id() -> String {
     )
 }
 
+/// The delay of `Action::requeue(d)`, `None` for `Action::await_change()`.
+///
+/// kube-runtime keeps `Action`'s field private and offers no getter; its derived `Debug` is the
+/// only view (`Action { requeue_after: Some(1.5s) }`), and `Duration`'s `Debug` prints the exact
+/// value (integer part, up to nine fractional digits without trailing zeros, unit `s`, `ms`,
+/// `µs` or `ns`). A unit test pins the format, so a kube release that changes it fails the
+/// build's tests instead of dropping requeues; an unreadable form requeues after one second.
+pub(crate) fn requeue_after(action: &Action) -> Option<Duration> {
+    if *action == Action::await_change() {
+        return None;
+    }
+    let text = format!("{action:?}");
+    let parsed = text
+        .strip_prefix("Action { requeue_after: Some(")
+        .and_then(|rest| rest.strip_suffix(") }"))
+        .and_then(parse_duration_debug);
+    Some(parsed.unwrap_or(Duration::from_secs(1)))
+}
+
+/// Parses `Duration`'s `Debug` output (`30s`, `1.5ms`, `250µs`, `7ns`).
+fn parse_duration_debug(text: &str) -> Option<Duration> {
+    let (number, unit_nanos) = [
+        ("ns", 1u128),
+        ("µs", 1_000),
+        ("ms", 1_000_000),
+        ("s", 1_000_000_000),
+    ]
+    .into_iter()
+    .find_map(|(unit, nanos)| text.strip_suffix(unit).map(|n| (n, nanos)))?;
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    if whole.is_empty()
+        || !whole.bytes().all(|b| b.is_ascii_digit())
+        || !fraction.bytes().all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let mut nanos = whole.parse::<u128>().ok()?.checked_mul(unit_nanos)?;
+    let mut scale = unit_nanos;
+    for digit in fraction.bytes() {
+        scale /= 10;
+        nanos = nanos.checked_add(u128::from(digit - b'0') * scale)?;
+    }
+    let secs = u64::try_from(nanos / 1_000_000_000).ok()?;
+    let sub = u32::try_from(nanos % 1_000_000_000).ok()?;
+    Some(Duration::new(secs, sub))
+}
+
+/// Identities of controllers in this process, for [`Writer`](crate::cache::Writer) tags.
+fn next_controller_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
 async fn run<R: Reconciler>(controller: Controller<R>, ctx: RunContext) {
     let name = controller.name();
     let workers = controller.max_concurrent_reconciles;
     let metrics = ctx.metrics.controller(&name, workers);
     let informer = ctx.cache.informer::<R::Object>();
     let store = informer.store();
+    let (queue, timers) = WorkQueue::new(controller.debounce);
+    let id = next_controller_id();
     let state = Arc::new(State {
         name: name.clone(),
+        id,
+        queue: queue.clone(),
         backoff: ExponentialBackoff::new(controller.backoff.0, controller.backoff.1),
         pending: Mutex::new(HashMap::new()),
+        deleted: Mutex::new(HashMap::new()),
         metrics,
     });
 
     let predicates = controller.predicates;
-    let primary = events(&informer).filter_map(move |event| {
+    let deleted_state = state.clone();
+    let primary = events(&informer).filter_map(move |(event, writer)| {
         let key = match &event {
+            Event::Deleted(o) if predicates.iter().all(|p| p.delete(o)) => {
+                let key = ObjectRef::from_obj(&**o);
+                deleted_state
+                    .deleted
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(key.clone(), o.clone());
+                Some(key)
+            }
             Event::Added(o) if predicates.iter().all(|p| p.create(o)) => {
                 Some(ObjectRef::from_obj(&**o))
             }
             Event::Updated { old, new } if predicates.iter().all(|p| p.update(old, new)) => {
                 Some(ObjectRef::from_obj(&**new))
             }
-            // A deleted object is gone from the cache: nothing to reconcile (use finalizers).
             _ => None,
         };
+        // The echo of this controller's own write to the object it was reconciling: that
+        // reconcile produced this state, so it is not a change to react to.
+        let key = key.filter(|key| writer.as_ref() != Some(&writer_id(id, key)));
         std::future::ready(key)
     });
     let mut sources: Vec<BoxStream<'static, ObjectRef<R::Object>>> = vec![primary.boxed()];
     for source in controller.sources {
-        sources.push(source.start(&ctx.cache));
+        sources.push(source.start(&ctx.cache, id));
     }
     let mut stop = ctx.stop;
     let stopped = async move {
         let _ = stop.wait_for(|stopped| *stopped).await;
     };
-    let queue_state = state.clone();
-    let queue = stream::select_all(sources)
-        .take_until(stopped)
-        .map(move |key| {
-            queue_state.enqueued(&key);
-            Ok::<_, Infallible>(ReconcileRequest::from(key))
-        });
-
-    let reconciler = controller.reconciler;
-    let reconcile = move |obj: Arc<R::Object>, state: Arc<State<R::Object>>| {
-        reconcile_one(reconciler.clone(), obj, state)
+    let feeder_state = state.clone();
+    let feed = async move {
+        stream::select_all(sources)
+            .take_until(stopped)
+            .for_each(|key| {
+                feeder_state.trigger(key);
+                std::future::ready(())
+            })
+            .await;
+        feeder_state.queue.shut_down();
     };
-    let error_policy =
-        |obj: Arc<R::Object>, _err: &ReconcileFailure<R::Error>, state: Arc<State<R::Object>>| {
-            let delay = state.backoff.failed(&ObjectRef::from_obj(&*obj));
-            state.metrics.retried();
-            Action::requeue(delay)
-        };
-    let config =
-        kube_controller::Config::default().concurrency(u16::try_from(workers).unwrap_or(u16::MAX));
+    let _timers = AbortOnDrop(tokio::spawn(queue.clone().run_timers(timers)));
 
     tracing::info!(controller = %name, workers, "Starting workers");
-    applier(reconcile, error_policy, state.clone(), store, queue, config)
-        .for_each(|result| {
-            match result {
-                Ok(_) | Err(kube_controller::Error::ReconcilerFailed(..)) => {}
-                Err(kube_controller::Error::ObjectNotFound(key)) => {
-                    // Enqueued, then deleted before its turn: nothing to reconcile.
-                    let mut obj_ref = ObjectRef::<R::Object>::new(&key.name);
-                    obj_ref.namespace = key.namespace.clone();
-                    state.dequeued(&obj_ref, false);
-                    tracing::debug!(controller = %state.name, object = %key, "object gone before reconcile");
-                }
-                Err(error) => tracing::error!(controller = %state.name, %error, "controller queue failed"),
-            }
-            std::future::ready(())
-        })
-        .await;
+    let reconciler = controller.reconciler;
+    let synced = informer.synced();
+    let workers = (0..workers).map(|_| {
+        worker(
+            reconciler.clone(),
+            store.clone(),
+            state.clone(),
+            synced.clone(),
+        )
+    });
+    futures::join!(feed, futures::future::join_all(workers));
     tracing::info!(controller = %name, "All workers finished");
 }
 
-type ReconcileFuture<E> = Pin<Box<dyn Future<Output = Result<Action, ReconcileFailure<E>>> + Send>>;
+/// One worker: takes keys until the queue shuts down (client-go's `processNextWorkItem` loop).
+async fn worker<R: Reconciler>(
+    reconciler: Arc<R>,
+    store: Store<R::Object>,
+    state: Arc<State<R::Object>>,
+    mut synced: watch::Receiver<bool>,
+) {
+    // Keys from owned or watched kinds may arrive before the reconciled kind's cache is filled;
+    // looking them up now would drop them as deleted.
+    if synced.wait_for(|synced| *synced).await.is_err() {
+        return;
+    }
+    while let Some(key) = state.queue.get().await {
+        state.dequeued(&key);
+        let current = store.get(&key);
+        let gone = state
+            .deleted
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&key)
+            // Re-created since: the old incarnation (another uid) is still reported.
+            .filter(|last| {
+                current
+                    .as_ref()
+                    .is_none_or(|c| c.meta().uid != last.meta().uid)
+            });
+        if let Some(last) = gone
+            && !deleted_one(reconciler.clone(), last.clone(), &key, &state).await
+        {
+            state
+                .deleted
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .entry(key.clone())
+                .or_insert(last);
+            let delay = state.backoff.failed(&key);
+            state.metrics.retried();
+            state.queue.add_after(key.clone(), delay);
+            state.queue.done(&key);
+            continue;
+        }
+        let Some(obj) = current else {
+            // Gone: a terminal path, so the backoff forgets it.
+            state.backoff.forget(&key);
+            state.queue.done(&key);
+            tracing::debug!(controller = %state.name, object = %key, "object gone");
+            continue;
+        };
+        match reconcile_one(reconciler.clone(), obj, &key, &state).await {
+            Outcome::Done(action) => {
+                state.backoff.forget(&key);
+                if let Some(delay) = requeue_after(&action) {
+                    state.queue.add_after(key.clone(), delay);
+                }
+            }
+            Outcome::Failed => {
+                let delay = state.backoff.failed(&key);
+                state.metrics.retried();
+                state.queue.add_after(key.clone(), delay);
+            }
+        }
+        state.queue.done(&key);
+    }
+}
 
-/// One reconcile: span, metrics, backoff reset on success, error log; runs on its own task.
-fn reconcile_one<R: Reconciler>(
+/// `on_deleted` for a deleted object on its own task; `true` when it succeeded.
+async fn deleted_one<R: Reconciler>(
+    reconciler: Arc<R>,
+    last: Arc<R::Object>,
+    key: &ObjectRef<R::Object>,
+    state: &State<R::Object>,
+) -> bool {
+    let span = tracing::info_span!(
+        "on_deleted",
+        controller = %state.name,
+        namespace = key.namespace.as_deref().unwrap_or(""),
+        name = %key.name,
+    );
+    let writer = writer_id(state.id, key);
+    let task = AbortOnDrop(tokio::spawn(
+        WRITER
+            .scope(writer, async move { reconciler.on_deleted(last).await })
+            .instrument(span.clone()),
+    ));
+    let outcome = task.await;
+    let _entered = span.enter();
+    match outcome {
+        Ok(Ok(())) => true,
+        Ok(Err(error)) => {
+            tracing::error!(error = %error, error_details = ?error, "on_deleted error");
+            false
+        }
+        Err(_) => {
+            tracing::error!("on_deleted panicked or was cancelled");
+            false
+        }
+    }
+}
+
+/// One reconcile on its own task: span, metrics, the [`Writer`](crate::cache::Writer) tag of the client's writes,
+/// error log. Aborted if the worker is dropped (forced shutdown).
+async fn reconcile_one<R: Reconciler>(
     reconciler: Arc<R>,
     obj: Arc<R::Object>,
-    state: Arc<State<R::Object>>,
-) -> ReconcileFuture<R::Error> {
-    let key = ObjectRef::from_obj(&*obj);
-    state.dequeued(&key, true);
+    key: &ObjectRef<R::Object>,
+    state: &State<R::Object>,
+) -> Outcome {
     state.metrics.reconcile_started();
     let span = tracing::info_span!(
         "reconcile",
@@ -231,41 +394,70 @@ fn reconcile_one<R: Reconciler>(
         name = %key.name,
         reconcile_id = %reconcile_id(),
     );
+    let writer = writer_id(state.id, key);
     let task = AbortOnDrop(tokio::spawn(
-        async move { reconciler.reconcile(obj).await }.instrument(span.clone()),
+        WRITER
+            .scope(writer, async move { reconciler.reconcile(obj).await })
+            .instrument(span.clone()),
     ));
-    Box::pin(
-        async move {
-            let started = Instant::now();
-            let outcome = task.await;
-            let elapsed = started.elapsed();
-            let (result, panicked) = match outcome {
-                Ok(Ok(action)) => {
-                    state.backoff.forget(&key);
-                    let result = if action == Action::await_change() {
-                        ReconcileResult::Success
-                    } else {
-                        ReconcileResult::RequeueAfter
-                    };
-                    state.metrics.reconcile_finished(result, elapsed, false);
-                    tracing::debug!(?action, "Reconcile successful");
-                    return Ok(action);
-                }
-                Ok(Err(error)) => {
-                    tracing::error!(error = %error, error_details = ?error, "Reconciler error");
-                    (Err(ReconcileFailure::Reconciler(error)), false)
-                }
-                Err(join) if join.is_panic() => {
-                    tracing::error!("Observed a panic in reconciler");
-                    (Err(ReconcileFailure::Panicked), true)
-                }
-                Err(_) => (Err(ReconcileFailure::Cancelled), false),
+    let started = Instant::now();
+    let outcome = task.await;
+    let elapsed = started.elapsed();
+    let _entered = span.enter();
+    match outcome {
+        Ok(Ok(action)) => {
+            let result = if action == Action::await_change() {
+                ReconcileResult::Success
+            } else {
+                ReconcileResult::RequeueAfter
             };
+            state.metrics.reconcile_finished(result, elapsed, false);
+            tracing::debug!(?action, "Reconcile successful");
+            Outcome::Done(action)
+        }
+        Ok(Err(error)) => {
+            tracing::error!(error = %error, error_details = ?error, "Reconciler error");
+            state
+                .metrics
+                .reconcile_finished(ReconcileResult::Error, elapsed, false);
+            Outcome::Failed
+        }
+        Err(join) => {
+            let panicked = join.is_panic();
+            if panicked {
+                tracing::error!("Observed a panic in reconciler");
+            }
             state
                 .metrics
                 .reconcile_finished(ReconcileResult::Error, elapsed, panicked);
-            result
+            Outcome::Failed
         }
-        .instrument(span),
-    )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requeue_delays_are_read_back_exactly() {
+        assert_eq!(requeue_after(&Action::await_change()), None);
+        for delay in [
+            Duration::ZERO,
+            Duration::from_nanos(1),
+            Duration::from_nanos(1_001),
+            Duration::from_micros(250),
+            Duration::from_millis(5),
+            Duration::from_millis(1_500),
+            Duration::new(1, 1),
+            Duration::from_secs(3_600),
+            Duration::new(86_400, 999_999_999),
+        ] {
+            assert_eq!(
+                requeue_after(&Action::requeue(delay)),
+                Some(delay),
+                "{delay:?}"
+            );
+        }
+    }
 }

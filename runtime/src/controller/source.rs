@@ -1,28 +1,57 @@
 //! Event sources of a controller: controller-runtime's `source.Kind` + `handler.EventHandler`,
 //! mapping informer events of one kind to keys of the reconciled kind.
 
-use std::marker::PhantomData;
 use std::sync::Arc;
 
 use futures::stream::{self, BoxStream, StreamExt};
 use kube::Resource;
 use kube::runtime::reflector::ObjectRef;
 
-use crate::cache::{Cache, CachedKind, Event, Informer};
+use super::predicate::Predicate;
+use crate::cache::{Cache, CachedKind, Event, Informer, Writer};
 use crate::resource::scoped::is_namespaced;
 
 /// A source of reconcile keys for kind `K`.
 pub(crate) trait Source<K: Resource<DynamicType = ()>>: Send + 'static {
     /// Creates the informer the source reads, so the cache starts (and syncs) it with the manager.
     fn register(&self, cache: &Cache);
-    /// Subscribes to the informer and maps its events to keys.
-    fn start(self: Box<Self>, cache: &Cache) -> BoxStream<'static, ObjectRef<K>>;
+    /// Subscribes to the informer and maps its events to keys. Events that echo a write the
+    /// controller `controller` made while reconciling a key do not map to that key.
+    fn start(self: Box<Self>, cache: &Cache, controller: u64) -> BoxStream<'static, ObjectRef<K>>;
 }
 
-/// The informer's events as a stream.
-pub(crate) fn events<C: CachedKind>(informer: &Informer<C>) -> BoxStream<'static, Event<C>> {
+/// The informer's events as a stream, each with the [`Writer`] whose client write caused it.
+pub(crate) fn events<C: CachedKind>(
+    informer: &Informer<C>,
+) -> BoxStream<'static, (Event<C>, Option<Writer>)> {
     let rx = informer.subscribe();
     stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|e| (e, rx)) }).boxed()
+}
+
+/// The tag of writes made while controller `controller` reconciles `key`.
+pub(crate) fn writer_id<K: Resource<DynamicType = ()>>(
+    controller: u64,
+    key: &ObjectRef<K>,
+) -> Writer {
+    Writer {
+        controller,
+        object: key.to_string().into(),
+    }
+}
+
+/// Drops the key whose own reconcile wrote the object of this event (the echo of its write).
+fn not_echo<K: Resource<DynamicType = ()>>(
+    keys: Vec<ObjectRef<K>>,
+    writer: Option<&Writer>,
+    controller: u64,
+) -> Vec<ObjectRef<K>> {
+    match writer {
+        Some(writer) if writer.controller == controller => keys
+            .into_iter()
+            .filter(|key| *writer != writer_id(controller, key))
+            .collect(),
+        _ => keys,
+    }
 }
 
 /// The objects an event is about (old and new for updates).
@@ -44,12 +73,26 @@ fn dedup<K: Resource<DynamicType = ()>>(mut keys: Vec<ObjectRef<K>>) -> Vec<Obje
     out
 }
 
+/// An optional predicate on a source's kind.
+type SourcePredicate<C> = Option<Box<dyn Predicate<C>>>;
+
+/// Whether `predicate` (if any) lets `event` through: `create`, `update` or `delete`.
+fn passes<C: 'static>(predicate: Option<&dyn Predicate<C>>, event: &Event<C>) -> bool {
+    predicate.is_none_or(|p| match event {
+        Event::Added(o) => p.create(o),
+        Event::Updated { old, new } => p.update(old, new),
+        Event::Deleted(o) => p.delete(o),
+    })
+}
+
 /// `handler.EnqueueRequestForOwner(.., OnlyControllerOwner())` over kind `C`.
-pub(crate) struct Owns<C>(PhantomData<fn() -> C>);
+pub(crate) struct Owns<C> {
+    predicate: SourcePredicate<C>,
+}
 
 impl<C> Owns<C> {
-    pub(crate) fn new() -> Self {
-        Self(PhantomData)
+    pub(crate) fn new(predicate: SourcePredicate<C>) -> Self {
+        Self { predicate }
     }
 }
 
@@ -81,14 +124,16 @@ where
         cache.informer::<C>();
     }
 
-    fn start(self: Box<Self>, cache: &Cache) -> BoxStream<'static, ObjectRef<K>> {
+    fn start(self: Box<Self>, cache: &Cache, controller: u64) -> BoxStream<'static, ObjectRef<K>> {
+        let predicate = self.predicate;
         events(&cache.informer::<C>())
-            .flat_map(|event| {
+            .filter(move |(event, _)| std::future::ready(passes(predicate.as_deref(), event)))
+            .flat_map(move |(event, writer)| {
                 let keys = objects(&event)
                     .iter()
                     .filter_map(|o| controller_owner::<K, C>(o.as_ref()))
                     .collect();
-                stream::iter(dedup(keys))
+                stream::iter(not_echo(dedup(keys), writer.as_ref(), controller))
             })
             .boxed()
     }
@@ -97,15 +142,12 @@ where
 /// `handler.EnqueueRequestsFromMapFunc` over kind `O`.
 pub(crate) struct Watches<O, F> {
     mapper: F,
-    _kind: PhantomData<fn() -> O>,
+    predicate: SourcePredicate<O>,
 }
 
 impl<O, F> Watches<O, F> {
-    pub(crate) fn new(mapper: F) -> Self {
-        Self {
-            mapper,
-            _kind: PhantomData,
-        }
+    pub(crate) fn new(mapper: F, predicate: SourcePredicate<O>) -> Self {
+        Self { mapper, predicate }
     }
 }
 
@@ -120,15 +162,16 @@ where
         cache.informer::<O>();
     }
 
-    fn start(self: Box<Self>, cache: &Cache) -> BoxStream<'static, ObjectRef<K>> {
-        let mapper = self.mapper;
+    fn start(self: Box<Self>, cache: &Cache, controller: u64) -> BoxStream<'static, ObjectRef<K>> {
+        let (mapper, predicate) = (self.mapper, self.predicate);
         events(&cache.informer::<O>())
-            .flat_map(move |event| {
+            .filter(move |(event, _)| std::future::ready(passes(predicate.as_deref(), event)))
+            .flat_map(move |(event, writer)| {
                 let keys = objects(&event)
                     .iter()
                     .flat_map(|o| mapper(o.as_ref()))
                     .collect();
-                stream::iter(dedup(keys))
+                stream::iter(not_echo(dedup(keys), writer.as_ref(), controller))
             })
             .boxed()
     }
