@@ -269,3 +269,71 @@ async fn a_new_generation_rolls_over_to_a_new_deployment() -> anyhow::Result<()>
     }
     Ok(())
 }
+
+/// What a reconciler writes outside the CRD's schema is pruned by the API server: a status
+/// merge patch with a misspelt field stores nothing under that name (kube-apiserver prunes
+/// unknown fields, `apiextensions-apiserver/pkg/apiserver/schema/pruning`). The fake does the
+/// same, so the test that passes here passes on a cluster.
+#[tokio::test]
+async fn fields_the_crd_does_not_know_are_pruned() -> anyhow::Result<()> {
+    let env = env().await?;
+    let client = env.client();
+    client.create(&helloworld()).await?;
+    let patch = serde_json::json!({
+        "status": {"url": "http://x.default.example.com", "urll": "typo"},
+        "spec": {"template": {"container": {"cpu": "2"}}}
+    });
+    let _: v1alpha1::Service = client
+        .patch_status(
+            Some("default"),
+            NAME,
+            &Patch::Merge(&patch),
+            &PatchParams::default(),
+        )
+        .await?;
+    let _: v1alpha1::Service = client
+        .patch(
+            Some("default"),
+            NAME,
+            &Patch::Merge(&patch),
+            &PatchParams::default(),
+        )
+        .await?;
+    // Read the stored JSON, not the typed object (serde would drop unknown fields anyway).
+    let api: kbr_runtime::kube::Api<kbr_runtime::kube::api::DynamicObject> =
+        kbr_runtime::kube::Api::namespaced_with(
+            env.kube_client(),
+            "default",
+            &kbr_runtime::kube::api::ApiResource::erase::<v1alpha1::Service>(&()),
+        );
+    let stored = serde_json::to_value(api.get(NAME).await?)?;
+    assert_eq!(stored["status"]["url"], "http://x.default.example.com");
+    assert!(stored["status"].get("urll").is_none(), "{stored}");
+    assert!(
+        stored["spec"]["template"]["container"].get("cpu").is_none(),
+        "{stored}"
+    );
+    Ok(())
+}
+
+/// A write that breaks a marker (`#[kbr(minimum = 1, maximum = 65535)]` on the port) is refused
+/// with the API server's 422 text, naming the field.
+#[tokio::test]
+async fn a_write_that_breaks_a_marker_gets_the_api_servers_422() -> anyhow::Result<()> {
+    let env = env().await?;
+    let client = env.client();
+    let mut service = helloworld();
+    service.spec.template.container.port = Some(0);
+    let err = client
+        .create(&service)
+        .await
+        .expect_err("port 0 is below the minimum");
+    let text = err.to_string();
+    assert!(
+        text.contains(
+            "spec.template.container.port: Invalid value: 0: spec.template.container.port in body should be greater than or equal to 1"
+        ),
+        "{text}"
+    );
+    Ok(())
+}
