@@ -192,7 +192,7 @@ pub struct CreateApiArgs {
     pub force: bool,
 
     /// The controller's name, in logs and metric labels; unique in the project (a DNS-1123
-    /// label) [default: the lower-cased kind, or `<group>-<kind>` when another group of the
+    /// label) [default: the lower-cased kind, or GROUP-KIND when another group of the
     /// project has a controller for a kind of the same name].
     #[arg(long, allow_hyphen_values = true)]
     pub controller_name: Option<String>,
