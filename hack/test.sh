@@ -91,4 +91,15 @@ stage broker --group eventing --version v1alpha1 --kind Broker
 stage channel --group eventing --version v1alpha1 --kind Channel
 stage service --group serving --version v1alpha1 --kind Service
 
+# kbr edit --namespaced on a cluster-scoped project with an API and a webhook: the edited
+# project (namespaced RBAC, WATCH_NAMESPACE) must still build, lint, test and render.
+edited="$stages/edited"
+mkdir -p "$edited"
+(cd "$edited" && "$kbr" init --domain knative.dev --project-name knative-lite --runtime-path "$repo/runtime" >/dev/null \
+  && "$kbr" create api --group eventing --version v1alpha1 --kind Broker >/dev/null \
+  && "$kbr" create webhook --group eventing --version v1alpha1 --kind Broker --defaulting >/dev/null \
+  && "$kbr" edit --namespaced >/dev/null \
+  && make --no-print-directory manifests >/dev/null)
+check_project "$edited"
+
 step "all tests passed"
