@@ -55,6 +55,12 @@ check_project() {
 check_project testdata/project
 check_project testdata/knative-lite
 
+step "make docker-context: the image's build context (kbr-runtime vendored) builds on its own"
+context="$(mktemp -d)"
+make --no-print-directory -C testdata/knative-lite docker-context DOCKER_CONTEXT="$context/context" >/dev/null
+(cd "$context/context" && cargo build --locked --offline --bin knative-lite)
+rm -rf "$context"
+
 # kbr alpha update end to end: knative-lite scaffolded by kbr built from an older commit, edited
 # like a user would, updated by this kbr, then built and tested (with the dependencies just
 # built for testdata/); plus a conflict in main.rs reported with markers.
