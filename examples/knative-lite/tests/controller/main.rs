@@ -20,6 +20,9 @@
 //! each file directly under `tests/` would be a binary of its own, linked and stored
 //! separately. `kbr create api` adds a module here.
 
+use kbr_runtime::testing::TestEnv;
+use kbr_runtime::{Manager, ManagerOptions};
+
 #[path = "../support/mod.rs"]
 mod support;
 
@@ -27,3 +30,14 @@ mod broker;
 mod channel;
 mod service;
 // +kbr:scaffold:tests
+
+/// Every controller of the project registers with one manager, as `src/main.rs` registers them:
+/// their names (metric labels) are unique.
+#[tokio::test]
+async fn every_controller_registers_with_one_manager() -> anyhow::Result<()> {
+    let scheme = knative_lite::scheme();
+    let env = TestEnv::start(scheme.clone()).await?;
+    let mut manager = Manager::with_client(env.kube_client(), scheme, ManagerOptions::default());
+    knative_lite::setup_controllers(&mut manager)?;
+    Ok(())
+}
