@@ -549,6 +549,14 @@ async fn a_relist_after_a_lost_watch_catches_up_creates_and_deletes() -> TestRes
         within("initial reconcile", rx.recv()).await.as_deref(),
         Some("gone")
     );
+    // The initial reconcile can come before the informer's watch is registered with the server;
+    // a watch still being set up would escape close_watches below. An object created now
+    // reaches the reconciler only through that watch, so its reconcile proves it is live.
+    client.create(&configmap("default", "probe", "1")).await?;
+    assert_eq!(
+        within("reconcile through the watch", rx.recv()).await.as_deref(),
+        Some("probe")
+    );
 
     // The watch drops and cannot be re-established while the cluster changes...
     let faults = server.faults();
