@@ -554,7 +554,9 @@ async fn a_relist_after_a_lost_watch_catches_up_creates_and_deletes() -> TestRes
     // reaches the reconciler only through that watch, so its reconcile proves it is live.
     client.create(&configmap("default", "probe", "1")).await?;
     assert_eq!(
-        within("reconcile through the watch", rx.recv()).await.as_deref(),
+        within("reconcile through the watch", rx.recv())
+            .await
+            .as_deref(),
         Some("probe")
     );
 
