@@ -218,11 +218,6 @@ pub(crate) fn parse_exact_selector(selector: &str) -> Option<Vec<FieldRequiremen
         .collect()
 }
 
-/// apimachinery's `fields.EscapeValue`.
-pub(crate) fn escape_field_value(value: &str) -> String {
-    crate::field_selector::escape_value(value)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,6 +243,5 @@ mod tests {
         assert_eq!(parse_exact_selector("k!=a"), None);
         assert_eq!(parse_exact_selector("k"), None);
         assert_eq!(parse_exact_selector("k=a=b"), None);
-        assert_eq!(escape_field_value(r"a,b=c\"), r"a\,b\=c\\");
     }
 }

@@ -28,7 +28,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 pub use self::index::IndexError;
-pub(crate) use self::index::{FieldRequirement, escape_field_value, parse_exact_selector};
+pub(crate) use self::index::{FieldRequirement, parse_exact_selector};
 pub(crate) use self::informer::{CachedKind, Event, Informer};
 
 /// Who made a write through the manager's client: the controller (an id unique in the process)

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use super::{Client, ListOptions, Object, cached_informer};
 use crate::Error;
-use crate::cache::{FieldRequirement, IndexError, escape_field_value};
+use crate::cache::{FieldRequirement, IndexError};
+use crate::field_selector::escape_value;
 use crate::resource::scoped::{is_namespaced, kind_of};
 
 impl Client {
@@ -72,8 +73,7 @@ impl Client {
             value: value.to_string(),
         }];
         if self.cache.is_none() {
-            let options =
-                ListOptions::default().fields(format!("{index}={}", escape_field_value(value)));
+            let options = ListOptions::default().fields(format!("{index}={}", escape_value(value)));
             return self.list(namespace, &options).await;
         }
         self.list_cached_by_fields(namespace, &requirements, &ListOptions::default())

@@ -113,55 +113,40 @@ impl LabelSelector {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
-struct FieldRequirement {
-    field: String,
-    value: String,
-    equal: bool,
-}
-
-/// A parsed field selector over `metadata.name`, `metadata.namespace` and selectable fields.
+/// A parsed field selector over `metadata.name`, `metadata.namespace` and selectable fields:
+/// kbr's one field-selector grammar ([`crate::field_selector`]) plus the check of which fields
+/// the resource allows.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct FieldSelector(Vec<FieldRequirement>);
+pub(crate) struct FieldSelector(crate::field_selector::FieldSelector);
 
 impl FieldSelector {
-    /// Parses `metadata.name=x,metadata.namespace!=y` with kbr's one field-selector parser
-    /// ([`crate::field_selector`], apimachinery's grammar); `selectable` are the fields allowed
+    /// Parses `metadata.name=x,metadata.namespace!=y`; `selectable` are the fields allowed
     /// besides `metadata.name` and `metadata.namespace` (a CRD's `selectableFields`).
     pub(crate) fn parse(s: &str, selectable: &[String]) -> Result<Self, ApiError> {
         let parsed = crate::field_selector::FieldSelector::parse(s)
             .map_err(|err| ApiError::bad_request(err.to_string()))?;
-        let mut reqs = Vec::new();
-        for r in parsed.requirements {
-            let field = r.field.as_str();
-            if field != "metadata.name"
-                && field != "metadata.namespace"
-                && !selectable.iter().any(|f| f == field)
-            {
-                return Err(ApiError::bad_request(format!(
-                    "field label not supported: {field}"
-                )));
-            }
-            reqs.push(FieldRequirement {
-                equal: r.operator == crate::field_selector::Operator::Equals,
-                field: r.field,
-                value: r.value,
-            });
+        if let Some(r) = parsed.requirements.iter().find(|r| {
+            r.field != "metadata.name"
+                && r.field != "metadata.namespace"
+                && !selectable.contains(&r.field)
+        }) {
+            return Err(ApiError::bad_request(format!(
+                "field label not supported: {}",
+                r.field
+            )));
         }
-        Ok(Self(reqs))
+        Ok(Self(parsed))
     }
 
     /// Whether `obj` matches; a missing field reads as `""`, numbers and booleans as text.
     pub(crate) fn matches(&self, obj: &Value) -> bool {
-        self.0.iter().all(|r| {
-            let value = r.field.split('.').try_fold(obj, |v, seg| v.get(seg));
-            let actual = match value {
-                Some(Value::String(s)) => s.clone(),
-                Some(Value::Null) | None => String::new(),
-                Some(other) => other.to_string(),
-            };
-            (actual == r.value) == r.equal
-        })
+        self.0.matches(
+            |field| match field.split('.').try_fold(obj, |v, seg| v.get(seg)) {
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(Value::Null) | None => None,
+                Some(other) => Some(other.to_string()),
+            },
+        )
     }
 
     fn is_empty(&self) -> bool {
