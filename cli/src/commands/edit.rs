@@ -15,7 +15,7 @@ use super::alpha::Recorded;
 use super::alpha::merge::{self, Change};
 use super::alpha::replay::{ReplayError, Scaffolder};
 use crate::cli::{EditArgs, Env};
-use crate::plan::{PlanBuilder, PlanError};
+use crate::plan::PlanError;
 
 /// `kbr edit` failed (nothing was written), or left files with conflict markers.
 #[derive(Debug, thiserror::Error)]
@@ -79,8 +79,5 @@ fn edit(args: &EditArgs, env: &Env) -> Result<Vec<Change>, EditError> {
     let epoch = recorded.source_date_epoch.as_deref();
     let base = Scaffolder::Current.render(before, &env.dir, epoch)?;
     let theirs = Scaffolder::Current.render(&after, &env.dir, epoch)?;
-    let mut plan = PlanBuilder::new(&env.dir);
-    let changes = merge::plan_merge(&mut plan, &base, &theirs)?;
-    plan.finish()?.apply()?;
-    Ok(changes)
+    Ok(merge::merge_into(&env.dir, &base, &theirs)?)
 }

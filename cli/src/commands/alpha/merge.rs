@@ -122,6 +122,24 @@ pub fn print_changes(
         .collect())
 }
 
+/// Merges the changes from `base` to `theirs` into the project at `dir` and writes them,
+/// every file or none ([`plan_merge`], then the plan applied); returns the files changed or
+/// reported.
+///
+/// # Errors
+///
+/// A file of the project cannot be read, or writing fails (nothing is then changed).
+pub fn merge_into(
+    dir: &std::path::Path,
+    base: &Tree,
+    theirs: &Tree,
+) -> Result<Vec<Change>, PlanError> {
+    let mut plan = PlanBuilder::new(dir);
+    let changes = plan_merge(&mut plan, base, theirs)?;
+    plan.finish()?.apply()?;
+    Ok(changes)
+}
+
 /// Plans, into `plan` (rooted at the user's project: ours), the merge of every file of `base`
 /// and `theirs`; returns the files changed or reported, by path. Files that stay as they are
 /// are not listed.

@@ -21,7 +21,7 @@ use super::replay::{ReplayError, Scaffolder};
 use crate::cli::{AlphaUpdateArgs, Env};
 use crate::commands::ScaffoldError;
 use crate::context::KBR_VERSION;
-use crate::plan::{PlanBuilder, PlanError};
+use crate::plan::PlanError;
 
 /// `kbr alpha update` failed, or left files that need the user.
 #[derive(Debug, thiserror::Error)]
@@ -140,8 +140,5 @@ fn update(
     let epoch = recorded.source_date_epoch.as_deref();
     let base = from.render(&recorded.project, dir, epoch)?;
     let theirs = to.render(&recorded.project, dir, epoch)?;
-    let mut plan = PlanBuilder::new(dir);
-    let changes = merge::plan_merge(&mut plan, &base, &theirs)?;
-    plan.finish()?.apply()?;
-    Ok(changes)
+    Ok(merge::merge_into(dir, &base, &theirs)?)
 }
