@@ -62,6 +62,24 @@ impl BuiltinKind {
     pub fn module_path(&self) -> String {
         format!("{MODULE_PREFIX}::{}", self.module)
     }
+
+    /// The PROJECT entry of this kind before anything is scaffolded for it: Kubebuilder's
+    /// group name and domain, the k8s-openapi module as `path`, no API, no controller, no
+    /// webhooks.
+    pub fn resource(&self) -> crate::project::Resource {
+        crate::project::Resource {
+            api: None,
+            controller: false,
+            controller_name: None,
+            domain: self.domain.to_owned(),
+            group: self.group.to_owned(),
+            kind: self.kind.to_owned(),
+            path: self.module_path(),
+            plural: self.plural.to_owned(),
+            version: self.version.to_owned(),
+            webhooks: None,
+        }
+    }
 }
 
 /// `apiVersion` for an API group and version: `<group>/<version>`, or the bare version for the

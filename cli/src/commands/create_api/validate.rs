@@ -121,17 +121,10 @@ fn validate_builtin(
         )));
     }
     let resource = Resource {
-        api: None,
         controller: true,
-        controller_name: None,
-        domain: kind.domain.to_owned(),
-        group: kind.group.to_owned(),
-        kind: kind.kind.to_owned(),
-        path: kind.module_path(),
-        plural: kind.plural.to_owned(),
-        version: kind.version.to_owned(),
         // `kbr create webhook` may have recorded the kind first.
         webhooks: existing.and_then(|e| e.webhooks.clone()),
+        ..kind.resource()
     };
     check_clashes(project, &resource, None, true)?;
     let controller_name = controller_name(args, project, &resource, existing)?;

@@ -62,18 +62,7 @@ pub(super) fn validate(
                 builtin_resource = project
                     .find(kind.group, kind.version, kind.kind)
                     .cloned()
-                    .unwrap_or_else(|| Resource {
-                        api: None,
-                        controller: false,
-                        controller_name: None,
-                        domain: kind.domain.to_owned(),
-                        group: kind.group.to_owned(),
-                        kind: kind.kind.to_owned(),
-                        path: kind.module_path(),
-                        plural: kind.plural.to_owned(),
-                        version: kind.version.to_owned(),
-                        webhooks: None,
-                    });
+                    .unwrap_or_else(|| kind.resource());
                 &builtin_resource
             }
             _ => {
