@@ -24,29 +24,7 @@ pub(super) fn objects(
         _ => Map::new(),
     };
     for branch in &branches {
-        for (name, schema) in branch
-            .get("properties")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-        {
-            let merged = match properties.get(name) {
-                None => schema.clone(),
-                Some(existing) => combine(existing, schema).ok_or_else(|| {
-                    unsupported(
-                        path,
-                        what,
-                        format!(
-                            "has variants that disagree on the schema of property `{name}` ({} vs {})",
-                            type_name(existing),
-                            type_name(schema)
-                        ),
-                        "give the property the same type in every variant, or rename it in one",
-                    )
-                })?,
-            };
-            properties.insert(name.clone(), merged);
-        }
+        merge_properties(&mut properties, branch, path, what)?;
     }
     let required_of =
         |branch: &Map<String, Value>| -> Vec<String> { names(branch.get("required")) };
@@ -174,6 +152,41 @@ fn without(schema: &Map<String, Value>, keys: &[&str]) -> Map<String, Value> {
 }
 
 /// One schema for a property two variants both have, or `None` when they conflict.
+/// Merges the `properties` of the variant schema `branch` into `properties`: a property two
+/// variants share must have schemas [`combine`] can join, else the variants disagree and the
+/// enum is refused, naming the property and both types.
+pub(super) fn merge_properties(
+    properties: &mut Map<String, Value>,
+    branch: &Map<String, Value>,
+    path: &str,
+    what: &str,
+) -> Result<(), SchemaError> {
+    for (name, schema) in branch
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        let merged = match properties.get(name) {
+            None => schema.clone(),
+            Some(existing) => combine(existing, schema).ok_or_else(|| {
+                unsupported(
+                    path,
+                    what,
+                    format!(
+                        "has variants that disagree on the schema of property `{name}` ({} vs {})",
+                        type_name(existing),
+                        type_name(schema)
+                    ),
+                    "give the property the same type in every variant, or rename it in one",
+                )
+            })?,
+        };
+        properties.insert(name.clone(), merged);
+    }
+    Ok(())
+}
+
 pub(super) fn combine(a: &Value, b: &Value) -> Option<Value> {
     let (Value::Object(a), Value::Object(b)) = (a, b) else {
         return (a == b).then(|| a.clone());

@@ -17,7 +17,7 @@
 use serde_json::{Map, Value, json};
 
 use super::is_null;
-use super::objects::{combine, objects};
+use super::objects::objects;
 use crate::crd::error::SchemaError;
 
 /// Keys a variant may carry that say nothing about which values it accepts.
@@ -339,25 +339,7 @@ fn mixed(
                 "wrap the map in a struct variant with a named field",
             ));
         }
-        for (name, schema) in branch
-            .get("properties")
-            .and_then(Value::as_object)
-            .into_iter()
-            .flatten()
-        {
-            let merged = match properties.get(name) {
-                None => schema.clone(),
-                Some(existing) => combine(existing, schema).ok_or_else(|| {
-                    unsupported(
-                        path,
-                        what,
-                        format!("has variants that disagree on the schema of property `{name}`"),
-                        "give the property the same type in every variant, or rename it in one",
-                    )
-                })?,
-            };
-            properties.insert(name.clone(), merged);
-        }
+        super::objects::merge_properties(&mut properties, branch, path, what)?;
     }
     let object_variants: Vec<Map<String, Value>> = branches
         .iter()
