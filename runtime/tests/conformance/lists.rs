@@ -72,6 +72,22 @@ pub async fn field_selectors(ctx: &Ctx) -> TestResult {
     );
     let status = api_error(api.list(&by("spec.nodeName=x")).await)?;
     assert_eq!(code_and_reason(&status), (400, "BadRequest"));
+    // apimachinery/pkg/fields/selector.go (ParseSelector): `\,` is part of the value, not a
+    // separator; any other escape, or a bare `=` in a value, does not parse; fields are not
+    // trimmed, so ` metadata.namespace` is an unknown field.
+    assert!(
+        listed(&api, &by(r"metadata.name=field-web-1\,x"))
+            .await?
+            .is_empty()
+    );
+    for bad in [
+        r"metadata.name=field\x",
+        "metadata.name=a=b",
+        "metadata.name=field-web-1, metadata.namespace=x",
+    ] {
+        let status = api_error(api.list(&by(bad)).await)?;
+        assert_eq!(code_and_reason(&status), (400, "BadRequest"), "{bad}");
+    }
     Ok(())
 }
 
