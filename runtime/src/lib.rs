@@ -51,7 +51,7 @@ pub mod finalizer;
 pub mod logging;
 pub mod manager;
 pub mod manifests;
-mod metrics;
+pub mod metrics;
 pub mod ownership;
 pub mod rbac;
 pub mod reconcile;
@@ -79,6 +79,7 @@ pub use testing::envtest;
 
 pub use k8s_openapi;
 pub use kube;
+pub use prometheus_client;
 pub use schemars;
 pub use serde;
 pub use serde_json;

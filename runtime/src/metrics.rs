@@ -1,7 +1,7 @@
 //! The metrics registry: controller-runtime's `pkg/metrics` (with the names of
 //! `pkg/internal/controller/metrics` and client-go's workqueue metrics).
 //!
-//! One [`Metrics`] per manager holds every Prometheus metric of the process. Controllers record
+//! One registry per manager holds every Prometheus metric of the process. Controllers record
 //! their reconciles and workqueue activity into it, leader election its status, and the
 //! manager's `/metrics` endpoint encodes it in the OpenMetrics text format. It sits below the
 //! cache, controllers and manager so that each can record without knowing who serves it.
@@ -20,6 +20,9 @@
 //! | `workqueue_queue_duration_seconds` | histogram | `controller`, `name` |
 //! | `workqueue_work_duration_seconds` | histogram | `controller`, `name` |
 //! | `leader_election_master_status` | gauge | `name` |
+//!
+//! A project adds its own metrics through [`MetricsRegistry`]
+//! ([`Manager::metrics_registry`](crate::Manager::metrics_registry)); they are served beside these.
 
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
@@ -328,5 +331,55 @@ impl ControllerMetrics {
 
     pub(crate) fn retried(&self) {
         self.retries.inc();
+    }
+}
+
+/// A handle on the manager's Prometheus registry for a project's own metrics: controller-runtime's
+/// `metrics.Registry` (`sigs.k8s.io/controller-runtime/pkg/metrics`), from
+/// [`Manager::metrics_registry`](crate::Manager::metrics_registry).
+///
+/// Metrics registered here are served on the manager's `/metrics` endpoint beside the
+/// controller-runtime families listed in this module's docs, in the OpenMetrics text format of
+/// [`prometheus_client`] (re-exported as `kbr_runtime::prometheus_client`, so a project uses the
+/// same version). Registering works before and after [`Manager::start`](crate::Manager::start);
+/// clones share one registry.
+///
+/// ```
+/// use kbr_runtime::prometheus_client::metrics::counter::Counter;
+/// # async fn setup(manager: &kbr_runtime::Manager) {
+/// let synced: Counter = Counter::default();
+/// manager
+///     .metrics_registry()
+///     .register("myapp_widgets_synced", "Widgets synced to the backend", synced.clone());
+/// synced.inc(); // served as `myapp_widgets_synced_total 1`
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct MetricsRegistry {
+    metrics: std::sync::Arc<Metrics>,
+}
+
+impl std::fmt::Debug for MetricsRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MetricsRegistry").finish_non_exhaustive()
+    }
+}
+
+impl MetricsRegistry {
+    pub(crate) fn new(metrics: std::sync::Arc<Metrics>) -> Self {
+        Self { metrics }
+    }
+
+    /// Registers `metric` as `name` with `help` text (prometheus-client's `Registry::register`:
+    /// counters get the `_total` suffix on output). Use a prefix of your project's own
+    /// (`myapp_…`); names of controller-runtime's families are taken, and a second metric of one
+    /// name is encoded twice, which Prometheus rejects.
+    pub fn register(
+        &self,
+        name: &str,
+        help: &str,
+        metric: impl prometheus_client::registry::Metric,
+    ) {
+        self.metrics.register(name, help, metric);
     }
 }

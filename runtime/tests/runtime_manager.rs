@@ -12,6 +12,7 @@ use kbr_runtime::k8s_openapi::api::coordination::v1::Lease;
 use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
 use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use kbr_runtime::manager::ServingAddresses;
+use kbr_runtime::prometheus_client::metrics::counter::Counter;
 use kbr_runtime::testing::{TestEnv, Verb};
 use kbr_runtime::{Action, Controller, Manager, ManagerError, ManagerOptions, Scheme};
 use runtime_support::*;
@@ -46,9 +47,15 @@ async fn probes_and_metrics_after_reconciles() -> TestResult {
             ..options_on(&env, &["default"])
         },
     );
+    // A project's own metric, on the same endpoint (controller-runtime's `metrics.Registry`).
+    let synced = Counter::<u64>::default();
+    manager
+        .metrics_registry()
+        .register("myapp_synced", "Objects synced", synced.clone());
     manager.add_controller(Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
-        let tx = tx.clone();
+        let (tx, synced) = (tx.clone(), synced.clone());
         async move {
+            synced.inc();
             let _ = tx.send(cm.metadata.name.clone());
             Ok(Action::await_change())
         }
@@ -93,6 +100,8 @@ async fn probes_and_metrics_after_reconciles() -> TestResult {
         r#"workqueue_depth{controller="configmap",name="configmap"} 0"#,
         r#"workqueue_queue_duration_seconds_count{controller="configmap",name="configmap"} 1"#,
         r#"workqueue_work_duration_seconds_count{controller="configmap",name="configmap"} 1"#,
+        "# HELP myapp_synced Objects synced.",
+        "myapp_synced_total 1",
     ] {
         assert!(body.contains(expected), "missing {expected:?} in\n{body}");
     }

@@ -192,6 +192,13 @@ impl Manager {
         self.kube.clone()
     }
 
+    /// The registry served on `/metrics`, for a project's own metrics (controller-runtime's
+    /// `metrics.Registry`); see [`MetricsRegistry`](crate::metrics::MetricsRegistry).
+    #[must_use]
+    pub fn metrics_registry(&self) -> crate::metrics::MetricsRegistry {
+        crate::metrics::MetricsRegistry::new(self.metrics.clone())
+    }
+
     /// An event recorder reporting as `name` (controller-runtime's
     /// `mgr.GetEventRecorderFor(name)`): events.k8s.io/v1 Events about the objects it is given.
     #[must_use]
