@@ -50,10 +50,9 @@
 //! ```
 
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 
 use kube::Resource;
-use kube::runtime::controller::Action;
 use kube::runtime::finalizer::{self as kube_finalizer, Error as KubeFinalizerError};
 
 /// What [`finalizer()`] asks the reconcile closure to do: kube-runtime's `finalizer::Event`
@@ -61,6 +60,7 @@ use kube::runtime::finalizer::{self as kube_finalizer, Error as KubeFinalizerErr
 /// `Apply` did). Use the object it carries: it may be newer than the one you passed in.
 pub use kube::runtime::finalizer::Event;
 
+use crate::Action;
 use crate::client::{Client, Object};
 use crate::resource::scoped::{self, Scoped, is_namespaced, kind_of};
 
@@ -108,14 +108,25 @@ where
     };
     let api = scoped::api::<K>(&client.kube_client(), namespace.as_deref());
     let scoped_obj = Arc::new(Scoped(Arc::unwrap_or_clone(obj)));
+    // kube-runtime's helper speaks its own `Action`, whose delay it keeps private: the
+    // reconcile's `Action` is kept here and handed back as is. When the helper only adds or
+    // removes the finalizer, `reconcile` is not called and the answer is `await_change`.
+    let chosen = Arc::new(std::sync::Mutex::new(Action::await_change()));
+    let record = Arc::clone(&chosen);
     let result = kube_finalizer::finalizer(&api, finalizer_name, scoped_obj, |event| {
-        reconcile(match event {
+        let reconciled = reconcile(match event {
             Event::Apply(obj) => Event::Apply(unscope(obj)),
             Event::Cleanup(obj) => Event::Cleanup(unscope(obj)),
-        })
+        });
+        async move {
+            let action = reconciled.await?;
+            *record.lock().unwrap_or_else(PoisonError::into_inner) = action;
+            Ok(action.into())
+        }
     })
     .await;
-    result.map_err(|error| match error {
+    let chosen = *chosen.lock().unwrap_or_else(PoisonError::into_inner);
+    result.map(|_| chosen).map_err(|error| match error {
         KubeFinalizerError::ApplyFailed(e) | KubeFinalizerError::CleanupFailed(e) => e,
         KubeFinalizerError::AddFinalizer(e) => {
             tracing::debug!(finalizer = finalizer_name, error = %e, "adding the finalizer failed");

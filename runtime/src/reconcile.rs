@@ -15,10 +15,12 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 
-/// What to do after a successful reconcile: kube-runtime's `controller::Action`.
+/// What to do after a successful reconcile: controller-runtime's `reconcile.Result`, with the
+/// constructors of kube-runtime's `controller::Action`.
 ///
 /// - [`Action::await_change()`] — controller-runtime's `reconcile.Result{}`: nothing more to do
 ///   until a watched object changes.
@@ -29,13 +31,56 @@ use serde::de::DeserializeOwned;
 /// Errors are retried with per-object exponential backoff instead (5 ms doubling to 1000 s,
 /// reset by the next success) — return `Err`, not a requeue, when something failed.
 ///
+/// kbr has its own type rather than re-exporting kube-runtime's, because kube-runtime keeps the
+/// delay private and kbr's workqueue must read it ([`Action::requeue_after`]). It converts into
+/// kube-runtime's `Action` for code that also drives a plain kube-runtime `Controller`.
+///
 /// ```
 /// use std::time::Duration;
 /// use kbr_runtime::Action;
-/// assert_eq!(Action::await_change(), Action::await_change());
-/// assert_ne!(Action::requeue(Duration::from_secs(30)), Action::await_change());
+/// assert_eq!(Action::await_change().requeue_after(), None);
+/// let poll = Action::requeue(Duration::from_secs(30));
+/// assert_eq!(poll.requeue_after(), Some(Duration::from_secs(30)));
+/// assert_ne!(poll, Action::await_change());
 /// ```
-pub use kube::runtime::controller::Action;
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Action {
+    requeue_after: Option<Duration>,
+}
+
+impl Action {
+    /// Reconcile the object again after `duration` (`reconcile.Result{RequeueAfter: d}`), or
+    /// earlier if it changes; `Duration::ZERO` requeues at once.
+    #[must_use]
+    pub const fn requeue(duration: Duration) -> Self {
+        Self {
+            requeue_after: Some(duration),
+        }
+    }
+
+    /// Nothing to do until a watched object changes (`reconcile.Result{}`).
+    #[must_use]
+    pub const fn await_change() -> Self {
+        Self {
+            requeue_after: None,
+        }
+    }
+
+    /// The delay of [`Action::requeue`]; `None` for [`Action::await_change`].
+    #[must_use]
+    pub const fn requeue_after(&self) -> Option<Duration> {
+        self.requeue_after
+    }
+}
+
+impl From<Action> for kube::runtime::controller::Action {
+    fn from(action: Action) -> Self {
+        match action.requeue_after {
+            Some(delay) => Self::requeue(delay),
+            None => Self::await_change(),
+        }
+    }
+}
 
 /// Reconciles one kind of object: controller-runtime's `reconcile.Reconciler`.
 ///

@@ -133,6 +133,7 @@ async fn kbr_manager_reconciles_one_hundred_objects_from_watch_events() -> TestR
             async move {
                 reconcile(gizmo, seen)
                     .await
+                    .map(|_| kbr_runtime::Action::await_change())
                     .map_err(kbr_runtime::Error::other)
             }
         }))

@@ -162,6 +162,35 @@ async fn a_finalizer_runs_cleanup_before_the_object_goes() -> TestResult {
 }
 
 #[tokio::test]
+async fn the_finalizer_helper_returns_the_reconciles_requeue() -> TestResult {
+    let env = TestEnv::start(Scheme::new()).await?;
+    let client = env.client();
+    let poll = Action::requeue(std::time::Duration::from_millis(1_500));
+    let cm = Arc::new(client.create(&configmap("default", "polled", "1")).await?);
+    // The first call only adds the finalizer: nothing was reconciled, nothing to requeue.
+    let added = finalizer(
+        &client,
+        FINALIZER,
+        cm,
+        |_| async move { Ok::<_, Error>(poll) },
+    )
+    .await?;
+    assert_eq!(added, Action::await_change());
+    let cm = Arc::new(client.get::<ConfigMap>(Some("default"), "polled").await?);
+    assert!(has_finalizer(&*cm, FINALIZER), "{cm:?}");
+    let applied = finalizer(&client, FINALIZER, cm, |event| async move {
+        assert!(matches!(event, Event::Apply(_)));
+        Ok::<_, Error>(poll)
+    })
+    .await?;
+    assert_eq!(
+        applied.requeue_after(),
+        Some(std::time::Duration::from_millis(1_500))
+    );
+    Ok(())
+}
+
+#[tokio::test]
 async fn finalizer_helpers_hold_and_release_a_deletion() -> TestResult {
     let env = TestEnv::start(Scheme::new()).await?;
     let client = env.client();

@@ -11,7 +11,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use futures::future::BoxFuture;
 use futures::stream::{self, BoxStream, StreamExt};
@@ -144,53 +144,6 @@ fn reconcile_id() -> String {
         b >> 48,
         b & 0xffff_ffff_ffff
     )
-}
-
-/// The delay of `Action::requeue(d)`, `None` for `Action::await_change()`.
-///
-/// kube-runtime keeps `Action`'s field private and offers no getter; its derived `Debug` is the
-/// only view (`Action { requeue_after: Some(1.5s) }`), and `Duration`'s `Debug` prints the exact
-/// value (integer part, up to nine fractional digits without trailing zeros, unit `s`, `ms`,
-/// `µs` or `ns`). A unit test pins the format, so a kube release that changes it fails the
-/// build's tests instead of dropping requeues; an unreadable form requeues after one second.
-pub(crate) fn requeue_after(action: &Action) -> Option<Duration> {
-    if *action == Action::await_change() {
-        return None;
-    }
-    let text = format!("{action:?}");
-    let parsed = text
-        .strip_prefix("Action { requeue_after: Some(")
-        .and_then(|rest| rest.strip_suffix(") }"))
-        .and_then(parse_duration_debug);
-    Some(parsed.unwrap_or(Duration::from_secs(1)))
-}
-
-/// Parses `Duration`'s `Debug` output (`30s`, `1.5ms`, `250µs`, `7ns`).
-fn parse_duration_debug(text: &str) -> Option<Duration> {
-    let (number, unit_nanos) = [
-        ("ns", 1u128),
-        ("µs", 1_000),
-        ("ms", 1_000_000),
-        ("s", 1_000_000_000),
-    ]
-    .into_iter()
-    .find_map(|(unit, nanos)| text.strip_suffix(unit).map(|n| (n, nanos)))?;
-    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
-    if whole.is_empty()
-        || !whole.bytes().all(|b| b.is_ascii_digit())
-        || !fraction.bytes().all(|b| b.is_ascii_digit())
-    {
-        return None;
-    }
-    let mut nanos = whole.parse::<u128>().ok()?.checked_mul(unit_nanos)?;
-    let mut scale = unit_nanos;
-    for digit in fraction.bytes() {
-        scale /= 10;
-        nanos = nanos.checked_add(u128::from(digit - b'0') * scale)?;
-    }
-    let secs = u64::try_from(nanos / 1_000_000_000).ok()?;
-    let sub = u32::try_from(nanos % 1_000_000_000).ok()?;
-    Some(Duration::new(secs, sub))
 }
 
 /// Identities of controllers in this process, for [`Writer`](crate::cache::Writer) tags.
@@ -330,7 +283,7 @@ async fn worker<R: Reconciler>(
         match reconcile_one(reconciler.clone(), obj, &key, &state).await {
             Outcome::Done(action) => {
                 state.backoff.forget(&key);
-                if let Some(delay) = requeue_after(&action) {
+                if let Some(delay) = action.requeue_after() {
                     state.queue.add_after(key.clone(), delay);
                 }
             }
@@ -406,7 +359,7 @@ async fn reconcile_one<R: Reconciler>(
     let _entered = span.enter();
     match outcome {
         Ok(Ok(action)) => {
-            let result = if action == Action::await_change() {
+            let result = if action.requeue_after().is_none() {
                 ReconcileResult::Success
             } else {
                 ReconcileResult::RequeueAfter
@@ -431,33 +384,6 @@ async fn reconcile_one<R: Reconciler>(
                 .metrics
                 .reconcile_finished(ReconcileResult::Error, elapsed, panicked);
             Outcome::Failed
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn requeue_delays_are_read_back_exactly() {
-        assert_eq!(requeue_after(&Action::await_change()), None);
-        for delay in [
-            Duration::ZERO,
-            Duration::from_nanos(1),
-            Duration::from_nanos(1_001),
-            Duration::from_micros(250),
-            Duration::from_millis(5),
-            Duration::from_millis(1_500),
-            Duration::new(1, 1),
-            Duration::from_secs(3_600),
-            Duration::new(86_400, 999_999_999),
-        ] {
-            assert_eq!(
-                requeue_after(&Action::requeue(delay)),
-                Some(delay),
-                "{delay:?}"
-            );
         }
     }
 }
