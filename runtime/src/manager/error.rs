@@ -25,10 +25,14 @@ use crate::webhook::WebhookError;
 #[non_exhaustive]
 pub enum ManagerError {
     /// No kube config could be inferred (neither `KUBECONFIG`/`~/.kube/config` nor in-cluster).
+    ///
+    /// kube's error already spells out its whole cause chain in its message (each attempt and
+    /// why it failed), so it is shown in this message and not chained again as the `source`:
+    /// a binary's `main` prints one line instead of the same causes four times.
     #[error(
         "could not infer a Kubernetes client configuration (set KUBECONFIG or run in a cluster): {0}"
     )]
-    Config(#[source] Box<kube::Error>),
+    Config(Box<kube::Error>),
 
     /// Two controllers were added to one manager under the same name.
     #[error(
@@ -130,5 +134,24 @@ impl ManagerError {
     /// ```
     pub fn other(error: impl Into<BoxError>) -> Self {
         Self::Other(error.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_kubeconfig_is_reported_on_one_line() {
+        // kube's inference error cannot be built outside kube; any kube error shows the rule.
+        let kube_error = kube::Error::Service(Box::new(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "failed to read kubeconfig from /nonexistent/kubeconfig",
+        )));
+        let error = ManagerError::Config(Box::new(kube_error));
+        let message = error.to_string();
+        assert!(message.contains("/nonexistent/kubeconfig"), "{message}");
+        assert!(message.contains("set KUBECONFIG"), "{message}");
+        assert!(std::error::Error::source(&error).is_none());
     }
 }
