@@ -16,6 +16,7 @@
 //! [`Manager`](crate::Manager); this layer sits below the client and the controllers, which
 //! both read it.
 
+mod decode;
 mod index;
 mod informer;
 mod options;
@@ -27,6 +28,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+pub(crate) use self::decode::DecodeReporter;
 pub use self::index::IndexError;
 pub(crate) use self::index::{FieldRequirement, parse_exact_selector};
 pub(crate) use self::informer::{CachedKind, Event, Informer};
@@ -71,9 +73,11 @@ impl<K: CachedKind> ErasedInformer for Arc<Informer<K>> {
         if !self.mark_started() {
             return None;
         }
+        cache.decode.init::<K>();
         let run = Arc::clone(self).run(
             cache.client.clone(),
             cache.strip_managed_fields,
+            cache.decode.clone(),
             cache.stop.subscribe(),
         );
         Some(tokio::spawn(run))
@@ -87,12 +91,15 @@ pub(crate) struct CacheConfig {
     pub(crate) namespaces: Vec<String>,
     /// Drop `metadata.managedFields` before storing objects.
     pub(crate) strip_managed_fields: bool,
+    /// Reports the objects informers cannot decode (log, metric, Event).
+    pub(crate) decode: DecodeReporter,
 }
 
 struct CacheInner {
     client: kube::Client,
     namespaces: Vec<Option<String>>,
     strip_managed_fields: bool,
+    decode: DecodeReporter,
     stop: watch::Sender<bool>,
 }
 
@@ -127,6 +134,7 @@ impl Cache {
                 client,
                 namespaces,
                 strip_managed_fields: config.strip_managed_fields,
+                decode: config.decode,
                 stop: watch::channel(false).0,
             },
             state: Mutex::new(CacheState::default()),
@@ -280,6 +288,7 @@ mod tests {
             CacheConfig {
                 namespaces: Vec::new(),
                 strip_managed_fields: true,
+                decode: DecodeReporter::default(),
             },
         );
         let restricted = CacheOptions {
