@@ -44,8 +44,8 @@ const NOTE_LIMIT: usize = 1024;
 pub(crate) enum Decoded<K> {
     /// The item decoded.
     Object(K),
-    /// The item did not decode into `K`.
-    Undecodable(Undecodable),
+    /// The item did not decode into `K` (boxed: it is rare, and its metadata is large).
+    Undecodable(Box<Undecodable>),
 }
 
 /// An object that does not decode into its kind's Rust type.
@@ -64,10 +64,10 @@ impl<'de, K: DeserializeOwned> Deserialize<'de> for Decoded<K> {
         let value = Value::deserialize(deserializer)?;
         Ok(match K::deserialize(&value) {
             Ok(obj) => Self::Object(obj),
-            Err(error) => Self::Undecodable(Undecodable {
+            Err(error) => Self::Undecodable(Box::new(Undecodable {
                 meta: metadata_of(&value),
                 error: error.to_string(),
-            }),
+            })),
         })
     }
 }

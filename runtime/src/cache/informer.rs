@@ -336,7 +336,7 @@ impl<K: CachedKind> Informer<K> {
         index: usize,
         event: watcher::Event<Decoded<K>>,
         strip_managed_fields: bool,
-    ) -> Option<Undecodable> {
+    ) -> Option<Box<Undecodable>> {
         match unscope(event, strip_managed_fields) {
             Ok(event) => {
                 self.apply(index, event);
@@ -363,7 +363,11 @@ impl<K: CachedKind> Informer<K> {
     /// (an older resourceVersion), and the Warning Event says why.
     ///
     /// Returns the item if it is to be reported (not yet reported at this resourceVersion).
-    fn skip(&self, index: usize, event: watcher::Event<Undecodable>) -> Option<Undecodable> {
+    fn skip(
+        &self,
+        index: usize,
+        event: watcher::Event<Box<Undecodable>>,
+    ) -> Option<Box<Undecodable>> {
         let mut guard = self.lock();
         let shared = &mut *guard;
         let (item, listed) = match event {
@@ -662,7 +666,7 @@ impl<K: CachedKind> Shared<K> {
 fn unscope<K: Resource>(
     event: watcher::Event<Decoded<K>>,
     strip: bool,
-) -> Result<watcher::Event<K>, watcher::Event<Undecodable>> {
+) -> Result<watcher::Event<K>, watcher::Event<Box<Undecodable>>> {
     let fix = |decoded: Decoded<K>| match decoded {
         Decoded::Object(mut obj) => {
             if strip {
