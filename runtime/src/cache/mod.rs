@@ -15,6 +15,26 @@
 //! [`Manager::cache_options`](crate::Manager::cache_options)). The cache itself belongs to the
 //! [`Manager`](crate::Manager); this layer sits below the client and the controllers, which
 //! both read it.
+//!
+//! # Objects that do not decode
+//!
+//! Informers decode each listed or watched object on its own, so one object that does not
+//! decode into the kind's Rust type (say a required field missing because the object was
+//! stored under an older schema) does not fail the whole list: the informer skips it, the rest
+//! of the kind is cached and reconciled, and the cache still syncs (`/readyz` turns ready).
+//! Each such object is reported once per resourceVersion: a `warn` log with kind, namespace,
+//! name, resourceVersion and serde's error; the counter `kbr_informer_decode_errors_total{kind}`;
+//! and a `Warning` Event with reason `FailedDecode` (reporting controller `kbr-cache`, which
+//! needs RBAC to create `events.k8s.io` Events) on the object, saying how to fix it: migrate the
+//! object to the current schema, or make the field optional or defaulted in the type. The cache
+//! keeps the object's last version that decoded, if any (an object that stops decoding is not
+//! reported deleted; a relist does not drop it either), until it decodes again (an update) or is
+//! deleted (a delete carrying that version).
+//!
+//! controller-runtime behaves differently because Go decodes differently: `encoding/json` reads
+//! a missing field as its zero value, so such an object is cached (a value of the wrong type
+//! still fails the whole list there). kube-runtime decodes the list as a whole and fails it, so
+//! one such object keeps the informer from ever syncing.
 
 mod decode;
 mod index;
