@@ -703,14 +703,15 @@ mod tests {
     use crate::metrics::InformerMetrics;
 
     fn item(name: &str, rv: &str, uid: &str, value: serde_json::Value) -> Decoded<ConfigMap> {
+        let (namespace, name) = name.split_once('/').unwrap_or(("ns", name));
         let object = json!({
-            "metadata": {"name": name, "namespace": "ns", "resourceVersion": rv, "uid": uid},
+            "metadata": {"name": name, "namespace": namespace, "resourceVersion": rv, "uid": uid},
             "data": {"key": value},
         });
         serde_json::from_value(object).unwrap_or_else(|e| panic!("{e}"))
     }
 
-    /// A ConfigMap that decodes.
+    /// A ConfigMap (`name` or `namespace/name`, default namespace `ns`) that decodes.
     fn good(name: &str, rv: &str, uid: &str) -> Decoded<ConfigMap> {
         item(name, rv, uid, json!("value"))
     }
@@ -754,7 +755,16 @@ mod tests {
             informer: &Informer<ConfigMap>,
             event: watcher::Event<Decoded<ConfigMap>>,
         ) {
-            if let Some(item) = informer.receive(0, event, true) {
+            self.receive_in(0, informer, event);
+        }
+
+        fn receive_in(
+            &self,
+            partition: usize,
+            informer: &Informer<ConfigMap>,
+            event: watcher::Event<Decoded<ConfigMap>>,
+        ) {
+            if let Some(item) = informer.receive(partition, event, true) {
                 DecodeReporter::new(self.metrics.clone(), None).report::<ConfigMap>(&item);
             }
         }
@@ -777,6 +787,32 @@ mod tests {
         let (informer, _events, reporter) = synced(vec![good("a", "1", "ua"), bad("b", "2", "ub")]);
         assert_eq!(stored(&informer, "a").as_deref(), Some("1"));
         assert_eq!(stored(&informer, "b"), None);
+        assert_eq!(reporter.count(), 1);
+    }
+
+    #[test]
+    fn partitions_sync_past_what_does_not_decode() {
+        let informer = Informer::<ConfigMap>::new(
+            &[Some("a".into()), Some("b".into())],
+            CacheOptions::default(),
+        );
+        let reporter = Reporter::default();
+        for (index, listed) in [good("a/x", "1", "ux"), bad("b/y", "2", "uy")]
+            .into_iter()
+            .enumerate()
+        {
+            reporter.receive_in(index, &informer, watcher::Event::Init);
+            reporter.receive_in(index, &informer, watcher::Event::InitApply(listed));
+            reporter.receive_in(index, &informer, watcher::Event::InitDone);
+        }
+        assert!(informer.has_synced());
+        let names: Vec<_> = informer
+            .store()
+            .state()
+            .iter()
+            .filter_map(|o| o.metadata.name.clone())
+            .collect();
+        assert_eq!(names, ["x"]);
         assert_eq!(reporter.count(), 1);
     }
 
