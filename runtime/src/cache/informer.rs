@@ -359,8 +359,8 @@ impl<K: CachedKind> Informer<K> {
     ///
     /// Keeping the last decodable version rather than removing it: the object exists, and a
     /// `Deleted` event would tell controllers otherwise (a parent's reconcile could drop what
-    /// it derived from it). A controller working from that version gets a conflict on writes
-    /// (an older resourceVersion), and the Warning Event says why.
+    /// it derived from it). An update based on that version fails with a conflict (its
+    /// resourceVersion is old), and the Warning Event says why.
     ///
     /// Returns the item if it is to be reported (not yet reported at this resourceVersion).
     fn skip(
