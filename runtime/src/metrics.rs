@@ -20,6 +20,11 @@
 //! | `workqueue_queue_duration_seconds` | histogram | `controller`, `name` |
 //! | `workqueue_work_duration_seconds` | histogram | `controller`, `name` |
 //! | `leader_election_master_status` | gauge | `name` |
+//! | `kbr_informer_decode_errors_total` | counter | `kind` |
+//!
+//! The last family is kbr's own (no controller-runtime counterpart): objects an informer listed
+//! or watched but could not decode into the kind's Rust type, counted once per object and
+//! resourceVersion (see the `cache` module).
 //!
 //! A project adds its own metrics through [`MetricsRegistry`]
 //! ([`Manager::metrics_registry`](crate::Manager::metrics_registry)); they are served beside these.
@@ -63,6 +68,11 @@ struct NameLabels {
     name: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KindLabels {
+    kind: String,
+}
+
 type HistogramFamily = Family<ControllerLabels, Histogram, fn() -> Histogram>;
 type QueueHistogramFamily = Family<QueueLabels, Histogram, fn() -> Histogram>;
 
@@ -92,6 +102,7 @@ pub(crate) struct Metrics {
     queue_duration: QueueHistogramFamily,
     work_duration: QueueHistogramFamily,
     leader: Family<NameLabels, Gauge>,
+    informer: InformerMetrics,
 }
 
 /// How a reconcile ended: the `result` label (`success`, `error`, `requeue_after`) of
@@ -119,6 +130,7 @@ impl Metrics {
             queue_duration: Family::new_with_constructor(queue_histogram),
             work_duration: Family::new_with_constructor(queue_histogram),
             leader: Family::default(),
+            informer: InformerMetrics::default(),
         };
         {
             let mut r = metrics.lock();
@@ -181,6 +193,11 @@ impl Metrics {
                 "leader_election_master_status",
                 "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master",
                 metrics.leader.clone(),
+            );
+            r.register(
+                "kbr_informer_decode_errors",
+                "Total number of listed or watched objects (one per object and resourceVersion) an informer could not decode into its kind's type",
+                metrics.informer.decode_errors.clone(),
             );
         }
         metrics
@@ -253,6 +270,11 @@ impl Metrics {
                 name: lease.to_string(),
             })
             .set(i64::from(leader));
+    }
+
+    /// The informers' metric handles (for the cache).
+    pub(crate) fn informer(&self) -> InformerMetrics {
+        self.informer.clone()
     }
 
     /// Registers a further metric (e.g. the sharder's) under `name` with `help`.
@@ -381,5 +403,37 @@ impl MetricsRegistry {
         metric: impl prometheus_client::registry::Metric,
     ) {
         self.metrics.register(name, help, metric);
+    }
+}
+
+/// The cache's informer metrics: `kbr_informer_decode_errors_total{kind}`. Cheap to clone
+/// (clones share the series); the [`Default`] one is registered nowhere (for caches without a
+/// manager, and tests).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct InformerMetrics {
+    decode_errors: Family<KindLabels, Counter>,
+}
+
+impl InformerMetrics {
+    /// Creates the series of `kind` at 0 (so an absent failure reads 0, not nothing).
+    pub(crate) fn init(&self, kind: &str) {
+        let _ = self.decode_errors.get_or_create(&Self::labels(kind));
+    }
+
+    /// Counts one object of `kind` (one resourceVersion of it) that did not decode.
+    pub(crate) fn decode_error(&self, kind: &str) {
+        self.decode_errors.get_or_create(&Self::labels(kind)).inc();
+    }
+
+    /// The number of decode errors counted for `kind`.
+    #[cfg(test)]
+    pub(crate) fn decode_errors(&self, kind: &str) -> u64 {
+        self.decode_errors.get_or_create(&Self::labels(kind)).get()
+    }
+
+    fn labels(kind: &str) -> KindLabels {
+        KindLabels {
+            kind: kind.to_string(),
+        }
     }
 }

@@ -20,9 +20,10 @@ use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, watch};
 
 use super::Writer;
+use super::decode::{DecodeReporter, Decoded, Reported, Undecodable};
 use super::index::{FieldRequirement, IndexError, IndexFn, Indexes};
 use super::options::CacheOptions;
-use crate::resource::scoped::{self, Scoped};
+use crate::resource::scoped;
 
 /// An informer notification, mirroring controller-runtime's `event.{Create,Update,Delete}Event`.
 #[derive(Debug)]
@@ -59,16 +60,48 @@ impl<K> CachedKind for K where
 }
 
 /// One list+watch source of an informer: all namespaces (`None`) or one namespace.
-struct Partition<K> {
+struct Partition<K: Resource<DynamicType = ()>> {
     namespace: Option<String>,
     synced: bool,
     relist: Option<Vec<K>>,
+    /// During a relist: the listed objects that did not decode, with their uids. Their last
+    /// decodable version stays in the store (see [`Informer::skip`]).
+    undecodable: HashMap<ObjectRef<K>, Option<String>>,
 }
 
-impl<K: Resource> Partition<K> {
+impl<K: Resource<DynamicType = ()>> Partition<K> {
     fn contains(&self, obj: &K) -> bool {
         self.namespace.is_none() || obj.meta().namespace == self.namespace
     }
+
+    fn contains_key(&self, key: &ObjectRef<K>) -> bool {
+        self.namespace.is_none() || key.namespace == self.namespace
+    }
+
+    /// A (re)list starts: buffers its objects from now on.
+    fn begin_relist(&mut self) {
+        self.relist = Some(Vec::new());
+        self.undecodable.clear();
+    }
+
+    /// The (re)list ended: what it listed, and what it listed that did not decode.
+    fn end_relist(&mut self) -> (Vec<K>, HashMap<ObjectRef<K>, Option<String>>) {
+        (
+            self.relist.take().unwrap_or_default(),
+            std::mem::take(&mut self.undecodable),
+        )
+    }
+}
+
+/// Whether `obj` is the object a relist listed as undecodable (same key and uid): its last
+/// decodable version stays.
+fn listed_undecodable<K: Resource<DynamicType = ()>>(
+    undecodable: &HashMap<ObjectRef<K>, Option<String>>,
+    obj: &K,
+) -> bool {
+    undecodable
+        .get(&ObjectRef::from_obj(obj))
+        .is_some_and(|uid| *uid == obj.meta().uid)
 }
 
 /// How many uids of recently deleted objects an informer remembers, so a late write response
@@ -92,6 +125,8 @@ struct Shared<K: CachedKind> {
     indexes: Indexes<K>,
     /// Label/field selectors of every list+watch (`cache.Options.ByObject`).
     options: CacheOptions,
+    /// The undecodable objects reported, so each version is reported once.
+    reported: Reported<K>,
 }
 
 /// A shared informer for kind `K`.
@@ -122,6 +157,7 @@ impl<K: CachedKind> Informer<K> {
                 namespace,
                 synced: false,
                 relist: None,
+                undecodable: HashMap::new(),
             })
             .collect();
         Self {
@@ -136,6 +172,7 @@ impl<K: CachedKind> Informer<K> {
                 initial: Some(HashMap::new()),
                 indexes: Indexes::default(),
                 options,
+                reported: Reported::default(),
             }),
             started: AtomicBool::new(false),
             synced: watch::channel(false).0,
@@ -247,17 +284,20 @@ impl<K: CachedKind> Informer<K> {
 
     /// Runs the list+watch loop until `stop` turns true. Watch errors are retried with
     /// kube-runtime's default backoff (client-go's: 800 ms doubling to 30 s, with jitter).
+    /// Objects that do not decode into `K` are skipped and reported through `reporter` (see
+    /// [`Informer::skip`]).
     pub(crate) async fn run(
         self: Arc<Self>,
         client: kube::Client,
         strip_managed_fields: bool,
+        reporter: DecodeReporter,
         mut stop: watch::Receiver<bool>,
     ) {
         let namespaces = self.namespaces();
         let options = self.lock().options.clone();
         let config = options.watcher_config();
         let streams = namespaces.into_iter().enumerate().map(|(index, ns)| {
-            let api = scoped::api::<K>(&client, ns.as_deref());
+            let api = scoped::api_as::<Decoded<K>, K>(&client, ns.as_deref());
             watcher(api, config.clone())
                 .default_backoff()
                 .map(move |event| (index, event))
@@ -276,8 +316,9 @@ impl<K: CachedKind> Informer<K> {
                 next = events.next() => match next {
                     None => break,
                     Some((index, Ok(event))) => {
-                        let event = unscope(event, strip_managed_fields);
-                        self.apply(index, event);
+                        if let Some(item) = self.receive(index, event, strip_managed_fields) {
+                            reporter.report::<K>(&item);
+                        }
                     }
                     Some((_, Err(error))) => {
                         tracing::warn!(kind = %self.kind, %error, "watch failed; retrying with backoff");
@@ -288,9 +329,97 @@ impl<K: CachedKind> Informer<K> {
         tracing::debug!(kind = %self.kind, "informer stopped");
     }
 
+    /// Takes one event of the list+watch of partition `index`; returns an object that does not
+    /// decode if it is to be reported (the first time at its resourceVersion).
+    fn receive(
+        &self,
+        index: usize,
+        event: watcher::Event<Decoded<K>>,
+        strip_managed_fields: bool,
+    ) -> Option<Box<Undecodable>> {
+        match unscope(event, strip_managed_fields) {
+            Ok(event) => {
+                self.apply(index, event);
+                None
+            }
+            Err(skipped) => self.skip(index, skipped),
+        }
+    }
+
+    /// An event about an object that does not decode into `K`: nothing reaches the store from
+    /// it, and what the store holds of the object stays — its last decodable version — unless
+    /// the object is gone:
+    ///
+    /// - a watch `ADDED`/`MODIFIED` leaves the stored version (no event); a stored object of
+    ///   the same name but another uid was deleted meanwhile and leaves (a `Deleted` event);
+    /// - a relist remembers the item, so its `InitDone` does not take the stored version (same
+    ///   uid) for deleted;
+    /// - a watch `DELETED` removes the stored version (a `Deleted` event carrying it), and is
+    ///   silent for an object never stored.
+    ///
+    /// Keeping the last decodable version rather than removing it: the object exists, and a
+    /// `Deleted` event would tell controllers otherwise (a parent's reconcile could drop what
+    /// it derived from it). An update based on that version fails with a conflict (its
+    /// resourceVersion is old), and the Warning Event says why.
+    ///
+    /// Returns the item if it is to be reported (not yet reported at this resourceVersion).
+    fn skip(
+        &self,
+        index: usize,
+        event: watcher::Event<Box<Undecodable>>,
+    ) -> Option<Box<Undecodable>> {
+        let mut guard = self.lock();
+        let shared = &mut *guard;
+        let (item, listed) = match event {
+            watcher::Event::Apply(item) => (item, false),
+            watcher::Event::InitApply(item) => (item, true),
+            watcher::Event::Delete(item) => {
+                let key = item.key::<K>();
+                shared.reported.forget(&key);
+                let same = |o: &K| o.meta().uid == item.meta.uid;
+                if let Some(initial) = shared.initial.as_mut() {
+                    if initial.get(&key).is_some_and(same) {
+                        initial.remove(&key);
+                    }
+                } else if let Some(stored) = self.reader.get(&key)
+                    && same(&stored)
+                {
+                    shared.remove(K::clone(&stored), &self.reader, None);
+                }
+                return None;
+            }
+            watcher::Event::Init | watcher::Event::InitDone => return None,
+        };
+        let key = item.key::<K>();
+        let partition = &mut shared.partitions[index];
+        if listed && partition.relist.is_some() {
+            partition
+                .undecodable
+                .insert(key.clone(), item.meta.uid.clone());
+        } else if !listed {
+            let other = |o: &K| o.meta().uid != item.meta.uid;
+            if let Some(initial) = shared.initial.as_mut() {
+                if initial.get(&key).is_some_and(other) {
+                    initial.remove(&key);
+                }
+            } else if let Some(stored) = self.reader.get(&key)
+                && other(&stored)
+            {
+                shared.remove(K::clone(&stored), &self.reader, None);
+            }
+        }
+        shared.reported.first_time(&item).then_some(item)
+    }
+
     fn apply(&self, index: usize, event: watcher::Event<K>) {
         let mut guard = self.lock();
         let shared = &mut *guard;
+        if let watcher::Event::Apply(obj)
+        | watcher::Event::InitApply(obj)
+        | watcher::Event::Delete(obj) = &event
+        {
+            shared.reported.forget(&ObjectRef::from_obj(obj));
+        }
         if shared.initial.is_some() {
             if shared.partitions.len() == 1 {
                 // One list+watch: the store's writer buffers the first list itself and swaps
@@ -317,14 +446,14 @@ impl<K: CachedKind> Informer<K> {
         match event {
             watcher::Event::Apply(obj) => shared.upsert(obj, &self.reader, None),
             watcher::Event::Delete(obj) => shared.remove(obj, &self.reader, None),
-            watcher::Event::Init => shared.partitions[index].relist = Some(Vec::new()),
+            watcher::Event::Init => shared.partitions[index].begin_relist(),
             watcher::Event::InitApply(obj) => {
                 if let Some(buffer) = shared.partitions[index].relist.as_mut() {
                     buffer.push(obj);
                 }
             }
             watcher::Event::InitDone => {
-                let listed = shared.partitions[index].relist.take().unwrap_or_default();
+                let (listed, undecodable) = shared.partitions[index].end_relist();
                 let keys: HashSet<ObjectRef<K>> = listed.iter().map(ObjectRef::from_obj).collect();
                 for obj in listed {
                     shared.upsert(obj, &self.reader, None);
@@ -335,10 +464,12 @@ impl<K: CachedKind> Informer<K> {
                     .into_iter()
                     .filter(|o| shared.partitions[index].contains(o))
                     .filter(|o| !keys.contains(&ObjectRef::from_obj(o.as_ref())))
+                    .filter(|o| !listed_undecodable(&undecodable, o.as_ref()))
                     .collect();
                 for obj in stale {
                     shared.remove(K::clone(&obj), &self.reader, None);
                 }
+                shared.prune_reported(index, &undecodable);
             }
         }
     }
@@ -426,21 +557,35 @@ impl<K: CachedKind> Shared<K> {
             watcher::Event::Delete(obj) => {
                 initial.remove(&ObjectRef::from_obj(&obj));
             }
-            watcher::Event::Init => partition.relist = Some(Vec::new()),
+            watcher::Event::Init => partition.begin_relist(),
             watcher::Event::InitApply(obj) => {
                 if let Some(buffer) = partition.relist.as_mut() {
                     buffer.push(obj);
                 }
             }
             watcher::Event::InitDone => {
-                let listed = partition.relist.take().unwrap_or_default();
-                initial.retain(|_, o| !partition.contains(o));
+                let (listed, undecodable) = partition.end_relist();
+                initial
+                    .retain(|_, o| !partition.contains(o) || listed_undecodable(&undecodable, o));
                 for obj in listed {
                     initial.insert(ObjectRef::from_obj(&obj), obj);
                 }
                 partition.synced = true;
+                self.prune_reported(index, &undecodable);
             }
         }
+    }
+
+    /// After a relist of partition `index`: forgets the reported objects it no longer lists
+    /// as undecodable.
+    fn prune_reported(
+        &mut self,
+        index: usize,
+        undecodable: &HashMap<ObjectRef<K>, Option<String>>,
+    ) {
+        let partition = &self.partitions[index];
+        self.reported
+            .retain(|key| !partition.contains_key(key) || undecodable.contains_key(key));
     }
 
     /// Several partitions: hands the objects every partition listed to the store at once.
@@ -516,19 +661,246 @@ impl<K: CachedKind> Shared<K> {
     }
 }
 
-/// `Event<Scoped<K>>` -> `Event<K>`, optionally dropping `metadata.managedFields`.
-fn unscope<K: Resource>(event: watcher::Event<Scoped<K>>, strip: bool) -> watcher::Event<K> {
-    let fix = |Scoped(mut obj): Scoped<K>| {
-        if strip {
-            obj.meta_mut().managed_fields = None;
+/// `Event<Decoded<K>>` -> `Event<K>`, optionally dropping `metadata.managedFields`; an event
+/// about an object that did not decode comes back as the `Err` of the same event.
+fn unscope<K: Resource>(
+    event: watcher::Event<Decoded<K>>,
+    strip: bool,
+) -> Result<watcher::Event<K>, watcher::Event<Box<Undecodable>>> {
+    let fix = |decoded: Decoded<K>| match decoded {
+        Decoded::Object(mut obj) => {
+            if strip {
+                obj.meta_mut().managed_fields = None;
+            }
+            Ok(obj)
         }
-        obj
+        Decoded::Undecodable(item) => Err(item),
     };
-    match event {
-        watcher::Event::Apply(o) => watcher::Event::Apply(fix(o)),
-        watcher::Event::Delete(o) => watcher::Event::Delete(fix(o)),
+    Ok(match event {
+        watcher::Event::Apply(o) => match fix(o) {
+            Ok(o) => watcher::Event::Apply(o),
+            Err(item) => return Err(watcher::Event::Apply(item)),
+        },
+        watcher::Event::Delete(o) => match fix(o) {
+            Ok(o) => watcher::Event::Delete(o),
+            Err(item) => return Err(watcher::Event::Delete(item)),
+        },
         watcher::Event::Init => watcher::Event::Init,
-        watcher::Event::InitApply(o) => watcher::Event::InitApply(fix(o)),
+        watcher::Event::InitApply(o) => match fix(o) {
+            Ok(o) => watcher::Event::InitApply(o),
+            Err(item) => return Err(watcher::Event::InitApply(item)),
+        },
         watcher::Event::InitDone => watcher::Event::InitDone,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use serde_json::json;
+
+    use super::*;
+    use crate::metrics::InformerMetrics;
+
+    fn item(name: &str, rv: &str, uid: &str, value: serde_json::Value) -> Decoded<ConfigMap> {
+        let (namespace, name) = name.split_once('/').unwrap_or(("ns", name));
+        let object = json!({
+            "metadata": {"name": name, "namespace": namespace, "resourceVersion": rv, "uid": uid},
+            "data": {"key": value},
+        });
+        serde_json::from_value(object).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A ConfigMap (`name` or `namespace/name`, default namespace `ns`) that decodes.
+    fn good(name: &str, rv: &str, uid: &str) -> Decoded<ConfigMap> {
+        item(name, rv, uid, json!("value"))
+    }
+
+    /// A ConfigMap whose data is not a string: it does not decode.
+    fn bad(name: &str, rv: &str, uid: &str) -> Decoded<ConfigMap> {
+        item(name, rv, uid, json!(1))
+    }
+
+    /// A synced informer holding `listed` (decodable or not), a subscriber that saw the
+    /// initial `Added` events, and a reporter counting into fresh metrics.
+    fn synced(
+        listed: Vec<Decoded<ConfigMap>>,
+    ) -> (
+        Informer<ConfigMap>,
+        mpsc::UnboundedReceiver<Notification<ConfigMap>>,
+        Reporter,
+    ) {
+        let informer = Informer::<ConfigMap>::new(&[None], CacheOptions::default());
+        let reporter = Reporter::default();
+        reporter.receive(&informer, watcher::Event::Init);
+        for obj in listed {
+            reporter.receive(&informer, watcher::Event::InitApply(obj));
+        }
+        reporter.receive(&informer, watcher::Event::InitDone);
+        assert!(informer.has_synced());
+        let mut events = informer.subscribe();
+        while events.try_recv().is_ok() {}
+        (informer, events, reporter)
+    }
+
+    /// What `Informer::run` does with each event, with the counter kept for the test.
+    #[derive(Default)]
+    struct Reporter {
+        metrics: InformerMetrics,
+    }
+
+    impl Reporter {
+        fn receive(
+            &self,
+            informer: &Informer<ConfigMap>,
+            event: watcher::Event<Decoded<ConfigMap>>,
+        ) {
+            self.receive_in(0, informer, event);
+        }
+
+        fn receive_in(
+            &self,
+            partition: usize,
+            informer: &Informer<ConfigMap>,
+            event: watcher::Event<Decoded<ConfigMap>>,
+        ) {
+            if let Some(item) = informer.receive(partition, event, true) {
+                DecodeReporter::new(self.metrics.clone(), None).report::<ConfigMap>(&item);
+            }
+        }
+
+        fn count(&self) -> u64 {
+            self.metrics.decode_errors("ConfigMap")
+        }
+    }
+
+    fn stored(informer: &Informer<ConfigMap>, name: &str) -> Option<String> {
+        let key = ObjectRef::new(name).within("ns");
+        informer
+            .store()
+            .get(&key)
+            .and_then(|o| o.metadata.resource_version.clone())
+    }
+
+    #[test]
+    fn the_initial_list_skips_what_does_not_decode() {
+        let (informer, _events, reporter) = synced(vec![good("a", "1", "ua"), bad("b", "2", "ub")]);
+        assert_eq!(stored(&informer, "a").as_deref(), Some("1"));
+        assert_eq!(stored(&informer, "b"), None);
+        assert_eq!(reporter.count(), 1);
+    }
+
+    #[test]
+    fn partitions_sync_past_what_does_not_decode() {
+        let informer = Informer::<ConfigMap>::new(
+            &[Some("a".into()), Some("b".into())],
+            CacheOptions::default(),
+        );
+        let reporter = Reporter::default();
+        for (index, listed) in [good("a/x", "1", "ux"), bad("b/y", "2", "uy")]
+            .into_iter()
+            .enumerate()
+        {
+            reporter.receive_in(index, &informer, watcher::Event::Init);
+            reporter.receive_in(index, &informer, watcher::Event::InitApply(listed));
+            reporter.receive_in(index, &informer, watcher::Event::InitDone);
+        }
+        assert!(informer.has_synced());
+        let names: Vec<_> = informer
+            .store()
+            .state()
+            .iter()
+            .filter_map(|o| o.metadata.name.clone())
+            .collect();
+        assert_eq!(names, ["x"]);
+        assert_eq!(reporter.count(), 1);
+    }
+
+    #[test]
+    fn a_watch_modified_that_does_not_decode_keeps_the_last_decodable_version() {
+        let (informer, mut events, reporter) = synced(vec![good("a", "1", "ua")]);
+        reporter.receive(&informer, watcher::Event::Apply(bad("a", "2", "ua")));
+        assert_eq!(stored(&informer, "a").as_deref(), Some("1"));
+        assert!(
+            events.try_recv().is_err(),
+            "no event for an undecodable version"
+        );
+        assert_eq!(reporter.count(), 1);
+        // Seen again at the same resourceVersion (a relist): not reported again.
+        reporter.receive(&informer, watcher::Event::Apply(bad("a", "2", "ua")));
+        assert_eq!(reporter.count(), 1);
+        // A newer version that still does not decode is reported.
+        reporter.receive(&informer, watcher::Event::Apply(bad("a", "3", "ua")));
+        assert_eq!(reporter.count(), 2);
+        // Once it decodes again, controllers see the update from the last decodable version.
+        reporter.receive(&informer, watcher::Event::Apply(good("a", "4", "ua")));
+        let Ok((Event::Updated { old, new }, None)) = events.try_recv() else {
+            panic!("no update event");
+        };
+        assert_eq!(old.metadata.resource_version.as_deref(), Some("1"));
+        assert_eq!(new.metadata.resource_version.as_deref(), Some("4"));
+        // And when it breaks again, that is reported.
+        reporter.receive(&informer, watcher::Event::Apply(bad("a", "5", "ua")));
+        assert_eq!(reporter.count(), 3);
+    }
+
+    #[test]
+    fn an_undecodable_object_of_another_uid_replaces_a_deleted_one() {
+        let (informer, mut events, reporter) = synced(vec![good("a", "1", "ua")]);
+        reporter.receive(&informer, watcher::Event::Apply(bad("a", "5", "other")));
+        assert_eq!(stored(&informer, "a"), None);
+        assert!(
+            matches!(events.try_recv(), Ok((Event::Deleted(o), None)) if o.metadata.uid.as_deref() == Some("ua"))
+        );
+    }
+
+    #[test]
+    fn a_relist_keeps_the_last_decodable_version_of_an_undecodable_object() {
+        let (informer, mut events, reporter) = synced(vec![
+            good("a", "1", "ua"),
+            good("b", "1", "ub"),
+            good("c", "1", "uc"),
+        ]);
+        reporter.receive(&informer, watcher::Event::Init);
+        reporter.receive(&informer, watcher::Event::InitApply(bad("a", "2", "ua")));
+        // Same name, another object: the stored "b" was deleted meanwhile.
+        reporter.receive(&informer, watcher::Event::InitApply(bad("b", "3", "ub2")));
+        reporter.receive(&informer, watcher::Event::InitDone);
+        assert_eq!(stored(&informer, "a").as_deref(), Some("1"));
+        assert_eq!(stored(&informer, "b"), None);
+        assert_eq!(stored(&informer, "c"), None);
+        let mut deleted = Vec::new();
+        while let Ok((event, _)) = events.try_recv() {
+            let Event::Deleted(obj) = event else {
+                panic!("unexpected {event:?}");
+            };
+            deleted.extend(obj.metadata.name.clone());
+        }
+        deleted.sort();
+        assert_eq!(deleted, ["b", "c"]);
+        assert_eq!(reporter.count(), 2);
+        // The next relist lists "a" at the same version: not reported again.
+        reporter.receive(&informer, watcher::Event::Init);
+        reporter.receive(&informer, watcher::Event::InitApply(bad("a", "2", "ua")));
+        reporter.receive(&informer, watcher::Event::InitDone);
+        assert_eq!(stored(&informer, "a").as_deref(), Some("1"));
+        assert_eq!(reporter.count(), 2);
+    }
+
+    #[test]
+    fn deleting_an_undecodable_object_removes_its_last_decodable_version() {
+        let (informer, mut events, reporter) = synced(vec![good("a", "1", "ua")]);
+        reporter.receive(&informer, watcher::Event::Apply(bad("a", "2", "ua")));
+        reporter.receive(&informer, watcher::Event::Delete(bad("a", "3", "ua")));
+        assert_eq!(stored(&informer, "a"), None);
+        let Ok((Event::Deleted(last), None)) = events.try_recv() else {
+            panic!("no delete event");
+        };
+        assert_eq!(last.metadata.resource_version.as_deref(), Some("1"));
+        // An object never stored: no event.
+        reporter.receive(&informer, watcher::Event::Apply(bad("z", "4", "uz")));
+        reporter.receive(&informer, watcher::Event::Delete(bad("z", "5", "uz")));
+        assert!(events.try_recv().is_err());
+        assert_eq!(reporter.count(), 2);
     }
 }

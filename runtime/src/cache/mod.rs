@@ -15,7 +15,28 @@
 //! [`Manager::cache_options`](crate::Manager::cache_options)). The cache itself belongs to the
 //! [`Manager`](crate::Manager); this layer sits below the client and the controllers, which
 //! both read it.
+//!
+//! # Objects that do not decode
+//!
+//! Informers decode each listed or watched object on its own, so one object that does not
+//! decode into the kind's Rust type (say a required field missing because the object was
+//! stored under an older schema) does not fail the whole list: the informer skips it, the rest
+//! of the kind is cached and reconciled, and the cache still syncs (`/readyz` turns ready).
+//! Each such object is reported once per resourceVersion: a `warn` log with kind, namespace,
+//! name, resourceVersion and serde's error; the counter `kbr_informer_decode_errors_total{kind}`;
+//! and a `Warning` Event with reason `FailedDecode` (reporting controller `kbr-cache`, which
+//! needs RBAC to create `events.k8s.io` Events) on the object, saying how to fix it: migrate the
+//! object to the current schema, or make the field optional or defaulted in the type. The cache
+//! keeps the object's last version that decoded, if any (an object that stops decoding is not
+//! reported deleted; a relist does not drop it either), until it decodes again (an update) or is
+//! deleted (a delete carrying that version).
+//!
+//! controller-runtime behaves differently because Go decodes differently: `encoding/json` reads
+//! a missing field as its zero value, so such an object is cached (a value of the wrong type
+//! still fails the whole list there). kube-runtime decodes the list as a whole and fails it, so
+//! one such object keeps the informer from ever syncing.
 
+mod decode;
 mod index;
 mod informer;
 mod options;
@@ -27,6 +48,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+pub(crate) use self::decode::DecodeReporter;
 pub use self::index::IndexError;
 pub(crate) use self::index::{FieldRequirement, parse_exact_selector};
 pub(crate) use self::informer::{CachedKind, Event, Informer};
@@ -71,9 +93,11 @@ impl<K: CachedKind> ErasedInformer for Arc<Informer<K>> {
         if !self.mark_started() {
             return None;
         }
+        cache.decode.init::<K>();
         let run = Arc::clone(self).run(
             cache.client.clone(),
             cache.strip_managed_fields,
+            cache.decode.clone(),
             cache.stop.subscribe(),
         );
         Some(tokio::spawn(run))
@@ -87,12 +111,15 @@ pub(crate) struct CacheConfig {
     pub(crate) namespaces: Vec<String>,
     /// Drop `metadata.managedFields` before storing objects.
     pub(crate) strip_managed_fields: bool,
+    /// Reports the objects informers cannot decode (log, metric, Event).
+    pub(crate) decode: DecodeReporter,
 }
 
 struct CacheInner {
     client: kube::Client,
     namespaces: Vec<Option<String>>,
     strip_managed_fields: bool,
+    decode: DecodeReporter,
     stop: watch::Sender<bool>,
 }
 
@@ -127,6 +154,7 @@ impl Cache {
                 client,
                 namespaces,
                 strip_managed_fields: config.strip_managed_fields,
+                decode: config.decode,
                 stop: watch::channel(false).0,
             },
             state: Mutex::new(CacheState::default()),
@@ -280,6 +308,7 @@ mod tests {
             CacheConfig {
                 namespaces: Vec::new(),
                 strip_managed_fields: true,
+                decode: DecodeReporter::default(),
             },
         );
         let restricted = CacheOptions {

@@ -53,11 +53,14 @@ pub use self::options::{ManagerOptions, ServingAddresses, watch_namespaces_from_
 pub use self::run::Shutdown;
 use self::run::{RunArgs, UserRunnable};
 use self::server::{Check, Checks};
-use crate::cache::{Cache, CacheConfig, CacheOptions};
+use crate::cache::{Cache, CacheConfig, CacheOptions, DecodeReporter};
 use crate::controller::Runnable;
 use crate::metrics::Metrics;
 use crate::resource::scoped::kind_of;
 use crate::{Client, Controller, Reconciler, Scheme};
+
+/// The `reportingController` of the cache's Events about objects it cannot decode.
+const DECODE_REPORTER: &str = "kbr-cache";
 
 /// Runs controllers with a shared cache, probes, metrics and leader election:
 /// controller-runtime's `manager.Manager`.
@@ -108,11 +111,19 @@ impl Manager {
     /// ```
     #[must_use]
     pub fn with_client(kube: kube::Client, scheme: Scheme, options: ManagerOptions) -> Self {
+        let metrics = Arc::new(Metrics::new());
+        // Warning Events about objects the cache cannot decode, reported by the cache itself
+        // (`reportingController: kbr-cache`; needs `create` on events.k8s.io `events`).
+        let decode_events = crate::events::EventRecorder::new(kube.clone(), DECODE_REPORTER);
         let cache = Arc::new(Cache::new(
             kube.clone(),
             CacheConfig {
                 namespaces: options.namespaces.to_vec(),
                 strip_managed_fields: options.strip_managed_fields,
+                decode: DecodeReporter::new(
+                    metrics.informer(),
+                    Some(decode_events.recorder().clone()),
+                ),
             },
         ));
         if let Some(sharding) = &options.sharding
@@ -157,7 +168,7 @@ impl Manager {
             options,
             kube,
             cache,
-            metrics: Arc::new(Metrics::new()),
+            metrics,
             controllers: Vec::new(),
             runnables: Vec::new(),
             names: HashSet::new(),

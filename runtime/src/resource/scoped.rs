@@ -63,6 +63,16 @@ pub(crate) fn api<K>(client: &kube::Client, namespace: Option<&str>) -> Api<Scop
 where
     K: Resource<DynamicType = ()> + 'static,
 {
+    api_as::<Scoped<K>, K>(client, namespace)
+}
+
+/// As [`api`], for any wrapper `R` of `K` re-scoped as `DynamicResourceScope` (`K`'s url and
+/// scope, `R`'s JSON decoding), such as the cache's leniently decoding items.
+pub(crate) fn api_as<R, K>(client: &kube::Client, namespace: Option<&str>) -> Api<R>
+where
+    R: Resource<DynamicType = (), Scope = DynamicResourceScope>,
+    K: Resource + 'static,
+{
     match namespace {
         Some(ns) if is_namespaced::<K>() => Api::namespaced_with(client.clone(), ns, &()),
         _ => Api::all_with(client.clone(), &()),
