@@ -164,7 +164,7 @@ pub fn crd_file_name(group: &str, plural: &str) -> String {
 }
 
 /// Renders every manifest without touching the disk: one per CRD (sorted by CRD name), then
-/// the role file. What [`write()`] writes.
+/// the role file, with the project's `rules` plus [`rbac::runtime_rules`]. What [`write()`] writes.
 ///
 /// # Errors
 /// [`ManifestsError::Crds`], [`ManifestsError::Rbac`] or [`ManifestsError::Yaml`].
@@ -176,11 +176,12 @@ pub fn render(scheme: &Scheme, rules: &[Rule]) -> Result<Vec<Manifest>, Manifest
         manifests.push(Manifest { path, content });
     }
     let path = PathBuf::from(ROLE_FILE);
-    let cluster_role = rbac::cluster_role(rbac::MANAGER_ROLE, rules)?;
+    let rules: Vec<Rule> = rules.iter().cloned().chain(rbac::runtime_rules()).collect();
+    let cluster_role = rbac::cluster_role(rbac::MANAGER_ROLE, &rules)?;
     let mut content = yaml_documents(&path, &[cluster_role])?;
     content.push_str(&yaml_documents(
         &path,
-        &rbac::roles(rbac::MANAGER_ROLE, rules)?,
+        &rbac::roles(rbac::MANAGER_ROLE, &rules)?,
     )?);
     manifests.push(Manifest { path, content });
     Ok(manifests)

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use kbr_runtime::CustomResource;
 use kbr_runtime::Scheme;
 use kbr_runtime::crd::CustomResourceExt as _;
-use kbr_runtime::k8s_openapi::api::rbac::v1::{ClusterRole, Role};
+use kbr_runtime::k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule, Role};
 use kbr_runtime::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kbr_runtime::manifests::{self, ManifestsError};
 use kbr_runtime::rbac::Rule;
@@ -123,7 +123,8 @@ fn writes_crds_and_role_then_leaves_them_alone() {
     let documents: Vec<serde_json::Value> = serde_saphyr::from_multiple(&role_yaml).unwrap();
     assert_eq!(documents.len(), 3);
     let cluster_role: ClusterRole = serde_json::from_value(documents[0].clone()).unwrap();
-    assert_eq!(cluster_role.rules.map(|r| r.len()), Some(1));
+    // The project's rule, and the runtime's own (Events about objects that do not decode).
+    assert_eq!(cluster_role.rules.map(|r| r.len()), Some(2));
     let roles: Vec<Role> = documents[1..]
         .iter()
         .map(|d| serde_json::from_value(d.clone()).unwrap())
@@ -232,7 +233,7 @@ fn errors_name_what_failed() {
 }
 
 #[test]
-fn a_project_without_kinds_gets_an_empty_role_and_no_crds() {
+fn a_project_without_kinds_gets_only_the_runtimes_rules_and_no_crds() {
     let dir = TempDir::new("no-kinds");
     let config = dir.path().join("config");
 
@@ -244,5 +245,11 @@ fn a_project_without_kinds_gets_an_empty_role_and_no_crds() {
     let role: ClusterRole =
         serde_saphyr::from_str(&fs::read_to_string(config.join("rbac/role.yaml")).unwrap())
             .unwrap();
-    assert_eq!(role.rules, Some(Vec::new()));
+    let events = PolicyRule {
+        api_groups: Some(vec!["events.k8s.io".into()]),
+        resources: Some(vec!["events".into()]),
+        verbs: vec!["create".into(), "patch".into()],
+        ..PolicyRule::default()
+    };
+    assert_eq!(role.rules, Some(vec![events]));
 }

@@ -36,6 +36,19 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 /// Name of the role kbr (like Kubebuilder) generates and binds to the manager's ServiceAccount.
 pub const MANAGER_ROLE: &str = "manager-role";
 
+/// The rules the runtime itself needs whatever a project's markers say; `make manifests`
+/// ([`crate::manifests::render`]) adds them to the manager's ClusterRole: `create` and `patch` on
+/// events.k8s.io `events`, for the Warning Events (`FailedDecode`) the cache records about
+/// objects that do not decode into their Rust type (see the `cache` module), in any namespace.
+#[must_use]
+pub fn runtime_rules() -> Vec<Rule> {
+    vec![
+        Rule::new(["create", "patch"])
+            .groups(["events.k8s.io"])
+            .resources(["events"]),
+    ]
+}
+
 /// Types that declare the RBAC rules they need: implemented by `#[derive(Rbac)]` from
 /// `#[rbac(...)]` markers (Kubebuilder's `+kubebuilder:rbac`).
 pub trait Rbac {
