@@ -1,11 +1,22 @@
 //! One shared informer (controller-runtime's `cache.Informer`, client-go's `SharedIndexInformer`):
 //! a kube-runtime `watcher` per watched namespace feeding one reflector [`Store`], and a fan-out
-//! of add/update/delete [`Event`]s to every subscriber (controllers' event handlers).
+//! of add/update/delete [`Event`]s to every registered event handler (controllers' sources).
 //!
-//! The store stays readable by everyone (cached client reads, the controllers' appliers). Events
+//! The store stays readable by everyone (cached client reads, the controllers' workers). Events
 //! carry the old object on updates (read from the store before applying the change), which is
-//! what controller-runtime's predicates need. Subscribers added late get an `Added` for every
-//! object already in the store, like client-go's `AddEventHandler`.
+//! what controller-runtime's predicates need. Handlers added late get an `Added` for every
+//! object already in the synced store, like client-go's `AddEventHandler`.
+//!
+//! **Fan-out without buffers.** A handler is a synchronous callback, called by the informer
+//! itself, in event order, under the informer's lock, for every event: the watch loop's, and
+//! those of the manager client's own writes (read-your-own-writes, `observe_write`). Nothing
+//! queues events between the informer and a controller: a controller's handler filters the
+//! event (predicates), maps it to keys and hands those to its work queue, which holds each key
+//! once (controller-runtime's `source.Kind` + `handler.EventHandler` feeding a workqueue do
+//! the same). So a slow controller costs memory per distinct key, never per event, and it does
+//! not slow the informer down beyond a hash-set insert. Handlers therefore must be quick, must
+//! not block, and must not call back into this informer or the cache (the informer's lock is
+//! held: that deadlocks). A panicking handler is logged and the event goes on to the others.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt::Debug;
@@ -17,22 +28,38 @@ use kube::Resource;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use serde::de::DeserializeOwned;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
 use super::Writer;
 use super::index::{FieldRequirement, IndexError, IndexFn, Indexes};
 use super::options::CacheOptions;
 use crate::resource::scoped::{self, Scoped};
 
-/// An informer notification, mirroring controller-runtime's `event.{Create,Update,Delete}Event`.
+/// An informer notification, mirroring controller-runtime's `event.{Create,Update,Delete}Event`
+/// (client-go's `OnAdd`/`OnUpdate`/`OnDelete`).
 #[derive(Debug)]
-pub(crate) enum Event<K> {
-    /// The object appeared (initial list, creation, or replay to a late subscriber).
+pub enum Event<K> {
+    /// The object appeared (initial list, creation, or replay to a late handler).
     Added(Arc<K>),
-    /// The object changed from `old` to `new` (or was re-listed after a watch restart).
-    Updated { old: Arc<K>, new: Arc<K> },
+    /// The object changed (or was re-listed after a watch restart).
+    Updated {
+        /// The object as the cache held it before.
+        old: Arc<K>,
+        /// The object as the cache holds it now.
+        new: Arc<K>,
+    },
     /// The object was deleted (its last known state).
     Deleted(Arc<K>),
+}
+
+impl<K> Event<K> {
+    /// The object the event is about: the new one for an update.
+    #[must_use]
+    pub fn object(&self) -> &Arc<K> {
+        match self {
+            Self::Added(o) | Self::Deleted(o) | Self::Updated { new: o, .. } => o,
+        }
+    }
 }
 
 impl<K> Clone for Event<K> {
@@ -48,8 +75,9 @@ impl<K> Clone for Event<K> {
     }
 }
 
-/// The bounds every cached kind satisfies.
-pub(crate) trait CachedKind:
+/// The bounds of a kind the cache can hold: every k8s-openapi kind and every
+/// [`CustomResource`](crate::CustomResource) meets them (implemented for all such types).
+pub trait CachedKind:
     Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static
 {
 }
@@ -75,12 +103,15 @@ impl<K: Resource> Partition<K> {
 /// cannot bring a deleted object back into the cache.
 const DELETED_UIDS: usize = 4096;
 
-/// What a subscriber receives: the event and the client write that caused it, if any.
-pub(crate) type Notification<K> = (Event<K>, Option<Writer>);
+/// An event handler: called with each event and the client write that caused it, if any (see
+/// the module docs for what it may do).
+pub(crate) type Handler<K> = Box<dyn Fn(&Event<K>, Option<&Writer>) + Send + Sync>;
 
 struct Shared<K: CachedKind> {
     writer: reflector::store::Writer<K>,
-    subscribers: Vec<mpsc::UnboundedSender<Notification<K>>>,
+    /// Event handlers by id, in registration order.
+    handlers: Vec<(u64, Handler<K>)>,
+    next_handler: u64,
     /// Uids of objects deleted lately (by a watch event or an own delete), oldest first.
     deleted: VecDeque<String>,
     deleted_set: HashSet<String>,
@@ -129,7 +160,8 @@ impl<K: CachedKind> Informer<K> {
             reader,
             shared: Mutex::new(Shared {
                 writer,
-                subscribers: Vec::new(),
+                handlers: Vec::new(),
+                next_handler: 0,
                 deleted: VecDeque::new(),
                 deleted_set: HashSet::new(),
                 partitions,
@@ -180,17 +212,32 @@ impl<K: CachedKind> Informer<K> {
         !self.started.swap(true, Ordering::SeqCst)
     }
 
-    /// Registers an event handler. Objects already in the synced store are replayed as `Added`.
-    pub(crate) fn subscribe(&self) -> mpsc::UnboundedReceiver<Notification<K>> {
-        let (tx, rx) = mpsc::unbounded_channel();
+    /// Registers an event handler and returns its id for [`Informer::remove_handler`]. Objects
+    /// already in the synced store are replayed to it as `Added` first (client-go's
+    /// `AddEventHandler`), under the same lock, so it misses no event and sees none twice.
+    pub(crate) fn add_handler(&self, handler: Handler<K>) -> u64 {
         let mut shared = self.lock();
         if shared.initial.is_none() {
             for obj in self.reader.state() {
-                let _ = tx.send((Event::Added(obj), None));
+                call(&handler, &Event::Added(obj), None);
             }
         }
-        shared.subscribers.push(tx);
-        rx
+        let id = shared.next_handler;
+        shared.next_handler += 1;
+        shared.handlers.push((id, handler));
+        id
+    }
+
+    /// Removes the handler `id` (client-go's `RemoveEventHandler`); it is not called again once
+    /// this returns. Unknown ids are ignored.
+    pub(crate) fn remove_handler(&self, id: u64) {
+        self.lock().handlers.retain(|(h, _)| *h != id);
+    }
+
+    /// How many event handlers are registered.
+    #[cfg(test)]
+    pub(crate) fn handler_count(&self) -> usize {
+        self.lock().handlers.len()
     }
 
     /// Adds an index (built from the current store; kept up to date from then on).
@@ -511,8 +558,22 @@ impl<K: CachedKind> Shared<K> {
     }
 
     fn dispatch(&mut self, event: &Event<K>, writer: Option<Writer>) {
-        self.subscribers
-            .retain(|tx| tx.send((event.clone(), writer.clone())).is_ok());
+        for (_, handler) in &self.handlers {
+            call(handler, event, writer.as_ref());
+        }
+    }
+}
+
+/// Calls `handler`; a panic is logged and does not reach the informer (nor the other handlers).
+fn call<K: Resource<DynamicType = ()>>(
+    handler: &Handler<K>,
+    event: &Event<K>,
+    writer: Option<&Writer>,
+) {
+    let called = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(event, writer)));
+    if called.is_err() {
+        let kind = scoped::kind_of::<K>();
+        tracing::error!(%kind, "an event handler panicked; the event was dropped for it");
     }
 }
 

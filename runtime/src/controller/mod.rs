@@ -65,7 +65,7 @@ mod backoff;
 pub mod predicate;
 mod queue;
 mod run;
-mod source;
+pub mod source;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -195,6 +195,31 @@ impl<R: Reconciler> Controller<R> {
     {
         self.sources
             .push(Box::new(Watches::new(mapper, Some(Box::new(predicate)))));
+        self
+    }
+
+    /// Adds a source of keys of its own (`builder.WatchesRawSource`): a
+    /// [`source::Channel`], a [`source::Periodic`] resync, or any [`Source`] implementation.
+    /// Predicates of [`Controller::with_predicate`] do not apply to its keys.
+    ///
+    /// ```no_run
+    /// # use std::sync::Arc;
+    /// # use std::time::Duration;
+    /// # use kbr_runtime::{Action, Controller, Error, Reconciler};
+    /// # use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
+    /// # struct R;
+    /// # impl Reconciler for R { type Object = ConfigMap; type Error = Error;
+    /// #   async fn reconcile(&self, _: Arc<ConfigMap>) -> Result<Action, Error> { Ok(Action::await_change()) } }
+    /// use kbr_runtime::controller::source::{Channel, Periodic};
+    /// let (tx, rx) = tokio::sync::mpsc::channel(64);
+    /// let controller = Controller::new(R)
+    ///     .watches_source(Channel::new(rx))
+    ///     .watches_source(Periodic::new(Duration::from_secs(600)));
+    /// # drop((tx, controller));
+    /// ```
+    #[must_use]
+    pub fn watches_source(mut self, source: impl Source<R::Object>) -> Self {
+        self.sources.push(Box::new(source));
         self
     }
 

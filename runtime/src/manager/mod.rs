@@ -65,7 +65,7 @@ pub struct Manager {
     scheme: Scheme,
     options: ManagerOptions,
     kube: kube::Client,
-    cache: Arc<Cache>,
+    cache: Cache,
     metrics: Arc<Metrics>,
     controllers: Vec<Box<dyn Runnable>>,
     runnables: Vec<UserRunnable>,
@@ -108,13 +108,13 @@ impl Manager {
     /// ```
     #[must_use]
     pub fn with_client(kube: kube::Client, scheme: Scheme, options: ManagerOptions) -> Self {
-        let cache = Arc::new(Cache::new(
+        let cache = Cache::new(
             kube.clone(),
             CacheConfig {
                 namespaces: options.namespaces.to_vec(),
                 strip_managed_fields: options.strip_managed_fields,
             },
-        ));
+        );
         if let Some(sharding) = &options.sharding
             && let Ok(shard) = sharding.shard_name()
         {
@@ -184,6 +184,15 @@ impl Manager {
     #[must_use]
     pub fn client(&self) -> Client {
         Client::cached(self.kube.clone(), self.cache.clone())
+    }
+
+    /// The manager's informer cache (controller-runtime's `mgr.GetCache()`): a handle sharing
+    /// the informers the controllers and [`Manager::client`] read, for
+    /// [`Cache::get_informer`](crate::cache::Cache::get_informer) and
+    /// [`Cache::wait_for_cache_sync`](crate::cache::Cache::wait_for_cache_sync).
+    #[must_use]
+    pub fn cache(&self) -> Cache {
+        self.cache.clone()
     }
 
     /// The underlying `kube::Client`.
