@@ -213,12 +213,16 @@ impl Cache {
 
     /// Waits until the cache runs and every informer created so far (and any created while
     /// waiting) has synced (controller-runtime's `Cache.WaitForCacheSync`). Returns `true` then,
-    /// `false` if the cache stops first. Before the manager starts it keeps waiting.
+    /// `false` once the cache stopped (also when called after the manager stopped). Before the
+    /// manager starts it keeps waiting.
     pub async fn wait_for_cache_sync(&self) -> bool {
         let mut stop = self.core.inner.stop.subscribe();
         let mut changes = self.core.changes.subscribe();
         loop {
             changes.borrow_and_update();
+            if *stop.borrow_and_update() {
+                return false;
+            }
             let unsynced = {
                 let state = self.lock();
                 if state.started {
@@ -230,9 +234,6 @@ impl Cache {
                     None
                 }
             };
-            if *stop.borrow_and_update() {
-                return false;
-            }
             let synced = async move {
                 match unsynced {
                     Some(mut synced) => {
