@@ -670,7 +670,7 @@ async fn a_slow_controller_queues_one_entry_per_object_not_per_event() -> TestRe
             r#"workqueue_adds_total{{controller="slow",name="slow"}} {}"#,
             OBJECTS + 1
         ),
-        format!(r#"workqueue_retries_total{{controller="slow",name="slow"}} 0"#),
+        r#"workqueue_retries_total{controller="slow",name="slow"} 0"#.to_string(),
     ] {
         assert!(body.contains(&expected), "missing {expected:?} in\n{body}");
     }

@@ -235,7 +235,7 @@ impl<K: CachedKind> Informer<K> {
     }
 
     /// How many event handlers are registered.
-    #[cfg(test)]
+    #[cfg(all(test, feature = "testing"))]
     pub(crate) fn handler_count(&self) -> usize {
         self.lock().handlers.len()
     }

@@ -454,6 +454,61 @@ async fn reconcile_one<R: Reconciler>(
 mod tests {
     use super::*;
 
+    /// A controller's event handlers (For, Owns, Watches) leave the informers when it stops.
+    #[cfg(feature = "testing")]
+    #[tokio::test]
+    async fn a_stopped_controller_leaves_no_event_handler_behind() {
+        use k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
+
+        struct Noop;
+        impl Reconciler for Noop {
+            type Object = ConfigMap;
+            type Error = crate::Error;
+            async fn reconcile(&self, _: Arc<ConfigMap>) -> Result<Action, crate::Error> {
+                Ok(Action::await_change())
+            }
+        }
+
+        let server = crate::testing::FakeApiServer::new();
+        let options = crate::ManagerOptions {
+            health_probe_bind_address: "0".into(),
+            metrics_bind_address: "0".into(),
+            ..crate::ManagerOptions::default()
+        };
+        let mut manager =
+            crate::Manager::with_client(server.kube_client(), crate::Scheme::new(), options);
+        let controller = Controller::new(Noop)
+            .owns::<Secret>()
+            .watches(|_: &ServiceAccount| None::<ObjectRef<ConfigMap>>);
+        assert!(manager.add_controller(controller).is_ok());
+        let cache = manager.cache();
+        let counts = || {
+            [
+                cache.informer::<ConfigMap>().handler_count(),
+                cache.informer::<Secret>().handler_count(),
+                cache.informer::<ServiceAccount>().handler_count(),
+            ]
+        };
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let running = tokio::spawn(manager.start_with_shutdown(async move {
+            let _ = stopped.await;
+        }));
+        assert!(cache.wait_for_cache_sync().await);
+        let registered = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+            while counts() != [1, 1, 1] {
+                tokio::task::yield_now().await;
+            }
+        });
+        assert!(
+            registered.await.is_ok(),
+            "handlers registered: {:?}",
+            counts()
+        );
+        let _ = stop.send(());
+        assert!(matches!(running.await, Ok(Ok(()))));
+        assert_eq!(counts(), [0, 0, 0]);
+    }
+
     #[test]
     fn requeue_delays_are_read_back_exactly() {
         assert_eq!(requeue_after(&Action::await_change()), None);
