@@ -128,7 +128,7 @@ impl<K: Resource> Predicate<K> for FinalizersChanged {
 /// object (an object that stops matching is filtered; one that starts matching passes). An
 /// object without labels matches only a selector that selects everything.
 ///
-/// The selector is kube's [`Selector`](kube::core::Selector) (equality- and set-based, the same
+/// The selector is kube's [`Selector`] (equality- and set-based, the same
 /// matching as [`ListOptions::selector`](crate::client::ListOptions::selector)); build it from
 /// pairs, from [`Expression`](kube::core::Expression)s, or from a Kubernetes
 /// `metav1.LabelSelector` with [`LabelSelector::try_from`].
