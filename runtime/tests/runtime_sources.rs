@@ -714,3 +714,48 @@ async fn bound(
         .and_then(|a| *a)
         .unwrap_or_default()
 }
+
+/// Deletes ConfigMaps whose value is `delete-me` through the manager's client; reports
+/// `on_deleted`.
+struct SelfDeleter {
+    client: Client,
+    tx: mpsc::UnboundedSender<String>,
+}
+
+impl Reconciler for SelfDeleter {
+    type Object = ConfigMap;
+    type Error = Error;
+
+    async fn reconcile(&self, cm: Arc<ConfigMap>) -> Result<Action, Error> {
+        if value(&cm) == "delete-me" {
+            self.client.delete(&*cm).await?;
+        }
+        Ok(Action::await_change())
+    }
+
+    async fn on_deleted(&self, cm: Arc<ConfigMap>) -> Result<(), Error> {
+        let _ = self.tx.send(name_of(&*cm));
+        Ok(())
+    }
+}
+
+/// The delete event of an object its own reconcile deleted is that reconcile's echo, but the
+/// object is gone: `on_deleted` still runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reconcile_deleting_its_own_object_reaches_on_deleted() -> TestResult {
+    let env = TestEnv::start(Scheme::new()).await?;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut manager = manager_on(&env, options_on(&env, &[NS]));
+    let client = manager.client();
+    manager.add_controller(Controller::new(SelfDeleter { client, tx }))?;
+    let running = Running::start(manager);
+    env.client()
+        .create(&configmap(NS, "doomed", "delete-me"))
+        .await?;
+    assert_eq!(
+        within("on_deleted", rx.recv()).await.as_deref(),
+        Some("doomed")
+    );
+    running.stop().await?;
+    Ok(())
+}

@@ -228,13 +228,15 @@ async fn run<R: Reconciler>(controller: Controller<R>, ctx: RunContext) {
         let key = match event {
             Event::Deleted(o) if predicates.iter().all(|p| p.delete(o)) => {
                 let key = ObjectRef::from_obj(&**o);
-                // The echo of its own delete still reaches `on_deleted`, below.
                 handler_state
                     .deleted
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .insert(key.clone(), o.clone());
-                Some(key)
+                // Even when its own reconcile deleted it: `on_deleted` runs once for every
+                // deleted object, and the last state stored above is not left behind.
+                handler_state.trigger(key);
+                return;
             }
             Event::Added(o) if predicates.iter().all(|p| p.create(o)) => {
                 Some(ObjectRef::from_obj(&**o))
