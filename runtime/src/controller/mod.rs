@@ -5,7 +5,14 @@
 //! - the reconciled kind itself (`For`), filtered by [predicates](predicate);
 //! - kinds it [owns](Controller::owns): a change to an object whose *controller* owner
 //!   reference (`controller: true`) points at a reconciled object enqueues that owner;
-//! - any other kind it [watches](Controller::watches), through a mapping function.
+//! - any other kind it [watches](Controller::watches), through a mapping function;
+//! - any other [`source`] of keys: a [channel](source::Channel), a
+//!   [periodic](source::Periodic) resync, or your own [`Source`]
+//!   ([`Controller::watches_source`]).
+//!
+//! The informers hand events to the controller's event handlers synchronously (no buffer in
+//! between), which filter, map and add keys to the queue: a controller that falls behind costs
+//! memory per distinct object, not per event.
 //!
 //! Events feed a work queue of object *keys* with client-go's workqueue semantics (`queue`
 //! module: dirty and processing sets, delayed adds, an optional [debounce](Controller::debounce)):
