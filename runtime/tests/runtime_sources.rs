@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use kbr_runtime::cache::Event;
+use kbr_runtime::cache::{Event, IndexError};
 use kbr_runtime::client::{Object, Patch, PatchParams};
 use kbr_runtime::controller::predicate::{
     AnnotationsChanged, GenerationChanged, LabelSelector, LabelsChanged, Predicate,
@@ -540,8 +540,18 @@ async fn the_public_cache_syncs_serves_stores_and_calls_event_handlers() -> Test
     let manager = manager_on(&env, options_on(&env, &[NS]));
     let cache = manager.cache();
     let informer = cache.get_informer::<ConfigMap>();
+    // The informer's indexes are the client's: one registry, one name space.
+    informer.add_index("data.value", |cm: &ConfigMap| vec![value(cm)])?;
+    let again = manager
+        .client()
+        .index_field::<ConfigMap>("data.value", |cm| vec![value(cm)]);
+    assert!(
+        matches!(again, Err(IndexError::Conflict { .. })),
+        "{again:?}"
+    );
     assert!(!informer.has_synced(), "not before the manager starts");
     assert!(!cache.has_synced());
+    let manager_client = manager.client();
     let waiter = tokio::spawn({
         let cache = cache.clone();
         async move { cache.wait_for_cache_sync().await }
@@ -555,6 +565,10 @@ async fn the_public_cache_syncs_serves_stores_and_calls_event_handlers() -> Test
         .get(&ObjectRef::<ConfigMap>::new("before").within(NS))
         .ok_or("the store holds the listed object")?;
     assert_eq!(value(&cached), "1");
+    let by_index: Vec<ConfigMap> = manager_client
+        .list_by_index(Some(NS), "data.value", "1")
+        .await?;
+    assert_eq!(by_index.iter().map(name_of).collect::<Vec<_>>(), ["before"]);
 
     // A late handler first sees the store's objects as `Added`, then every event, in order.
     let (tx, mut events) = mpsc::unbounded_channel();
