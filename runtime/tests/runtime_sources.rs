@@ -415,6 +415,7 @@ async fn a_channel_source_enqueues_the_keys_it_receives() -> TestResult {
     let env = TestEnv::start(Scheme::new()).await?;
     let (tx, mut rx) = mpsc::unbounded_channel();
     let (keys, receiver) = mpsc::channel(4);
+    let (short_lived, first_receiver) = mpsc::channel::<ObjectRef<ConfigMap>>(4);
     let mut manager = manager_on(&env, options_on(&env, &[NS]));
     manager.add_controller(
         Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
@@ -426,6 +427,7 @@ async fn a_channel_source_enqueues_the_keys_it_receives() -> TestResult {
         }))
         // Only the channel enqueues: every informer event is filtered.
         .with_predicate(Nothing)
+        .watches_source(Channel::new(first_receiver))
         .watches_source(Channel::new(receiver)),
     )?;
     let client = env.client();
@@ -435,12 +437,15 @@ async fn a_channel_source_enqueues_the_keys_it_receives() -> TestResult {
     keys.send(ObjectRef::<ConfigMap>::new("two").within(NS))
         .await?;
     assert_eq!(within("two", rx.recv()).await.as_deref(), Some("two"));
+    // A closed channel ends its source, not the controller.
+    drop(short_lived);
     keys.send(ObjectRef::<ConfigMap>::new("one").within(NS))
         .await?;
     assert_eq!(within("one", rx.recv()).await.as_deref(), Some("one"));
-    // A closed channel ends the source, not the controller.
-    drop(keys);
+    assert!(!keys.is_closed());
     running.stop().await?;
+    // The manager stopped: the source was dropped with its receiver.
+    assert!(keys.is_closed(), "the source stops with the manager");
     assert!(rx.try_recv().is_err(), "nothing else was reconciled");
     Ok(())
 }
