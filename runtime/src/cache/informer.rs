@@ -231,7 +231,13 @@ impl<K: CachedKind> Informer<K> {
     /// Removes the handler `id` (client-go's `RemoveEventHandler`); it is not called again once
     /// this returns. Unknown ids are ignored.
     pub(crate) fn remove_handler(&self, id: u64) {
-        self.lock().handlers.retain(|(h, _)| *h != id);
+        let removed = {
+            let mut shared = self.lock();
+            let at = shared.handlers.iter().position(|(h, _)| *h == id);
+            at.map(|at| shared.handlers.remove(at))
+        };
+        // Dropped without the lock: what the handler owns may use this informer when dropped.
+        drop(removed);
     }
 
     /// How many event handlers are registered.

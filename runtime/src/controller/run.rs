@@ -266,7 +266,7 @@ async fn run<R: Reconciler>(controller: Controller<R>, ctx: RunContext) {
     let mut stop = ctx.stop;
     let feeder_state = state.clone();
     let feed = async move {
-        // Sources that end (a closed channel) end; the controller runs on until stopped.
+        // A source may end (its channel closed); the controller runs on until the stop.
         let sources = async {
             futures::future::join_all(sources).await;
             std::future::pending::<()>().await;
