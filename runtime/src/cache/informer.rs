@@ -509,7 +509,7 @@ impl<K: CachedKind> Shared<K> {
     }
 
     /// Once the store holds the first full list: builds the indexes and tells every
-    /// subscriber about every object.
+    /// event handler about every object.
     fn announce_initial_sync(&mut self, reader: &Store<K>) {
         self.indexes.rebuild(reader);
         for obj in reader.state() {
@@ -517,7 +517,7 @@ impl<K: CachedKind> Shared<K> {
         }
     }
 
-    /// Stores `obj` and tells subscribers, unless the store already holds this version or a
+    /// Stores `obj` and tells the event handlers, unless the store already holds this version or a
     /// newer one of the same object (the watch echo of a write the client stored already).
     fn upsert(&mut self, obj: K, reader: &Store<K>, writer: Option<Writer>) {
         let key = ObjectRef::from_obj(&obj);
@@ -539,7 +539,7 @@ impl<K: CachedKind> Shared<K> {
         }
     }
 
-    /// Removes `obj` and tells subscribers; a delete of an object the client already removed
+    /// Removes `obj` and tells the event handlers; a delete of an object the client already removed
     /// (same uid, no longer stored) is not told twice.
     fn remove(&mut self, obj: K, reader: &Store<K>, writer: Option<Writer>) {
         let key = ObjectRef::from_obj(&obj);
