@@ -23,7 +23,7 @@
 //! | [`ownership`] | owner and controller references | `controllerutil.SetControllerReference` |
 //! | [`conditions`] | `status.conditions` with correct transition times | apimachinery `meta.SetStatusCondition` |
 //! | [`events`] | `events.k8s.io/v1` Events about objects | `record.EventRecorder` |
-//! | [`controller`] | For / Owns / Watches -> workqueue -> Reconciler | `pkg/builder`, `pkg/controller` |
+//! | [`controller`] | For / Owns / Watches / sources -> workqueue -> Reconciler | `pkg/builder`, `pkg/controller`, `pkg/source` |
 //! | [`sharding`] | objects split across replicas by Leases, a sharder and label selectors | kubernetes-controller-sharding |
 //! | [`webhook`] | defaulting, validation and conversion webhooks over TLS | `pkg/webhook` |
 //! | [`manager`] | runs controllers, webhooks, probes, metrics, leader election; [`ManagerArgs`], [`ManagerError`] | `pkg/manager` |

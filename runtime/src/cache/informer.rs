@@ -1,11 +1,22 @@
 //! One shared informer (controller-runtime's `cache.Informer`, client-go's `SharedIndexInformer`):
 //! a kube-runtime `watcher` per watched namespace feeding one reflector [`Store`], and a fan-out
-//! of add/update/delete [`Event`]s to every subscriber (controllers' event handlers).
+//! of add/update/delete [`Event`]s to every registered event handler (controllers' sources).
 //!
-//! The store stays readable by everyone (cached client reads, the controllers' appliers). Events
+//! The store stays readable by everyone (cached client reads, the controllers' workers). Events
 //! carry the old object on updates (read from the store before applying the change), which is
-//! what controller-runtime's predicates need. Subscribers added late get an `Added` for every
-//! object already in the store, like client-go's `AddEventHandler`.
+//! what controller-runtime's predicates need. Handlers added late get an `Added` for every
+//! object already in the synced store, like client-go's `AddEventHandler`.
+//!
+//! **Fan-out without buffers.** A handler is a synchronous callback, called by the informer
+//! itself, in event order, under the informer's lock, for every event: the watch loop's, and
+//! those of the manager client's own writes (read-your-own-writes, `observe_write`). Nothing
+//! queues events between the informer and a controller: a controller's handler filters the
+//! event (predicates), maps it to keys and hands those to its work queue, which holds each key
+//! once (controller-runtime's `source.Kind` + `handler.EventHandler` feeding a workqueue do
+//! the same). So a slow controller costs memory per distinct key, never per event, and it does
+//! not slow the informer down beyond a hash-set insert. Handlers therefore must be quick, must
+//! not block, and must not call back into this informer or the cache (the informer's lock is
+//! held: that deadlocks). A panicking handler is logged and the event goes on to the others.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt::Debug;
@@ -17,7 +28,7 @@ use kube::Resource;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use serde::de::DeserializeOwned;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
 use super::Writer;
 use super::decode::{DecodeReporter, Decoded, Reported, Undecodable};
@@ -25,15 +36,31 @@ use super::index::{FieldRequirement, IndexError, IndexFn, Indexes};
 use super::options::CacheOptions;
 use crate::resource::scoped;
 
-/// An informer notification, mirroring controller-runtime's `event.{Create,Update,Delete}Event`.
+/// An informer notification, mirroring controller-runtime's `event.{Create,Update,Delete}Event`
+/// (client-go's `OnAdd`/`OnUpdate`/`OnDelete`).
 #[derive(Debug)]
-pub(crate) enum Event<K> {
-    /// The object appeared (initial list, creation, or replay to a late subscriber).
+pub enum Event<K> {
+    /// The object appeared (initial list, creation, or replay to a late handler).
     Added(Arc<K>),
-    /// The object changed from `old` to `new` (or was re-listed after a watch restart).
-    Updated { old: Arc<K>, new: Arc<K> },
+    /// The object changed (or was re-listed after a watch restart).
+    Updated {
+        /// The object as the cache held it before.
+        old: Arc<K>,
+        /// The object as the cache holds it now.
+        new: Arc<K>,
+    },
     /// The object was deleted (its last known state).
     Deleted(Arc<K>),
+}
+
+impl<K> Event<K> {
+    /// The object the event is about: the new one for an update.
+    #[must_use]
+    pub fn object(&self) -> &Arc<K> {
+        match self {
+            Self::Added(o) | Self::Deleted(o) | Self::Updated { new: o, .. } => o,
+        }
+    }
 }
 
 impl<K> Clone for Event<K> {
@@ -49,8 +76,9 @@ impl<K> Clone for Event<K> {
     }
 }
 
-/// The bounds every cached kind satisfies.
-pub(crate) trait CachedKind:
+/// The bounds of a kind the cache can hold: every k8s-openapi kind and every
+/// [`CustomResource`](crate::CustomResource) meets them (implemented for all such types).
+pub trait CachedKind:
     Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + Sync + 'static
 {
 }
@@ -108,12 +136,15 @@ fn listed_undecodable<K: Resource<DynamicType = ()>>(
 /// cannot bring a deleted object back into the cache.
 const DELETED_UIDS: usize = 4096;
 
-/// What a subscriber receives: the event and the client write that caused it, if any.
-pub(crate) type Notification<K> = (Event<K>, Option<Writer>);
+/// An event handler: called with each event and the client write that caused it, if any (see
+/// the module docs for what it may do).
+pub(crate) type Handler<K> = Box<dyn Fn(&Event<K>, Option<&Writer>) + Send + Sync>;
 
 struct Shared<K: CachedKind> {
     writer: reflector::store::Writer<K>,
-    subscribers: Vec<mpsc::UnboundedSender<Notification<K>>>,
+    /// Event handlers by id, in registration order.
+    handlers: Vec<(u64, Handler<K>)>,
+    next_handler: u64,
     /// Uids of objects deleted lately (by a watch event or an own delete), oldest first.
     deleted: VecDeque<String>,
     deleted_set: HashSet<String>,
@@ -165,7 +196,8 @@ impl<K: CachedKind> Informer<K> {
             reader,
             shared: Mutex::new(Shared {
                 writer,
-                subscribers: Vec::new(),
+                handlers: Vec::new(),
+                next_handler: 0,
                 deleted: VecDeque::new(),
                 deleted_set: HashSet::new(),
                 partitions,
@@ -217,17 +249,38 @@ impl<K: CachedKind> Informer<K> {
         !self.started.swap(true, Ordering::SeqCst)
     }
 
-    /// Registers an event handler. Objects already in the synced store are replayed as `Added`.
-    pub(crate) fn subscribe(&self) -> mpsc::UnboundedReceiver<Notification<K>> {
-        let (tx, rx) = mpsc::unbounded_channel();
+    /// Registers an event handler and returns its id for [`Informer::remove_handler`]. Objects
+    /// already in the synced store are replayed to it as `Added` first (client-go's
+    /// `AddEventHandler`), under the same lock, so it misses no event and sees none twice.
+    pub(crate) fn add_handler(&self, handler: Handler<K>) -> u64 {
         let mut shared = self.lock();
         if shared.initial.is_none() {
             for obj in self.reader.state() {
-                let _ = tx.send((Event::Added(obj), None));
+                call(&handler, &Event::Added(obj), None);
             }
         }
-        shared.subscribers.push(tx);
-        rx
+        let id = shared.next_handler;
+        shared.next_handler += 1;
+        shared.handlers.push((id, handler));
+        id
+    }
+
+    /// Removes the handler `id` (client-go's `RemoveEventHandler`); it is not called again once
+    /// this returns. Unknown ids are ignored.
+    pub(crate) fn remove_handler(&self, id: u64) {
+        let removed = {
+            let mut shared = self.lock();
+            let at = shared.handlers.iter().position(|(h, _)| *h == id);
+            at.map(|at| shared.handlers.remove(at))
+        };
+        // Dropped without the lock: what the handler owns may use this informer when dropped.
+        drop(removed);
+    }
+
+    /// How many event handlers are registered.
+    #[cfg(all(test, feature = "testing"))]
+    pub(crate) fn handler_count(&self) -> usize {
+        self.lock().handlers.len()
     }
 
     /// Adds an index (built from the current store; kept up to date from then on).
@@ -601,7 +654,7 @@ impl<K: CachedKind> Shared<K> {
     }
 
     /// Once the store holds the first full list: builds the indexes and tells every
-    /// subscriber about every object.
+    /// event handler about every object.
     fn announce_initial_sync(&mut self, reader: &Store<K>) {
         self.indexes.rebuild(reader);
         for obj in reader.state() {
@@ -609,7 +662,7 @@ impl<K: CachedKind> Shared<K> {
         }
     }
 
-    /// Stores `obj` and tells subscribers, unless the store already holds this version or a
+    /// Stores `obj` and tells the event handlers, unless the store already holds this version or a
     /// newer one of the same object (the watch echo of a write the client stored already).
     fn upsert(&mut self, obj: K, reader: &Store<K>, writer: Option<Writer>) {
         let key = ObjectRef::from_obj(&obj);
@@ -631,7 +684,7 @@ impl<K: CachedKind> Shared<K> {
         }
     }
 
-    /// Removes `obj` and tells subscribers; a delete of an object the client already removed
+    /// Removes `obj` and tells the event handlers; a delete of an object the client already removed
     /// (same uid, no longer stored) is not told twice.
     fn remove(&mut self, obj: K, reader: &Store<K>, writer: Option<Writer>) {
         let key = ObjectRef::from_obj(&obj);
@@ -656,8 +709,22 @@ impl<K: CachedKind> Shared<K> {
     }
 
     fn dispatch(&mut self, event: &Event<K>, writer: Option<Writer>) {
-        self.subscribers
-            .retain(|tx| tx.send((event.clone(), writer.clone())).is_ok());
+        for (_, handler) in &self.handlers {
+            call(handler, event, writer.as_ref());
+        }
+    }
+}
+
+/// Calls `handler`; a panic is logged and does not reach the informer (nor the other handlers).
+fn call<K: Resource<DynamicType = ()>>(
+    handler: &Handler<K>,
+    event: &Event<K>,
+    writer: Option<&Writer>,
+) {
+    let called = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(event, writer)));
+    if called.is_err() {
+        let kind = scoped::kind_of::<K>();
+        tracing::error!(%kind, "an event handler panicked; the event was dropped for it");
     }
 }
 
@@ -699,8 +766,22 @@ mod tests {
     use k8s_openapi::api::core::v1::ConfigMap;
     use serde_json::json;
 
+    use tokio::sync::mpsc;
+
     use super::*;
     use crate::metrics::InformerMetrics;
+
+    /// What an event handler was called with.
+    type Notification = (Event<ConfigMap>, Option<Writer>);
+
+    /// An event handler that forwards every call to a channel the test reads.
+    fn subscribe(informer: &Informer<ConfigMap>) -> mpsc::UnboundedReceiver<Notification> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        informer.add_handler(Box::new(move |event, writer| {
+            let _ = tx.send((event.clone(), writer.cloned()));
+        }));
+        rx
+    }
 
     fn item(name: &str, rv: &str, uid: &str, value: serde_json::Value) -> Decoded<ConfigMap> {
         let (namespace, name) = name.split_once('/').unwrap_or(("ns", name));
@@ -721,13 +802,13 @@ mod tests {
         item(name, rv, uid, json!(1))
     }
 
-    /// A synced informer holding `listed` (decodable or not), a subscriber that saw the
+    /// A synced informer holding `listed` (decodable or not), an event handler that saw the
     /// initial `Added` events, and a reporter counting into fresh metrics.
     fn synced(
         listed: Vec<Decoded<ConfigMap>>,
     ) -> (
         Informer<ConfigMap>,
-        mpsc::UnboundedReceiver<Notification<ConfigMap>>,
+        mpsc::UnboundedReceiver<Notification>,
         Reporter,
     ) {
         let informer = Informer::<ConfigMap>::new(&[None], CacheOptions::default());
@@ -738,7 +819,7 @@ mod tests {
         }
         reporter.receive(&informer, watcher::Event::InitDone);
         assert!(informer.has_synced());
-        let mut events = informer.subscribe();
+        let mut events = subscribe(&informer);
         while events.try_recv().is_ok() {}
         (informer, events, reporter)
     }

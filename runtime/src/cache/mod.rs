@@ -16,6 +16,21 @@
 //! [`Manager`](crate::Manager); this layer sits below the client and the controllers, which
 //! both read it.
 //!
+//! The public surface is controller-runtime's `cache.Cache` and `cache.Informer`, kept small:
+//! [`Manager::cache`](crate::Manager::cache) hands out a [`Cache`] (a cheap clone of the
+//! manager's), whose [`Cache::get_informer`] gives an [`Informer`] handle with the kind's
+//! reflector [`Store`], [`Informer::has_synced`], [`Informer::wait_for_sync`],
+//! [`Informer::add_event_handler`] and [`Informer::add_index`] (the same indexes as
+//! [`Client::index_field`](crate::Client::index_field)), and [`Cache::wait_for_cache_sync`]
+//! waits for every informer. Reads of objects go through the [`Client`](crate::Client), which
+//! adds namespaces, selectors and typed errors on top of the store.
+//!
+//! Informers hand their events to *event handlers*: synchronous callbacks the informer calls in
+//! order, under its lock, with no buffer in between (see the `informer` module). A controller's
+//! handler maps an event to keys and adds them to its work queue, which holds each key once; so
+//! a controller that falls behind costs memory per distinct object, not per event (the
+//! unbounded per-subscriber channels this replaced grew with the event rate).
+//!
 //! # Objects that do not decode
 //!
 //! Informers decode each listed or watched object on its own, so one object that does not
@@ -45,13 +60,15 @@ use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use kube::runtime::reflector::Store;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 pub(crate) use self::decode::DecodeReporter;
 pub use self::index::IndexError;
 pub(crate) use self::index::{FieldRequirement, parse_exact_selector};
-pub(crate) use self::informer::{CachedKind, Event, Informer};
+pub(crate) use self::informer::Informer as SharedInformer;
+pub use self::informer::{CachedKind, Event};
 
 /// Who made a write through the manager's client: the controller (an id unique in the process)
 /// and the object (`ObjectRef` display form) whose reconcile made it. Events a write causes
@@ -74,6 +91,7 @@ pub use self::options::{CacheOptions, Namespaces};
 trait ErasedInformer: Send + Sync {
     fn kind(&self) -> &str;
     fn has_synced(&self) -> bool;
+    fn synced(&self) -> watch::Receiver<bool>;
     fn start(&self, cache: &CacheInner) -> Option<JoinHandle<()>>;
 }
 
@@ -82,12 +100,15 @@ struct Entry {
     erased: Arc<dyn ErasedInformer>,
 }
 
-impl<K: CachedKind> ErasedInformer for Arc<Informer<K>> {
+impl<K: CachedKind> ErasedInformer for Arc<SharedInformer<K>> {
     fn kind(&self) -> &str {
-        Informer::kind(self)
+        SharedInformer::kind(self)
     }
     fn has_synced(&self) -> bool {
-        Informer::has_synced(self)
+        SharedInformer::has_synced(self)
+    }
+    fn synced(&self) -> watch::Receiver<bool> {
+        SharedInformer::synced(self)
     }
     fn start(&self, cache: &CacheInner) -> Option<JoinHandle<()>> {
         if !self.mark_started() {
@@ -136,10 +157,34 @@ struct CacheState {
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct AlreadyStarted;
 
-/// The shared informer cache.
-pub(crate) struct Cache {
+/// The manager's shared informer cache: controller-runtime's `cache.Cache`.
+///
+/// A cheap handle (clones share one cache), from [`Manager::cache`](crate::Manager::cache).
+/// One informer per kind, created on first use by a controller, a cached read or
+/// [`Cache::get_informer`], and started with the manager (or at once if it runs already).
+#[derive(Clone)]
+pub struct Cache {
+    core: Arc<Core>,
+}
+
+struct Core {
     inner: CacheInner,
     state: Mutex<CacheState>,
+    /// Bumped when the cache starts and when an informer is added, for
+    /// [`Cache::wait_for_cache_sync`].
+    changes: watch::Sender<()>,
+}
+
+impl std::fmt::Debug for Cache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = self.lock();
+        let mut kinds: Vec<&str> = state.informers.values().map(|e| e.erased.kind()).collect();
+        kinds.sort_unstable();
+        f.debug_struct("Cache")
+            .field("started", &state.started)
+            .field("informers", &kinds)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Cache {
@@ -150,34 +195,103 @@ impl Cache {
             config.namespaces.into_iter().map(Some).collect()
         };
         Self {
-            inner: CacheInner {
-                client,
-                namespaces,
-                strip_managed_fields: config.strip_managed_fields,
-                decode: config.decode,
-                stop: watch::channel(false).0,
-            },
-            state: Mutex::new(CacheState::default()),
+            core: Arc::new(Core {
+                inner: CacheInner {
+                    client,
+                    namespaces,
+                    strip_managed_fields: config.strip_managed_fields,
+                    decode: config.decode,
+                    stop: watch::channel(false).0,
+                },
+                state: Mutex::new(CacheState::default()),
+                changes: watch::channel(()).0,
+            }),
         }
     }
 
     fn lock(&self) -> MutexGuard<'_, CacheState> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        self.core
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The informer of `K` (controller-runtime's `Cache.GetInformer`), created on first use:
+    /// started at once if the cache runs, else when the manager starts. Every caller shares it
+    /// (one list+watch per kind), including the controllers and the cached client.
+    ///
+    /// ```no_run
+    /// use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
+    /// # async fn demo(manager: &kbr_runtime::Manager) {
+    /// let informer = manager.cache().get_informer::<ConfigMap>();
+    /// // … once the manager runs:
+    /// if informer.wait_for_sync().await {
+    ///     let cached: usize = informer.store().state().len();
+    ///     # let _ = cached;
+    /// }
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn get_informer<K: CachedKind>(&self) -> Informer<K> {
+        Informer {
+            shared: self.informer::<K>(),
+            stop: self.core.inner.stop.subscribe(),
+        }
+    }
+
+    /// Waits until the cache runs and every informer created so far (and any created while
+    /// waiting) has synced (controller-runtime's `Cache.WaitForCacheSync`). Returns `true` then,
+    /// `false` once the cache stopped (also when called after the manager stopped). Before the
+    /// manager starts it keeps waiting.
+    pub async fn wait_for_cache_sync(&self) -> bool {
+        let mut stop = self.core.inner.stop.subscribe();
+        let mut changes = self.core.changes.subscribe();
+        loop {
+            changes.borrow_and_update();
+            if *stop.borrow_and_update() {
+                return false;
+            }
+            let unsynced = {
+                let state = self.lock();
+                if state.started {
+                    match state.informers.values().find(|e| !e.erased.has_synced()) {
+                        Some(entry) => Some(entry.erased.synced()),
+                        None => return true,
+                    }
+                } else {
+                    None
+                }
+            };
+            let synced = async move {
+                match unsynced {
+                    Some(mut synced) => {
+                        let _ = synced.wait_for(|synced| *synced).await;
+                    }
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = stop.wait_for(|stopped| *stopped) => return false,
+                _ = changes.changed() => {}
+                () = synced => {}
+            }
+        }
     }
 
     /// Whether `namespace` is readable from the cache for a namespaced kind.
     pub(crate) fn watches_namespace(&self, namespace: &str) -> bool {
-        self.inner
+        self.core
+            .inner
             .namespaces
             .iter()
             .any(|ns| ns.as_deref().is_none_or(|ns| ns == namespace))
     }
 
     /// The informer for `K`, created (and started, if the cache runs) on first use.
-    pub(crate) fn informer<K: CachedKind>(&self) -> Arc<Informer<K>> {
+    pub(crate) fn informer<K: CachedKind>(&self) -> Arc<SharedInformer<K>> {
         let mut state = self.lock();
         if let Some(entry) = state.informers.get(&TypeId::of::<K>())
-            && let Ok(informer) = Arc::clone(&entry.any).downcast::<Informer<K>>()
+            && let Ok(informer) = Arc::clone(&entry.any).downcast::<SharedInformer<K>>()
         {
             return informer;
         }
@@ -186,10 +300,13 @@ impl Cache {
             .get(&TypeId::of::<K>())
             .cloned()
             .unwrap_or_default();
-        let informer = Arc::new(Informer::<K>::new(&self.inner.namespaces, options));
+        let informer = Arc::new(SharedInformer::<K>::new(
+            &self.core.inner.namespaces,
+            options,
+        ));
         let erased: Arc<dyn ErasedInformer> = Arc::new(Arc::clone(&informer));
         if state.started {
-            state.tasks.extend(erased.start(&self.inner));
+            state.tasks.extend(erased.start(&self.core.inner));
         }
         state.informers.insert(
             TypeId::of::<K>(),
@@ -198,25 +315,28 @@ impl Cache {
                 erased,
             },
         );
+        drop(state);
+        self.core.changes.send_replace(());
         informer
     }
 
     /// The informer for `K` if one exists (a write never starts an informer).
-    pub(crate) fn existing_informer<K: CachedKind>(&self) -> Option<Arc<Informer<K>>> {
+    pub(crate) fn existing_informer<K: CachedKind>(&self) -> Option<Arc<SharedInformer<K>>> {
         let state = self.lock();
         let entry = state.informers.get(&TypeId::of::<K>())?;
-        Arc::clone(&entry.any).downcast::<Informer<K>>().ok()
+        Arc::clone(&entry.any).downcast::<SharedInformer<K>>().ok()
     }
 
     /// Read-your-own-writes: hands `obj`, just returned by the API server for a write
-    /// (`created`: a create), to `K`'s informer if there is one (see [`Informer::observe_write`]),
+    /// (`created`: a create), to `K`'s informer if there is one (see
+    /// [`SharedInformer::observe_write`]),
     /// tagged with the current task's [`Writer`].
     pub(crate) fn observe_write<K: CachedKind>(&self, obj: &K, created: bool) {
         let Some(informer) = self.existing_informer::<K>() else {
             return;
         };
         let mut obj = obj.clone();
-        if self.inner.strip_managed_fields {
+        if self.core.inner.strip_managed_fields {
             obj.meta_mut().managed_fields = None;
         }
         informer.observe_write(obj, created, WRITER.try_with(Clone::clone).ok());
@@ -240,7 +360,7 @@ impl Cache {
             return Err(AlreadyStarted);
         }
         if let Some(entry) = state.informers.get(&TypeId::of::<K>())
-            && let Ok(informer) = Arc::clone(&entry.any).downcast::<Informer<K>>()
+            && let Ok(informer) = Arc::clone(&entry.any).downcast::<SharedInformer<K>>()
         {
             informer.set_options(options.clone());
         }
@@ -260,13 +380,17 @@ impl Cache {
         let handles: Vec<_> = state
             .informers
             .values()
-            .filter_map(|e| e.erased.start(&self.inner))
+            .filter_map(|e| e.erased.start(&self.core.inner))
             .collect();
         state.tasks.extend(handles);
+        drop(state);
+        self.core.changes.send_replace(());
     }
 
-    /// Whether every informer has synced (the readiness check).
-    pub(crate) fn has_synced(&self) -> bool {
+    /// Whether the cache runs and every informer has synced (the manager's `/readyz` check
+    /// `informers`; controller-runtime's `informerCache` readiness).
+    #[must_use]
+    pub fn has_synced(&self) -> bool {
         let state = self.lock();
         state.started && state.informers.values().all(|e| e.erased.has_synced())
     }
@@ -286,10 +410,141 @@ impl Cache {
 
     /// Stops every informer and waits for their tasks to end.
     pub(crate) async fn stop(&self) {
-        self.inner.stop.send_replace(true);
+        self.core.inner.stop.send_replace(true);
         let tasks = std::mem::take(&mut self.lock().tasks);
         for task in tasks {
             let _ = task.await;
+        }
+    }
+}
+
+/// One kind's shared informer: controller-runtime's `cache.Informer`, from
+/// [`Cache::get_informer`]. A cheap handle; clones share the informer.
+pub struct Informer<K: CachedKind> {
+    shared: Arc<SharedInformer<K>>,
+    stop: watch::Receiver<bool>,
+}
+
+impl<K: CachedKind> Clone for Informer<K> {
+    fn clone(&self) -> Self {
+        Self {
+            shared: Arc::clone(&self.shared),
+            stop: self.stop.clone(),
+        }
+    }
+}
+
+impl<K: CachedKind> std::fmt::Debug for Informer<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Informer")
+            .field("kind", &self.shared.kind())
+            .field("synced", &self.shared.has_synced())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: CachedKind> Informer<K> {
+    /// The kind (`ConfigMap`).
+    #[must_use]
+    pub fn kind(&self) -> &str {
+        self.shared.kind()
+    }
+
+    /// The reflector store: every cached object of the kind, readable without the API server
+    /// (client-go's `GetStore`/`GetIndexer`). Empty until the informer synced; objects are
+    /// shared (`Arc`), never copy them out to mutate in place.
+    #[must_use]
+    pub fn store(&self) -> Store<K> {
+        self.shared.store()
+    }
+
+    /// Whether the first full list is in the store (client-go's `HasSynced`).
+    #[must_use]
+    pub fn has_synced(&self) -> bool {
+        self.shared.has_synced()
+    }
+
+    /// Waits until the informer synced (`cache.WaitForCacheSync` on one informer): `true`
+    /// then, `false` if the cache stops (or is dropped) before. Waits across the manager's
+    /// start.
+    pub async fn wait_for_sync(&self) -> bool {
+        let mut synced = self.shared.synced();
+        let mut stop = self.stop.clone();
+        tokio::select! {
+            biased;
+            result = synced.wait_for(|synced| *synced) => result.is_ok(),
+            _ = stop.wait_for(|stopped| *stopped) => self.shared.has_synced(),
+        }
+    }
+
+    /// Registers `handler` for every add, update and delete of the kind (client-go's
+    /// `AddEventHandler`); objects already in the synced store come first as
+    /// [`Event::Added`]. The handler is removed when the returned registration is dropped.
+    ///
+    /// The informer calls `handler` itself, in event order, under its lock, for every event —
+    /// nothing is buffered for a slow handler. So it must be quick and must not block, and it
+    /// must not call into the cache (no [`Cache::get_informer`], no informer method, no cached
+    /// read): that deadlocks. Hand work to a queue or channel instead. A panic is logged and
+    /// the handler keeps receiving later events.
+    pub fn add_event_handler(
+        &self,
+        handler: impl Fn(&Event<K>) + Send + Sync + 'static,
+    ) -> EventHandlerRegistration {
+        let id = self
+            .shared
+            .add_handler(Box::new(move |event, _writer| handler(event)));
+        EventHandlerRegistration::new(&self.shared, id)
+    }
+
+    /// Adds an index named `name` (controller-runtime's `Informer.AddIndexers`, and what
+    /// [`Client::index_field`](crate::Client::index_field) registers): `func` returns the values
+    /// an object is indexed under; [`Client::list_by_index`](crate::Client::list_by_index)
+    /// answers from it. Built from the current store, kept up to date from then on.
+    ///
+    /// # Errors
+    /// [`IndexError::Conflict`] if the kind already has an index of that name.
+    pub fn add_index(
+        &self,
+        name: &str,
+        func: impl Fn(&K) -> Vec<String> + Send + Sync + 'static,
+    ) -> Result<(), IndexError> {
+        self.shared.add_index(name, Arc::new(func))
+    }
+}
+
+/// An event handler of an informer, from [`Informer::add_event_handler`] (client-go's
+/// `ResourceEventHandlerRegistration`): dropping it removes the handler
+/// (`RemoveEventHandler`).
+#[must_use = "dropping the registration removes the event handler"]
+pub struct EventHandlerRegistration {
+    remove: Option<Box<dyn FnOnce() + Send + Sync>>,
+}
+
+impl EventHandlerRegistration {
+    /// Removes handler `id` from `informer` on drop (no-op once the informer is gone).
+    pub(crate) fn new<K: CachedKind>(informer: &Arc<SharedInformer<K>>, id: u64) -> Self {
+        let informer = Arc::downgrade(informer);
+        Self {
+            remove: Some(Box::new(move || {
+                if let Some(informer) = informer.upgrade() {
+                    informer.remove_handler(id);
+                }
+            })),
+        }
+    }
+}
+
+impl std::fmt::Debug for EventHandlerRegistration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventHandlerRegistration")
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for EventHandlerRegistration {
+    fn drop(&mut self) {
+        if let Some(remove) = self.remove.take() {
+            remove();
         }
     }
 }

@@ -96,7 +96,7 @@ use serde::de::DeserializeOwned;
 
 pub use self::options::ListOptions;
 use crate::Error;
-use crate::cache::{Cache, Informer, parse_exact_selector};
+use crate::cache::{Cache, SharedInformer, parse_exact_selector};
 use crate::resource::scoped::{self, Scoped, is_namespaced, kind_of};
 
 /// The bounds of every kind a [`Client`] reads or writes: a typed Kubernetes resource with a
@@ -132,7 +132,7 @@ impl<K> Object for K where
 #[derive(Clone)]
 pub struct Client {
     kube: kube::Client,
-    cache: Option<Arc<Cache>>,
+    cache: Option<Cache>,
 }
 
 impl Debug for Client {
@@ -157,7 +157,7 @@ impl Client {
         Self { kube, cache: None }
     }
 
-    pub(crate) fn cached(kube: kube::Client, cache: Arc<Cache>) -> Self {
+    pub(crate) fn cached(kube: kube::Client, cache: Cache) -> Self {
         Self {
             kube,
             cache: Some(cache),
@@ -457,7 +457,7 @@ fn required_namespace<'a, K: Object>(
 async fn cached_informer<K: Object>(
     cache: &Cache,
     namespace: Option<&str>,
-) -> Result<Arc<Informer<K>>, Error> {
+) -> Result<Arc<SharedInformer<K>>, Error> {
     if !cache.is_started() {
         return Err(Error::CacheNotStarted);
     }

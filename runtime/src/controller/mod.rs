@@ -5,7 +5,14 @@
 //! - the reconciled kind itself (`For`), filtered by [predicates](predicate);
 //! - kinds it [owns](Controller::owns): a change to an object whose *controller* owner
 //!   reference (`controller: true`) points at a reconciled object enqueues that owner;
-//! - any other kind it [watches](Controller::watches), through a mapping function.
+//! - any other kind it [watches](Controller::watches), through a mapping function;
+//! - any other [`source`] of keys: a [channel](source::Channel), a
+//!   [periodic](source::Periodic) resync, or your own [`Source`]
+//!   ([`Controller::watches_source`]).
+//!
+//! The informers hand events to the controller's event handlers synchronously (no buffer in
+//! between), which filter, map and add keys to the queue: a controller that falls behind costs
+//! memory per distinct object, not per event.
 //!
 //! Events feed a work queue of object *keys* with client-go's workqueue semantics (`queue`
 //! module: dirty and processing sets, delayed adds, an optional [debounce](Controller::debounce)):
@@ -65,7 +72,7 @@ mod backoff;
 pub mod predicate;
 mod queue;
 mod run;
-mod source;
+pub mod source;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -195,6 +202,31 @@ impl<R: Reconciler> Controller<R> {
     {
         self.sources
             .push(Box::new(Watches::new(mapper, Some(Box::new(predicate)))));
+        self
+    }
+
+    /// Adds a source of keys of its own (`builder.WatchesRawSource`): a
+    /// [`source::Channel`], a [`source::Periodic`] resync, or any [`Source`] implementation.
+    /// Predicates of [`Controller::with_predicate`] do not apply to its keys.
+    ///
+    /// ```no_run
+    /// # use std::sync::Arc;
+    /// # use std::time::Duration;
+    /// # use kbr_runtime::{Action, Controller, Error, Reconciler};
+    /// # use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
+    /// # struct R;
+    /// # impl Reconciler for R { type Object = ConfigMap; type Error = Error;
+    /// #   async fn reconcile(&self, _: Arc<ConfigMap>) -> Result<Action, Error> { Ok(Action::await_change()) } }
+    /// use kbr_runtime::controller::source::{Channel, Periodic};
+    /// let (tx, rx) = tokio::sync::mpsc::channel(64);
+    /// let controller = Controller::new(R)
+    ///     .watches_source(Channel::new(rx))
+    ///     .watches_source(Periodic::new(Duration::from_secs(600)));
+    /// # drop((tx, controller));
+    /// ```
+    #[must_use]
+    pub fn watches_source(mut self, source: impl Source<R::Object>) -> Self {
+        self.sources.push(Box::new(source));
         self
     }
 

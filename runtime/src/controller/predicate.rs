@@ -5,6 +5,9 @@
 //! several predicates must all pass (like `builder.WithPredicates`). Combine with [`and`],
 //! [`or`] and [`not`], or write your own with [`from_fns`] / by implementing the trait.
 //!
+//! [`LabelSelector`] passes only objects whose labels match a selector, on creates, updates
+//! and deletes alike.
+//!
 //! Beware (as in controller-runtime): [`GenerationChanged`] hides updates that touch only
 //! metadata — adding a finalizer or a label does not bump `metadata.generation`.
 //!
@@ -22,9 +25,12 @@
 //! assert!(Predicate::<Deployment>::update(&spec_or_labels, &old, &new));
 //! ```
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1 as metav1;
 use kube::Resource;
+use kube::core::{ParseExpressionError, Selector, SelectorExt as _};
 
 /// Filters informer events of kind `K`: controller-runtime's `predicate.Predicate`.
 ///
@@ -114,6 +120,83 @@ pub struct FinalizersChanged;
 impl<K: Resource> Predicate<K> for FinalizersChanged {
     fn update(&self, old: &K, new: &K) -> bool {
         old.meta().finalizers != new.meta().finalizers
+    }
+}
+
+/// Passes events whose object's labels match a selector: controller-runtime's
+/// `predicate.LabelSelectorPredicate`. Creates and deletes test the object, updates the new
+/// object (an object that stops matching is filtered; one that starts matching passes). An
+/// object without labels matches only a selector that selects everything.
+///
+/// The selector is kube's [`Selector`] (equality- and set-based, the same
+/// matching as [`ListOptions::selector`](crate::client::ListOptions::selector)); build it from
+/// pairs, from [`Expression`](kube::core::Expression)s, or from a Kubernetes
+/// `metav1.LabelSelector` with [`LabelSelector::try_from`].
+///
+/// ```
+/// use kbr_runtime::controller::predicate::{LabelSelector, Predicate};
+/// use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
+/// use kbr_runtime::kube::core::{Expression, Selector};
+///
+/// let tier: Selector = Expression::In("tier".into(), ["web".into()].into()).into();
+/// let web = LabelSelector::new(tier);
+/// let mut cm = ConfigMap::default();
+/// assert!(!Predicate::<ConfigMap>::create(&web, &cm));
+/// cm.metadata.labels = Some([("tier".to_string(), "web".to_string())].into());
+/// assert!(Predicate::<ConfigMap>::create(&web, &cm));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LabelSelector(Selector);
+
+impl LabelSelector {
+    /// Passes objects whose labels match `selector`.
+    #[must_use]
+    pub fn new(selector: Selector) -> Self {
+        Self(selector)
+    }
+
+    /// The selector.
+    #[must_use]
+    pub fn selector(&self) -> &Selector {
+        &self.0
+    }
+
+    fn matches<K: Resource>(&self, obj: &K) -> bool {
+        match &obj.meta().labels {
+            Some(labels) => self.0.matches(labels),
+            None => self.0.matches(&BTreeMap::new()),
+        }
+    }
+}
+
+impl From<Selector> for LabelSelector {
+    fn from(selector: Selector) -> Self {
+        Self(selector)
+    }
+}
+
+impl TryFrom<metav1::LabelSelector> for LabelSelector {
+    type Error = ParseExpressionError;
+
+    /// `metav1.LabelSelectorAsSelector`: `matchLabels` and `matchExpressions`, ANDed.
+    ///
+    /// # Errors
+    /// A `matchExpressions` entry with an unknown operator, or values where the operator takes
+    /// none (kube's [`ParseExpressionError`]).
+    fn try_from(selector: metav1::LabelSelector) -> Result<Self, Self::Error> {
+        Selector::try_from(selector).map(Self)
+    }
+}
+
+impl<K: Resource> Predicate<K> for LabelSelector {
+    fn create(&self, obj: &K) -> bool {
+        self.matches(obj)
+    }
+    fn update(&self, _old: &K, new: &K) -> bool {
+        self.matches(new)
+    }
+    fn delete(&self, obj: &K) -> bool {
+        self.matches(obj)
     }
 }
 
@@ -244,5 +327,39 @@ mod tests {
             &b
         ));
         assert!(Predicate::<ConfigMap>::create(&GenerationChanged, &a));
+    }
+
+    #[test]
+    fn label_selector_tests_the_object_and_the_new_object_of_updates()
+    -> Result<(), ParseExpressionError> {
+        let selector = LabelSelector::try_from(metav1::LabelSelector {
+            match_labels: Some([("l".to_string(), "x".to_string())].into()),
+            match_expressions: None,
+        })?;
+        let (x, y) = (cm(1, "x"), cm(1, "y"));
+        assert!(Predicate::<ConfigMap>::create(&selector, &x));
+        assert!(!Predicate::<ConfigMap>::create(&selector, &y));
+        assert!(Predicate::<ConfigMap>::delete(&selector, &x));
+        assert!(!Predicate::<ConfigMap>::delete(&selector, &y));
+        assert!(Predicate::<ConfigMap>::update(&selector, &y, &x));
+        assert!(!Predicate::<ConfigMap>::update(&selector, &x, &y));
+        assert!(!Predicate::<ConfigMap>::create(
+            &selector,
+            &ConfigMap::default()
+        ));
+        assert!(Predicate::<ConfigMap>::create(
+            &LabelSelector::default(),
+            &ConfigMap::default()
+        ));
+        let bad = LabelSelector::try_from(metav1::LabelSelector {
+            match_labels: None,
+            match_expressions: Some(vec![metav1::LabelSelectorRequirement {
+                key: "l".into(),
+                operator: "Near".into(),
+                values: None,
+            }]),
+        });
+        assert!(bad.is_err());
+        Ok(())
     }
 }

@@ -2,6 +2,11 @@
 //! [`super::queue`]); `max_concurrent_reconciles` workers take keys from it, read the object from
 //! the cache, and reconcile it on its own task inside a tracing span, with metrics; errors go
 //! through the per-key [`ExponentialBackoff`], every terminal path of a key `forget`s it.
+//!
+//! The reconciled kind and the owned and watched kinds feed the queue through event handlers
+//! the informers call (see [`super::source`]): a handler filters, maps and `trigger`s, all
+//! synchronous, so no buffer between informer and queue grows with the event rate. When the
+//! manager stops, the handlers are removed and the sources' futures dropped.
 
 use std::collections::HashMap;
 use std::collections::hash_map::RandomState;
@@ -14,7 +19,6 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use futures::future::BoxFuture;
-use futures::stream::{self, BoxStream, StreamExt};
 use kube::Resource as _;
 use kube::runtime::reflector::{ObjectRef, Store};
 use tokio::sync::watch;
@@ -24,14 +28,14 @@ use tracing::Instrument;
 use super::Controller;
 use super::backoff::ExponentialBackoff;
 use super::queue::WorkQueue;
-use super::source::{events, writer_id};
-use crate::cache::{Cache, Event, WRITER};
+use super::source::{SourceContext, is_echo, writer_id};
+use crate::cache::{Cache, Event, EventHandlerRegistration, WRITER};
 use crate::metrics::{ControllerMetrics, Metrics, ReconcileResult};
 use crate::{Action, Reconciler};
 
 /// What a controller needs from the manager to run.
 pub(crate) struct RunContext {
-    pub(crate) cache: Arc<Cache>,
+    pub(crate) cache: Cache,
     pub(crate) metrics: Arc<Metrics>,
     /// Turns `true` when the manager shuts down: stop taking new work, drain in-flight reconciles.
     pub(crate) stop: watch::Receiver<bool>,
@@ -170,18 +174,22 @@ async fn run<R: Reconciler>(controller: Controller<R>, ctx: RunContext) {
         metrics,
     });
 
+    // `source.Kind` of the reconciled kind (`For`): an event handler on its informer.
     let predicates = controller.predicates;
-    let deleted_state = state.clone();
-    let primary = events(&informer).filter_map(move |(event, writer)| {
-        let key = match &event {
+    let handler_state = state.clone();
+    let primary = informer.add_handler(Box::new(move |event, writer| {
+        let key = match event {
             Event::Deleted(o) if predicates.iter().all(|p| p.delete(o)) => {
                 let key = ObjectRef::from_obj(&**o);
-                deleted_state
+                handler_state
                     .deleted
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .insert(key.clone(), o.clone());
-                Some(key)
+                // Even when its own reconcile deleted it: `on_deleted` runs once for every
+                // deleted object, and the last state stored above is not left behind.
+                handler_state.trigger(key);
+                return;
             }
             Event::Added(o) if predicates.iter().all(|p| p.create(o)) => {
                 Some(ObjectRef::from_obj(&**o))
@@ -193,26 +201,35 @@ async fn run<R: Reconciler>(controller: Controller<R>, ctx: RunContext) {
         };
         // The echo of this controller's own write to the object it was reconciling: that
         // reconcile produced this state, so it is not a change to react to.
-        let key = key.filter(|key| writer.as_ref() != Some(&writer_id(id, key)));
-        std::future::ready(key)
+        if let Some(key) = key.filter(|key| !is_echo(key, writer, id)) {
+            handler_state.trigger(key);
+        }
+    }));
+    let primary = EventHandlerRegistration::new(&informer, primary);
+    let enqueue_state = state.clone();
+    let context = SourceContext::new(ctx.cache.clone(), id, move |key| {
+        enqueue_state.trigger(key);
     });
-    let mut sources: Vec<BoxStream<'static, ObjectRef<R::Object>>> = vec![primary.boxed()];
-    for source in controller.sources {
-        sources.push(source.start(&ctx.cache, id));
-    }
+    let sources: Vec<BoxFuture<'static, ()>> = controller
+        .sources
+        .into_iter()
+        .map(|source| source.start(context.clone()))
+        .collect();
+    drop(context);
     let mut stop = ctx.stop;
-    let stopped = async move {
-        let _ = stop.wait_for(|stopped| *stopped).await;
-    };
     let feeder_state = state.clone();
     let feed = async move {
-        stream::select_all(sources)
-            .take_until(stopped)
-            .for_each(|key| {
-                feeder_state.trigger(key);
-                std::future::ready(())
-            })
-            .await;
+        // A source may end (its channel closed); the controller runs on until the stop.
+        let sources = async {
+            futures::future::join_all(sources).await;
+            std::future::pending::<()>().await;
+        };
+        tokio::select! {
+            _ = stop.wait_for(|stopped| *stopped) => {}
+            () = sources => {}
+        }
+        // Stop: no handler or source enqueues any more, then the workers drain.
+        drop(primary);
         feeder_state.queue.shut_down();
     };
     let _timers = AbortOnDrop(tokio::spawn(queue.clone().run_timers(timers)));
@@ -385,5 +402,65 @@ async fn reconcile_one<R: Reconciler>(
                 .reconcile_finished(ReconcileResult::Error, elapsed, panicked);
             Outcome::Failed
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A controller's event handlers (For, Owns, Watches) leave the informers when it stops.
+    #[cfg(feature = "testing")]
+    #[tokio::test]
+    async fn a_stopped_controller_leaves_no_event_handler_behind() {
+        use k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
+
+        struct Noop;
+        impl Reconciler for Noop {
+            type Object = ConfigMap;
+            type Error = crate::Error;
+            async fn reconcile(&self, _: Arc<ConfigMap>) -> Result<Action, crate::Error> {
+                Ok(Action::await_change())
+            }
+        }
+
+        let server = crate::testing::FakeApiServer::new();
+        let options = crate::ManagerOptions {
+            health_probe_bind_address: "0".into(),
+            metrics_bind_address: "0".into(),
+            ..crate::ManagerOptions::default()
+        };
+        let mut manager =
+            crate::Manager::with_client(server.kube_client(), crate::Scheme::new(), options);
+        let controller = Controller::new(Noop)
+            .owns::<Secret>()
+            .watches(|_: &ServiceAccount| None::<ObjectRef<ConfigMap>>);
+        assert!(manager.add_controller(controller).is_ok());
+        let cache = manager.cache();
+        let counts = || {
+            [
+                cache.informer::<ConfigMap>().handler_count(),
+                cache.informer::<Secret>().handler_count(),
+                cache.informer::<ServiceAccount>().handler_count(),
+            ]
+        };
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let running = tokio::spawn(manager.start_with_shutdown(async move {
+            let _ = stopped.await;
+        }));
+        assert!(cache.wait_for_cache_sync().await);
+        let registered = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+            while counts() != [1, 1, 1] {
+                tokio::task::yield_now().await;
+            }
+        });
+        assert!(
+            registered.await.is_ok(),
+            "handlers registered: {:?}",
+            counts()
+        );
+        let _ = stop.send(());
+        assert!(matches!(running.await, Ok(Ok(()))));
+        assert_eq!(counts(), [0, 0, 0]);
     }
 }

@@ -1,31 +1,129 @@
-//! Event sources of a controller: controller-runtime's `source.Kind` + `handler.EventHandler`,
-//! mapping informer events of one kind to keys of the reconciled kind.
+//! Where a controller's reconcile keys come from: controller-runtime's `pkg/source`
+//! (`source.Source`, `source.Kind`, `source.Channel`) with `pkg/handler`'s mappings.
+//!
+//! A [`Source`] is started once per controller run with a [`SourceContext`]: the manager's
+//! [`Cache`] and a synchronous [`SourceContext::enqueue`] that adds a key to the controller's
+//! work queue. The queue holds each key once (client-go's workqueue), so a source may enqueue
+//! as often as it likes: memory grows with the number of distinct objects, not of events.
+//!
+//! - Kinds ([`Controller::owns`](super::Controller::owns),
+//!   [`Controller::watches`](super::Controller::watches), and the reconciled kind itself)
+//!   register an event handler on the kind's shared informer (`source.Kind` +
+//!   `handler.EnqueueRequestForOwner` / `EnqueueRequestsFromMapFunc`): the informer calls it
+//!   for every event, the handler applies the predicate, maps the object(s) to keys and
+//!   enqueues them. No channel sits in between, so nothing buffers events for a slow controller.
+//! - [`Channel`]: keys sent on a bounded `tokio` channel (`source.Channel`), for events from
+//!   outside the cluster (webhooks, a message bus).
+//! - [`Periodic`]: every cached object of the reconciled kind (or a closure's keys) at a fixed
+//!   interval, for state the API server does not tell about (an external system's drift).
+//! - Your own: implement [`Source`] and add it with
+//!   [`Controller::watches_source`](super::Controller::watches_source).
+//!
+//! A source's future runs while the controller runs and is dropped when the manager stops
+//! (after which `enqueue` is ignored); it must not spawn tasks that outlive it.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use futures::stream::{self, BoxStream, StreamExt};
+/// The future a [`Source`] returns (`futures`' boxed, `Send` future).
+pub use futures::future::BoxFuture;
 use kube::Resource;
 use kube::runtime::reflector::ObjectRef;
+use tokio::sync::mpsc;
 
 use super::predicate::Predicate;
-use crate::cache::{Cache, CachedKind, Event, Informer, Writer};
+use crate::cache::{Cache, CachedKind, Event, EventHandlerRegistration, Writer};
 use crate::resource::scoped::is_namespaced;
 
-/// A source of reconcile keys for kind `K`.
-pub(crate) trait Source<K: Resource<DynamicType = ()>>: Send + 'static {
-    /// Creates the informer the source reads, so the cache starts (and syncs) it with the manager.
-    fn register(&self, cache: &Cache);
-    /// Subscribes to the informer and maps its events to keys. Events that echo a write the
-    /// controller `controller` made while reconciling a key do not map to that key.
-    fn start(self: Box<Self>, cache: &Cache, controller: u64) -> BoxStream<'static, ObjectRef<K>>;
+/// A source of reconcile keys of kind `K` (controller-runtime's `source.Source`).
+///
+/// ```
+/// use std::time::Duration;
+/// use kbr_runtime::controller::source::{BoxFuture, Source, SourceContext};
+/// use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
+/// use kbr_runtime::kube::runtime::reflector::ObjectRef;
+///
+/// /// Reconciles one fixed ConfigMap once a minute.
+/// struct Heartbeat;
+///
+/// impl Source<ConfigMap> for Heartbeat {
+///     fn start(self: Box<Self>, ctx: SourceContext<ConfigMap>) -> BoxFuture<'static, ()> {
+///         Box::pin(async move {
+///             let mut ticks = tokio::time::interval(Duration::from_secs(60));
+///             loop {
+///                 ticks.tick().await;
+///                 ctx.enqueue(ObjectRef::new("settings").within("default"));
+///             }
+///         })
+///     }
+/// }
+/// ```
+pub trait Source<K: Resource<DynamicType = ()>>: Send + 'static {
+    /// Called when the controller is added to the manager, before the cache starts: create
+    /// (with [`Cache::get_informer`]) the informers the source will read, so the manager
+    /// starts them and `/readyz` waits for them. Default: none.
+    fn register(&self, cache: &Cache) {
+        let _ = cache;
+    }
+
+    /// Starts the source (`Source.Start`). The returned future runs until the controller
+    /// stops and is then dropped: return at once after registering event handlers (keep their
+    /// registrations in the future, so dropping it removes them), or loop, calling
+    /// [`SourceContext::enqueue`], for sources of your own.
+    fn start(self: Box<Self>, ctx: SourceContext<K>) -> BoxFuture<'static, ()>;
 }
 
-/// The informer's events as a stream, each with the [`Writer`] whose client write caused it.
-pub(crate) fn events<C: CachedKind>(
-    informer: &Informer<C>,
-) -> BoxStream<'static, (Event<C>, Option<Writer>)> {
-    let rx = informer.subscribe();
-    stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|e| (e, rx)) }).boxed()
+/// What a [`Source`] gets to run: the manager's cache and the controller's work queue.
+pub struct SourceContext<K: Resource<DynamicType = ()>> {
+    cache: Cache,
+    enqueue: Arc<dyn Fn(ObjectRef<K>) + Send + Sync>,
+    controller: u64,
+}
+
+impl<K: Resource<DynamicType = ()>> Clone for SourceContext<K> {
+    fn clone(&self) -> Self {
+        Self {
+            cache: self.cache.clone(),
+            enqueue: Arc::clone(&self.enqueue),
+            controller: self.controller,
+        }
+    }
+}
+
+impl<K: Resource<DynamicType = ()>> std::fmt::Debug for SourceContext<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SourceContext")
+            .field("cache", &self.cache)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<K: Resource<DynamicType = ()>> SourceContext<K> {
+    pub(crate) fn new(
+        cache: Cache,
+        controller: u64,
+        enqueue: impl Fn(ObjectRef<K>) + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            cache,
+            enqueue: Arc::new(enqueue),
+            controller,
+        }
+    }
+
+    /// The manager's informer cache.
+    #[must_use]
+    pub fn cache(&self) -> &Cache {
+        &self.cache
+    }
+
+    /// Asks for a reconcile of `key` (a rate-limited queue's `Add`): synchronous, never blocks,
+    /// safe inside an informer's event handler. A key already waiting is not queued twice; a
+    /// key being reconciled is reconciled once more afterwards. Refs to namespaced kinds need
+    /// `.within(namespace)`. Ignored once the controller stopped.
+    pub fn enqueue(&self, key: ObjectRef<K>) {
+        (self.enqueue)(key);
+    }
 }
 
 /// The tag of writes made while controller `controller` reconciles `key`.
@@ -39,49 +137,70 @@ pub(crate) fn writer_id<K: Resource<DynamicType = ()>>(
     }
 }
 
-/// Drops the key whose own reconcile wrote the object of this event (the echo of its write).
-fn not_echo<K: Resource<DynamicType = ()>>(
-    keys: Vec<ObjectRef<K>>,
+/// Whether `key` is the echo of its own reconcile's write (`writer`) in controller `controller`.
+pub(crate) fn is_echo<K: Resource<DynamicType = ()>>(
+    key: &ObjectRef<K>,
     writer: Option<&Writer>,
     controller: u64,
-) -> Vec<ObjectRef<K>> {
-    match writer {
-        Some(writer) if writer.controller == controller => keys
-            .into_iter()
-            .filter(|key| *writer != writer_id(controller, key))
-            .collect(),
-        _ => keys,
-    }
+) -> bool {
+    writer.is_some_and(|w| w.controller == controller && *w == writer_id(controller, key))
 }
 
 /// The objects an event is about (old and new for updates).
-fn objects<C>(event: &Event<C>) -> Vec<Arc<C>> {
+fn objects<C>(event: &Event<C>) -> Vec<&Arc<C>> {
     match event {
-        Event::Added(o) | Event::Deleted(o) => vec![o.clone()],
-        Event::Updated { old, new } => vec![old.clone(), new.clone()],
+        Event::Added(o) | Event::Deleted(o) => vec![o],
+        Event::Updated { old, new } => vec![old, new],
     }
-}
-
-/// Keys from both objects of an update, deduplicated.
-fn dedup<K: Resource<DynamicType = ()>>(mut keys: Vec<ObjectRef<K>>) -> Vec<ObjectRef<K>> {
-    let mut out: Vec<ObjectRef<K>> = Vec::with_capacity(keys.len());
-    for key in keys.drain(..) {
-        if !out.contains(&key) {
-            out.push(key);
-        }
-    }
-    out
 }
 
 /// An optional predicate on a source's kind.
 type SourcePredicate<C> = Option<Box<dyn Predicate<C>>>;
 
 /// Whether `predicate` (if any) lets `event` through: `create`, `update` or `delete`.
-fn passes<C: 'static>(predicate: Option<&dyn Predicate<C>>, event: &Event<C>) -> bool {
+pub(crate) fn passes<C: 'static>(predicate: Option<&dyn Predicate<C>>, event: &Event<C>) -> bool {
     predicate.is_none_or(|p| match event {
         Event::Added(o) => p.create(o),
         Event::Updated { old, new } => p.update(old, new),
         Event::Deleted(o) => p.delete(o),
+    })
+}
+
+/// `source.Kind` over `C` with a mapping to keys of `K`: registers an event handler on `C`'s
+/// informer that filters with `predicate`, maps the object(s) of each event (old and new of
+/// an update), drops duplicates and the echo of the controller's own write, and enqueues.
+fn start_kind<K, C>(
+    ctx: SourceContext<K>,
+    predicate: SourcePredicate<C>,
+    map: impl Fn(&C) -> Vec<ObjectRef<K>> + Send + Sync + 'static,
+) -> BoxFuture<'static, ()>
+where
+    K: Resource<DynamicType = ()> + 'static,
+    C: CachedKind,
+{
+    let informer = ctx.cache.informer::<C>();
+    let controller = ctx.controller;
+    let enqueue = Arc::clone(&ctx.enqueue);
+    let id = informer.add_handler(Box::new(move |event, writer| {
+        if !passes(predicate.as_deref(), event) {
+            return;
+        }
+        let mut keys: Vec<ObjectRef<K>> = Vec::new();
+        for obj in objects(event) {
+            for key in map(obj) {
+                if !keys.contains(&key) && !is_echo(&key, writer, controller) {
+                    keys.push(key);
+                }
+            }
+        }
+        for key in keys {
+            enqueue(key);
+        }
+    }));
+    let registration = EventHandlerRegistration::new(&informer, id);
+    Box::pin(async move {
+        let _registration = registration;
+        std::future::pending::<()>().await;
     })
 }
 
@@ -124,18 +243,10 @@ where
         cache.informer::<C>();
     }
 
-    fn start(self: Box<Self>, cache: &Cache, controller: u64) -> BoxStream<'static, ObjectRef<K>> {
-        let predicate = self.predicate;
-        events(&cache.informer::<C>())
-            .filter(move |(event, _)| std::future::ready(passes(predicate.as_deref(), event)))
-            .flat_map(move |(event, writer)| {
-                let keys = objects(&event)
-                    .iter()
-                    .filter_map(|o| controller_owner::<K, C>(o.as_ref()))
-                    .collect();
-                stream::iter(not_echo(dedup(keys), writer.as_ref(), controller))
-            })
-            .boxed()
+    fn start(self: Box<Self>, ctx: SourceContext<K>) -> BoxFuture<'static, ()> {
+        start_kind(ctx, self.predicate, |child: &C| {
+            controller_owner::<K, C>(child).into_iter().collect()
+        })
     }
 }
 
@@ -162,17 +273,130 @@ where
         cache.informer::<O>();
     }
 
-    fn start(self: Box<Self>, cache: &Cache, controller: u64) -> BoxStream<'static, ObjectRef<K>> {
-        let (mapper, predicate) = (self.mapper, self.predicate);
-        events(&cache.informer::<O>())
-            .filter(move |(event, _)| std::future::ready(passes(predicate.as_deref(), event)))
-            .flat_map(move |(event, writer)| {
-                let keys = objects(&event)
-                    .iter()
-                    .flat_map(|o| mapper(o.as_ref()))
-                    .collect();
-                stream::iter(not_echo(dedup(keys), writer.as_ref(), controller))
-            })
-            .boxed()
+    fn start(self: Box<Self>, ctx: SourceContext<K>) -> BoxFuture<'static, ()> {
+        let mapper = self.mapper;
+        start_kind(ctx, self.predicate, move |obj: &O| {
+            mapper(obj).into_iter().collect()
+        })
+    }
+}
+
+/// Keys received on a channel: controller-runtime's `source.Channel`.
+///
+/// Each key received is enqueued; the source ends when every sender is dropped (the controller
+/// keeps running). The channel is the bounded `tokio::sync::mpsc` one, so a sender waits when
+/// it is full; the source drains it at once into the work queue, where keys fold, so it is
+/// only full while the controller is not running yet.
+///
+/// ```
+/// use kbr_runtime::controller::source::Channel;
+/// use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
+/// use kbr_runtime::kube::runtime::reflector::ObjectRef;
+/// let (tx, rx) = tokio::sync::mpsc::channel::<ObjectRef<ConfigMap>>(64);
+/// let source = Channel::new(rx); // Controller::new(..).watches_source(source)
+/// # drop((tx, source));
+/// ```
+#[derive(Debug)]
+pub struct Channel<K: Resource<DynamicType = ()>> {
+    receiver: mpsc::Receiver<ObjectRef<K>>,
+}
+
+impl<K: Resource<DynamicType = ()>> Channel<K> {
+    /// A source enqueuing every key `receiver` yields.
+    #[must_use]
+    pub fn new(receiver: mpsc::Receiver<ObjectRef<K>>) -> Self {
+        Self { receiver }
+    }
+}
+
+impl<K> Source<K> for Channel<K>
+where
+    K: Resource<DynamicType = ()> + Send + 'static,
+{
+    fn start(self: Box<Self>, ctx: SourceContext<K>) -> BoxFuture<'static, ()> {
+        let mut receiver = self.receiver;
+        Box::pin(async move {
+            while let Some(key) = receiver.recv().await {
+                ctx.enqueue(key);
+            }
+        })
+    }
+}
+
+/// The keys a [`Periodic`] source enqueues on each tick.
+type KeysFn<K> = Box<dyn Fn() -> Vec<ObjectRef<K>> + Send + Sync>;
+
+/// Enqueues keys at a fixed interval (the first time one interval after the controller
+/// starts): by default every object of the reconciled kind in the cache — a resync, for
+/// controllers whose objects mirror state the API server does not announce (an external
+/// system, a clock); or, with [`Periodic::with_keys`], the keys a closure returns.
+///
+/// Reading the cache, not the API server, keeps a resync free of requests; keys fold in the
+/// work queue, so a tick while objects still wait adds nothing. Like any queued key, a resynced
+/// object is reconciled even if it has not changed; predicates do not apply (there is no event).
+/// A zero interval is taken as one millisecond.
+pub struct Periodic<K: Resource<DynamicType = ()>> {
+    interval: Duration,
+    keys: Option<KeysFn<K>>,
+}
+
+impl<K: Resource<DynamicType = ()>> std::fmt::Debug for Periodic<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Periodic")
+            .field("interval", &self.interval)
+            .field("keys", &self.keys.as_ref().map(|_| "closure"))
+            .finish()
+    }
+}
+
+impl<K: Resource<DynamicType = ()>> Periodic<K> {
+    /// Every cached object of the reconciled kind, every `interval`.
+    #[must_use]
+    pub fn new(interval: Duration) -> Self {
+        Self {
+            interval,
+            keys: None,
+        }
+    }
+
+    /// The keys `keys` returns, every `interval`. `keys` runs on the source's task; it may read
+    /// the cache (e.g. an [`Informer`](crate::cache::Informer)'s store) but must not block.
+    #[must_use]
+    pub fn with_keys<I, F>(interval: Duration, keys: F) -> Self
+    where
+        I: IntoIterator<Item = ObjectRef<K>>,
+        F: Fn() -> I + Send + Sync + 'static,
+    {
+        Self {
+            interval,
+            keys: Some(Box::new(move || keys().into_iter().collect())),
+        }
+    }
+}
+
+impl<K: CachedKind> Source<K> for Periodic<K> {
+    fn start(self: Box<Self>, ctx: SourceContext<K>) -> BoxFuture<'static, ()> {
+        let interval = self.interval.max(Duration::from_millis(1));
+        let keys = self.keys;
+        let store = ctx.cache.get_informer::<K>().store();
+        Box::pin(async move {
+            let start = tokio::time::Instant::now() + interval;
+            let mut ticks = tokio::time::interval_at(start, interval);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                ticks.tick().await;
+                let due = match &keys {
+                    Some(keys) => keys(),
+                    None => store
+                        .state()
+                        .iter()
+                        .map(|obj| ObjectRef::from_obj(obj.as_ref()))
+                        .collect(),
+                };
+                for key in due {
+                    ctx.enqueue(key);
+                }
+            }
+        })
     }
 }

@@ -68,7 +68,7 @@ pub struct Manager {
     scheme: Scheme,
     options: ManagerOptions,
     kube: kube::Client,
-    cache: Arc<Cache>,
+    cache: Cache,
     metrics: Arc<Metrics>,
     controllers: Vec<Box<dyn Runnable>>,
     runnables: Vec<UserRunnable>,
@@ -115,7 +115,7 @@ impl Manager {
         // Warning Events about objects the cache cannot decode, reported by the cache itself
         // (`reportingController: kbr-cache`; needs `create` on events.k8s.io `events`).
         let decode_events = crate::events::EventRecorder::new(kube.clone(), DECODE_REPORTER);
-        let cache = Arc::new(Cache::new(
+        let cache = Cache::new(
             kube.clone(),
             CacheConfig {
                 namespaces: options.namespaces.to_vec(),
@@ -125,7 +125,7 @@ impl Manager {
                     Some(decode_events.recorder().clone()),
                 ),
             },
-        ));
+        );
         if let Some(sharding) = &options.sharding
             && let Ok(shard) = sharding.shard_name()
         {
@@ -195,6 +195,15 @@ impl Manager {
     #[must_use]
     pub fn client(&self) -> Client {
         Client::cached(self.kube.clone(), self.cache.clone())
+    }
+
+    /// The manager's informer cache (controller-runtime's `mgr.GetCache()`): a handle sharing
+    /// the informers the controllers and [`Manager::client`] read, for
+    /// [`Cache::get_informer`](crate::cache::Cache::get_informer) and
+    /// [`Cache::wait_for_cache_sync`](crate::cache::Cache::wait_for_cache_sync).
+    #[must_use]
+    pub fn cache(&self) -> Cache {
+        self.cache.clone()
     }
 
     /// The underlying `kube::Client`.

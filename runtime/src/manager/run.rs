@@ -52,7 +52,7 @@ pub(crate) struct UserRunnable {
 pub(crate) struct RunArgs<'a, F> {
     pub(crate) options: &'a ManagerOptions,
     pub(crate) kube: &'a kube::Client,
-    pub(crate) cache: &'a Arc<Cache>,
+    pub(crate) cache: &'a Cache,
     pub(crate) metrics: &'a Arc<Metrics>,
     pub(crate) controllers: Vec<Box<dyn Runnable>>,
     pub(crate) runnables: Vec<UserRunnable>,
