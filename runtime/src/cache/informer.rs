@@ -12,6 +12,7 @@ use std::fmt::Debug;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use futures::stream::BoxStream;
 use futures::{StreamExt, stream};
 use kube::Resource;
 use kube::runtime::reflector::{self, ObjectRef, Store};
@@ -94,9 +95,31 @@ struct Shared<K: CachedKind> {
     options: CacheOptions,
 }
 
+/// How an informer lists and watches one partition: given the client, the namespace (`None`
+/// = all, or a cluster-scoped kind) and the watcher config (selectors), the stream of watcher
+/// events of `K` wrapped as [`Scoped`] (see [`super::metadata`] for the metadata-only one).
+/// Fixed when the informer is created.
+pub(crate) type ListWatch<K> = Arc<
+    dyn Fn(
+            kube::Client,
+            Option<&str>,
+            watcher::Config,
+        ) -> BoxStream<'static, watcher::Result<watcher::Event<Scoped<K>>>>
+        + Send
+        + Sync,
+>;
+
+/// The default [`ListWatch`]: kube-runtime's `watcher` over the full objects.
+pub(crate) fn full_objects<K: CachedKind>() -> ListWatch<K> {
+    Arc::new(|client, namespace, config| {
+        watcher(scoped::api::<K>(&client, namespace), config).boxed()
+    })
+}
+
 /// A shared informer for kind `K`.
 pub(crate) struct Informer<K: CachedKind> {
     kind: String,
+    list_watch: ListWatch<K>,
     reader: Store<K>,
     shared: Mutex<Shared<K>>,
     started: AtomicBool,
@@ -107,7 +130,12 @@ pub(crate) struct Informer<K: CachedKind> {
 impl<K: CachedKind> Informer<K> {
     /// An unstarted informer over `namespaces` (`[None]` = all namespaces; cluster-scoped kinds
     /// always watch cluster-wide), listing and watching only objects matching `options`.
-    pub(crate) fn new(namespaces: &[Option<String>], options: CacheOptions) -> Self {
+    /// Lists and watches through `list_watch` ([`full_objects`] for whole objects).
+    pub(crate) fn with_list_watch(
+        namespaces: &[Option<String>],
+        options: CacheOptions,
+        list_watch: ListWatch<K>,
+    ) -> Self {
         let writer = reflector::store::Writer::<K>::default();
         let reader = writer.as_reader();
         let namespaces: Vec<Option<String>> =
@@ -126,6 +154,7 @@ impl<K: CachedKind> Informer<K> {
             .collect();
         Self {
             kind: scoped::kind_of::<K>(),
+            list_watch,
             reader,
             shared: Mutex::new(Shared {
                 writer,
@@ -257,8 +286,7 @@ impl<K: CachedKind> Informer<K> {
         let options = self.lock().options.clone();
         let config = options.watcher_config();
         let streams = namespaces.into_iter().enumerate().map(|(index, ns)| {
-            let api = scoped::api::<K>(&client, ns.as_deref());
-            watcher(api, config.clone())
+            (self.list_watch)(client.clone(), ns.as_deref(), config.clone())
                 .default_backoff()
                 .map(move |event| (index, event))
                 .boxed()

@@ -18,18 +18,22 @@
 
 mod index;
 mod informer;
+mod metadata;
 mod options;
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use kube::core::PartialObjectMeta;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 pub use self::index::IndexError;
 pub(crate) use self::index::{FieldRequirement, parse_exact_selector};
 pub(crate) use self::informer::{CachedKind, Event, Informer};
+use self::informer::{ListWatch, full_objects};
+pub(crate) use self::metadata::typed as typed_partial;
 
 /// Who made a write through the manager's client: the controller (an id unique in the process)
 /// and the object (`ObjectRef` display form) whose reconcile made it. Events a write causes
@@ -105,6 +109,11 @@ struct CacheState {
     tasks: Vec<JoinHandle<()>>,
 }
 
+/// Which informer of the cache holds `K`: [`Cache::informer`] (full objects of `K`) or
+/// [`Cache::metadata_informer`] (`K` = `PartialObjectMeta<C>`, controller-runtime's
+/// `builder.OnlyMetadata`). Sources and cached reads take one.
+pub(crate) type InformerOf<K> = fn(&Cache) -> Arc<Informer<K>>;
+
 /// [`Cache::set_options`] was called after [`Cache::start`].
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct AlreadyStarted;
@@ -147,6 +156,25 @@ impl Cache {
 
     /// The informer for `K`, created (and started, if the cache runs) on first use.
     pub(crate) fn informer<K: CachedKind>(&self) -> Arc<Informer<K>> {
+        self.informer_with::<K>(TypeId::of::<K>(), full_objects::<K>)
+    }
+
+    /// The metadata-only informer of `C` (controller-runtime's informer for
+    /// `metav1.PartialObjectMetadata` of `C`'s GVK), created (and started, if the cache runs) on
+    /// first use: it lists and watches `C` with kube-runtime's `metadata_watcher` and stores
+    /// only each object's metadata. Keyed apart from a full informer of `C`; takes `C`'s
+    /// [`CacheOptions`]. See the [module docs](self).
+    pub(crate) fn metadata_informer<C: CachedKind>(&self) -> Arc<Informer<PartialObjectMeta<C>>> {
+        self.informer_with::<PartialObjectMeta<C>>(TypeId::of::<C>(), metadata::metadata_only::<C>)
+    }
+
+    /// The informer storing `K`, created on first use with the [`CacheOptions`] registered for
+    /// the kind `options_of` and listing/watching through `list_watch()`.
+    fn informer_with<K: CachedKind>(
+        &self,
+        options_of: TypeId,
+        list_watch: fn() -> ListWatch<K>,
+    ) -> Arc<Informer<K>> {
         let mut state = self.lock();
         if let Some(entry) = state.informers.get(&TypeId::of::<K>())
             && let Ok(informer) = Arc::clone(&entry.any).downcast::<Informer<K>>()
@@ -155,10 +183,14 @@ impl Cache {
         }
         let options = state
             .by_object
-            .get(&TypeId::of::<K>())
+            .get(&options_of)
             .cloned()
             .unwrap_or_default();
-        let informer = Arc::new(Informer::<K>::new(&self.inner.namespaces, options));
+        let informer = Arc::new(Informer::<K>::with_list_watch(
+            &self.inner.namespaces,
+            options,
+            list_watch(),
+        ));
         let erased: Arc<dyn ErasedInformer> = Arc::new(Arc::clone(&informer));
         if state.started {
             state.tasks.extend(erased.start(&self.inner));
@@ -181,23 +213,34 @@ impl Cache {
     }
 
     /// Read-your-own-writes: hands `obj`, just returned by the API server for a write
-    /// (`created`: a create), to `K`'s informer if there is one (see [`Informer::observe_write`]),
-    /// tagged with the current task's [`Writer`].
+    /// (`created`: a create), to `K`'s informer and to `K`'s metadata-only informer (its
+    /// metadata, typed as `K`) if there are any (see [`Informer::observe_write`]), tagged with the
+    /// current task's [`Writer`].
     pub(crate) fn observe_write<K: CachedKind>(&self, obj: &K, created: bool) {
+        let strip = self.inner.strip_managed_fields;
+        let writer = WRITER.try_with(Clone::clone).ok();
+        if let Some(informer) = self.existing_informer::<PartialObjectMeta<K>>() {
+            informer.observe_write(metadata::partial_of(obj, strip), created, writer.clone());
+        }
         let Some(informer) = self.existing_informer::<K>() else {
             return;
         };
         let mut obj = obj.clone();
-        if self.inner.strip_managed_fields {
+        if strip {
             obj.meta_mut().managed_fields = None;
         }
-        informer.observe_write(obj, created, WRITER.try_with(Clone::clone).ok());
+        informer.observe_write(obj, created, writer);
     }
 
-    /// Read-your-own-writes for a delete the API server finished at once.
+    /// Read-your-own-writes for a delete the API server finished at once (full and
+    /// metadata-only informers of `K`).
     pub(crate) fn observe_delete<K: CachedKind>(&self, obj: &K) {
+        let writer = WRITER.try_with(Clone::clone).ok();
+        if let Some(informer) = self.existing_informer::<PartialObjectMeta<K>>() {
+            informer.observe_delete(&metadata::partial_of(obj, false), writer.clone());
+        }
         if let Some(informer) = self.existing_informer::<K>() {
-            informer.observe_delete(obj, WRITER.try_with(Clone::clone).ok());
+            informer.observe_delete(obj, writer);
         }
     }
 
@@ -213,6 +256,13 @@ impl Cache {
         }
         if let Some(entry) = state.informers.get(&TypeId::of::<K>())
             && let Ok(informer) = Arc::clone(&entry.any).downcast::<Informer<K>>()
+        {
+            informer.set_options(options.clone());
+        }
+        // The metadata-only informer of `K` lists and watches the same objects.
+        if let Some(entry) = state.informers.get(&TypeId::of::<PartialObjectMeta<K>>())
+            && let Ok(informer) =
+                Arc::clone(&entry.any).downcast::<Informer<PartialObjectMeta<K>>>()
         {
             informer.set_options(options.clone());
         }

@@ -84,6 +84,7 @@
 //! ```
 
 mod index;
+mod metadata;
 mod options;
 
 use std::fmt::Debug;
@@ -96,7 +97,7 @@ use serde::de::DeserializeOwned;
 
 pub use self::options::ListOptions;
 use crate::Error;
-use crate::cache::{Cache, Informer, parse_exact_selector};
+use crate::cache::{Cache, Informer, InformerOf, parse_exact_selector};
 use crate::resource::scoped::{self, Scoped, is_namespaced, kind_of};
 
 /// The bounds of every kind a [`Client`] reads or writes: a typed Kubernetes resource with a
@@ -194,16 +195,7 @@ impl Client {
             let api = scoped::api::<K>(&self.kube, namespace);
             return Ok(api.get(name).await?.0);
         };
-        let informer = cached_informer::<K>(cache, namespace).await?;
-        let mut key = kube::runtime::reflector::ObjectRef::<K>::new(name);
-        if let Some(ns) = namespace {
-            key = key.within(ns);
-        }
-        informer
-            .store()
-            .get(&key)
-            .map(|obj| K::clone(&obj))
-            .ok_or_else(|| Error::not_found(&kind_of::<K>(), namespace, name))
+        get_cached(cache, namespace, name, Cache::informer::<K>).await
     }
 
     /// Lists objects of kind `K` in `namespace` (`None` = all namespaces, or cluster-scoped),
@@ -225,26 +217,7 @@ impl Client {
             let list = api.list(&options.to_list_params()).await?;
             return Ok(list.items.into_iter().map(|s| s.0).collect());
         };
-        if let Some(selector) = &options.field_selector {
-            let requirements =
-                parse_exact_selector(selector).ok_or_else(|| Error::CachedFieldSelector {
-                    selector: selector.clone(),
-                })?;
-            return self
-                .list_cached_by_fields(namespace, &requirements, options)
-                .await;
-        }
-        let informer = cached_informer::<K>(cache, namespace).await?;
-        let mut items: Vec<K> = informer
-            .store()
-            .state()
-            .into_iter()
-            .filter(|o| namespace.is_none() || o.meta().namespace.as_deref() == namespace)
-            .filter(|o| options.matches(o.meta().labels.as_ref().unwrap_or(&Default::default())))
-            .map(|o| K::clone(&o))
-            .collect();
-        sort_by_key(&mut items);
-        Ok(items)
+        list_cached(cache, namespace, options, Cache::informer::<K>).await
     }
 
     /// Creates `obj` (namespace from `metadata.namespace`; `metadata.name` or `generateName`
@@ -453,10 +426,61 @@ fn required_namespace<'a, K: Object>(
     }
 }
 
-/// The synced informer for `K`, checking the cache runs and watches `namespace`.
+/// A cached list of `K` in `namespace` (`None` = all) from the informer `informer_of` returns
+/// (full or metadata-only), filtered by `options`, sorted by namespace then name.
+async fn list_cached<K: Object>(
+    cache: &Cache,
+    namespace: Option<&str>,
+    options: &ListOptions,
+    informer_of: InformerOf<K>,
+) -> Result<Vec<K>, Error> {
+    if let Some(selector) = &options.field_selector {
+        let requirements =
+            parse_exact_selector(selector).ok_or_else(|| Error::CachedFieldSelector {
+                selector: selector.clone(),
+            })?;
+        return index::list_cached_by_fields(cache, namespace, &requirements, options, informer_of)
+            .await;
+    }
+    let informer = cached_informer(cache, namespace, informer_of).await?;
+    let mut items: Vec<K> = informer
+        .store()
+        .state()
+        .into_iter()
+        .filter(|o| namespace.is_none() || o.meta().namespace.as_deref() == namespace)
+        .filter(|o| options.matches(o.meta().labels.as_ref().unwrap_or(&Default::default())))
+        .map(|o| K::clone(&o))
+        .collect();
+    sort_by_key(&mut items);
+    Ok(items)
+}
+
+/// The object `name` in `namespace` (checked by [`required_namespace`]) from the informer
+/// `informer_of` returns; [`Error::NotFound`] if absent.
+async fn get_cached<K: Object>(
+    cache: &Cache,
+    namespace: Option<&str>,
+    name: &str,
+    informer_of: InformerOf<K>,
+) -> Result<K, Error> {
+    let informer = cached_informer(cache, namespace, informer_of).await?;
+    let mut key = kube::runtime::reflector::ObjectRef::<K>::new(name);
+    if let Some(ns) = namespace {
+        key = key.within(ns);
+    }
+    informer
+        .store()
+        .get(&key)
+        .map(|obj| K::clone(&obj))
+        .ok_or_else(|| Error::not_found(&kind_of::<K>(), namespace, name))
+}
+
+/// The synced informer `informer_of` returns (of `K`: full, or metadata-only), checking the
+/// cache runs and watches `namespace`.
 async fn cached_informer<K: Object>(
     cache: &Cache,
     namespace: Option<&str>,
+    informer_of: InformerOf<K>,
 ) -> Result<Arc<Informer<K>>, Error> {
     if !cache.is_started() {
         return Err(Error::CacheNotStarted);
@@ -469,7 +493,7 @@ async fn cached_informer<K: Object>(
             namespace: ns.to_string(),
         });
     }
-    let informer = cache.informer::<K>();
+    let informer = informer_of(cache);
     if !informer.has_synced() {
         informer
             .store()

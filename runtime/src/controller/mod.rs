@@ -62,6 +62,7 @@
 //! ```
 
 mod backoff;
+mod metadata;
 pub mod predicate;
 mod queue;
 mod run;

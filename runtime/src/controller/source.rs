@@ -8,7 +8,7 @@ use kube::Resource;
 use kube::runtime::reflector::ObjectRef;
 
 use super::predicate::Predicate;
-use crate::cache::{Cache, CachedKind, Event, Informer, Writer};
+use crate::cache::{Cache, CachedKind, Event, Informer, InformerOf, Writer};
 use crate::resource::scoped::is_namespaced;
 
 /// A source of reconcile keys for kind `K`.
@@ -86,13 +86,23 @@ fn passes<C: 'static>(predicate: Option<&dyn Predicate<C>>, event: &Event<C>) ->
 }
 
 /// `handler.EnqueueRequestForOwner(.., OnlyControllerOwner())` over kind `C`.
-pub(crate) struct Owns<C> {
+pub(crate) struct Owns<C: CachedKind> {
     predicate: SourcePredicate<C>,
+    informer: InformerOf<C>,
 }
 
-impl<C> Owns<C> {
+impl<C: CachedKind> Owns<C> {
+    /// Over the full-object informer of `C`.
     pub(crate) fn new(predicate: SourcePredicate<C>) -> Self {
-        Self { predicate }
+        Self::reading(predicate, Cache::informer::<C>)
+    }
+
+    /// Over the informer `informer` returns (e.g. a metadata-only one).
+    pub(crate) fn reading(predicate: SourcePredicate<C>, informer: InformerOf<C>) -> Self {
+        Self {
+            predicate,
+            informer,
+        }
     }
 }
 
@@ -121,12 +131,12 @@ where
     C: CachedKind,
 {
     fn register(&self, cache: &Cache) {
-        cache.informer::<C>();
+        (self.informer)(cache);
     }
 
     fn start(self: Box<Self>, cache: &Cache, controller: u64) -> BoxStream<'static, ObjectRef<K>> {
         let predicate = self.predicate;
-        events(&cache.informer::<C>())
+        events(&(self.informer)(cache))
             .filter(move |(event, _)| std::future::ready(passes(predicate.as_deref(), event)))
             .flat_map(move |(event, writer)| {
                 let keys = objects(&event)
@@ -140,14 +150,29 @@ where
 }
 
 /// `handler.EnqueueRequestsFromMapFunc` over kind `O`.
-pub(crate) struct Watches<O, F> {
+pub(crate) struct Watches<O: CachedKind, F> {
     mapper: F,
     predicate: SourcePredicate<O>,
+    informer: InformerOf<O>,
 }
 
-impl<O, F> Watches<O, F> {
+impl<O: CachedKind, F> Watches<O, F> {
+    /// Over the full-object informer of `O`.
     pub(crate) fn new(mapper: F, predicate: SourcePredicate<O>) -> Self {
-        Self { mapper, predicate }
+        Self::reading(mapper, predicate, Cache::informer::<O>)
+    }
+
+    /// Over the informer `informer` returns (e.g. a metadata-only one).
+    pub(crate) fn reading(
+        mapper: F,
+        predicate: SourcePredicate<O>,
+        informer: InformerOf<O>,
+    ) -> Self {
+        Self {
+            mapper,
+            predicate,
+            informer,
+        }
     }
 }
 
@@ -159,12 +184,12 @@ where
     F: Fn(&O) -> I + Send + Sync + 'static,
 {
     fn register(&self, cache: &Cache) {
-        cache.informer::<O>();
+        (self.informer)(cache);
     }
 
     fn start(self: Box<Self>, cache: &Cache, controller: u64) -> BoxStream<'static, ObjectRef<K>> {
         let (mapper, predicate) = (self.mapper, self.predicate);
-        events(&cache.informer::<O>())
+        events(&(self.informer)(cache))
             .filter(move |(event, _)| std::future::ready(passes(predicate.as_deref(), event)))
             .flat_map(move |(event, writer)| {
                 let keys = objects(&event)

@@ -12,7 +12,8 @@ use kube::Api;
 use kube::core::{DynamicResourceScope, ObjectMeta, Resource};
 use serde::{Deserialize, Serialize};
 
-/// `K` re-scoped as `DynamicResourceScope`: same group/version/kind/plural and JSON as `K`.
+/// `K` re-scoped as `DynamicResourceScope`: same group/version/kind/plural, JSON and
+/// metadata-only flag (`PartialObjectMeta<_>`) as `K`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(transparent)]
 pub(crate) struct Scoped<K>(pub(crate) K);
@@ -38,6 +39,10 @@ impl<K: Resource<DynamicType = ()>> Resource for Scoped<K> {
     }
     fn url_path(dt: &(), namespace: Option<&str>) -> String {
         K::url_path(dt, namespace)
+    }
+    /// `true` for `Scoped<PartialObjectMeta<_>>`: its `Api` then reads metadata only.
+    fn metadata_api() -> bool {
+        K::metadata_api()
     }
     fn meta(&self) -> &ObjectMeta {
         self.0.meta()

@@ -191,6 +191,12 @@ fn serve_object(
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
+    let partial = accept.contains("as=PartialObjectMetadata");
+    if partial {
+        *lock(&shared.metadata_counters)
+            .entry((verb, resource.clone()))
+            .or_default() += 1;
+    }
     let schema = lock(&shared.store).schema(&rt);
     let call = Call {
         shared,
@@ -198,7 +204,7 @@ fn serve_object(
         schema,
         path: p,
         query,
-        partial: accept.contains("as=PartialObjectMetadata"),
+        partial,
     };
     let ns = p.namespace.as_deref();
     let name = p.name.as_deref().unwrap_or("");

@@ -1,0 +1,433 @@
+//! Metadata-only watches and reads (controller-runtime's `builder.OnlyMetadata` and
+//! `metav1.PartialObjectMetadata` reads): `Controller::owns_metadata[_with]`,
+//! `Controller::watches_metadata`, `Client::get_metadata` / `Client::list_metadata`. On the fake
+//! API server, or on envtest when `KUBEBUILDER_ASSETS` is set; tests that need the fake's
+//! request counters say so and are skipped there.
+#![cfg(feature = "testing")]
+
+mod runtime_support;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use kbr_runtime::client::{ListOptions, Patch, PatchParams};
+use kbr_runtime::controller::predicate::Predicate;
+use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
+use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kbr_runtime::kube::core::PartialObjectMeta;
+use kbr_runtime::kube::runtime::reflector::ObjectRef;
+use kbr_runtime::testing::{TestEnv, Verb};
+use kbr_runtime::{Action, Client, Controller, Scheme};
+use runtime_support::*;
+use serde_json::json;
+use tokio::sync::mpsc;
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+fn name_of<K: kbr_runtime::kube::Resource>(obj: &K) -> String {
+    obj.meta().name.clone().unwrap_or_default()
+}
+
+/// A Secret named `name` in `default` with data, controlled by `owner`.
+fn owned_secret(name: &str, owner: &ConfigMap) -> Secret {
+    let mut child = Secret::default();
+    child.metadata.namespace = Some("default".into());
+    child.metadata.name = Some(name.into());
+    child.metadata.owner_references = Some(vec![OwnerReference {
+        api_version: "v1".into(),
+        kind: "ConfigMap".into(),
+        name: name_of(owner),
+        uid: owner.metadata.uid.clone().unwrap_or_default(),
+        controller: Some(true),
+        ..OwnerReference::default()
+    }]);
+    child.string_data = Some([("password".to_string(), "hunter2".to_string())].into());
+    child
+}
+
+async fn label(client: &Client, name: &str, key: &str) -> Result<Secret, kbr_runtime::Error> {
+    let patch = json!({ "metadata": { "labels": { key: "yes" } } });
+    client
+        .patch(
+            Some("default"),
+            name,
+            &Patch::Merge(&patch),
+            &PatchParams::default(),
+        )
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn owned_metadata_changes_enqueue_the_owner() -> TestResult {
+    let env = TestEnv::start(Scheme::new()).await?;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut manager = manager_on(&env, options_on(&env, &["default"]));
+    manager.add_controller(
+        Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
+            let tx = tx.clone();
+            async move {
+                let _ = tx.send(name_of(&*cm));
+                Ok(Action::await_change())
+            }
+        }))
+        .owns_metadata::<Secret>(),
+    )?;
+    let running = Running::start(manager);
+    let client = env.client();
+    let owner = client.create(&configmap("default", "owner", "1")).await?;
+    assert_eq!(
+        within("owner reconcile", rx.recv()).await.as_deref(),
+        Some("owner")
+    );
+    let child = client.create(&owned_secret("child", &owner)).await?;
+    assert_eq!(
+        within("reconcile on child create", rx.recv())
+            .await
+            .as_deref(),
+        Some("owner")
+    );
+    label(&client, "child", "touched").await?;
+    assert_eq!(
+        within("reconcile on child update", rx.recv())
+            .await
+            .as_deref(),
+        Some("owner")
+    );
+    client.delete(&child).await?;
+    assert_eq!(
+        within("reconcile on child delete", rx.recv())
+            .await
+            .as_deref(),
+        Some("owner")
+    );
+    running.stop().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_metadata_informer_lists_and_watches_metadata_only() -> TestResult {
+    let Some(server) = fake_server("metadata only", COUNTERS) else {
+        return Ok(());
+    };
+    let client = Client::new(server.kube_client());
+    let owner = client.create(&configmap("default", "owner", "1")).await?;
+    // Server-side apply records managedFields, which the cache strips.
+    let applied = client
+        .apply(&owned_secret("child", &owner), "kbr-test")
+        .await?;
+    assert!(applied.metadata.managed_fields.is_some());
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut manager = manager(&server, options());
+    let cached = manager.client();
+    manager.add_controller(
+        Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
+            let tx = tx.clone();
+            async move {
+                let _ = tx.send(name_of(&*cm));
+                Ok(Action::await_change())
+            }
+        }))
+        .owns_metadata::<Secret>(),
+    )?;
+    let running = Running::start(manager);
+    // Both the owner itself and its child enqueue it; at least one reconcile comes.
+    assert_eq!(
+        within("owner reconcile", rx.recv()).await.as_deref(),
+        Some("owner")
+    );
+    let requests = server.requests();
+    let cached_meta = cached
+        .get_metadata::<Secret>(Some("default"), "child")
+        .await?;
+    assert_eq!(cached_meta.metadata.uid, applied.metadata.uid);
+    let types = cached_meta.types.clone().ok_or("no apiVersion/kind")?;
+    assert_eq!(
+        (types.api_version.as_str(), types.kind.as_str()),
+        ("v1", "Secret")
+    );
+    assert_eq!(
+        cached_meta.metadata.managed_fields, None,
+        "managedFields kept"
+    );
+    let json = serde_json::to_value(&cached_meta)?;
+    assert_eq!(json.get("data"), None);
+    assert_eq!(json.get("stringData"), None);
+    // The informer asked for metadata only, and nobody listed or watched whole Secrets.
+    for verb in [Verb::List, Verb::Watch] {
+        let metadata = requests.metadata_count_for::<Secret>(verb);
+        assert!(metadata >= 1, "no metadata-only {verb:?} of secrets");
+        assert_eq!(
+            requests.count_for::<Secret>(verb),
+            metadata,
+            "a full {verb:?} of secrets"
+        );
+    }
+    assert_eq!(requests.metadata_count_for::<ConfigMap>(Verb::List), 0);
+    running.stop().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metadata_reads_come_from_the_cache() -> TestResult {
+    let Some(server) = fake_server("cached metadata reads", COUNTERS) else {
+        return Ok(());
+    };
+    let client = Client::new(server.kube_client());
+    let owner = client.create(&configmap("default", "owner", "1")).await?;
+    for name in ["a", "b", "c"] {
+        let mut secret = owned_secret(name, &owner);
+        if name != "b" {
+            secret.metadata.labels = Some([("app".to_string(), "x".to_string())].into());
+        }
+        client.create(&secret).await?;
+    }
+    client.create(&configmap("other", "elsewhere", "1")).await?;
+    let manager = manager(&server, options());
+    let cached = manager.client();
+    let running = Running::start(manager);
+    // The first read starts the metadata informer and waits for its sync.
+    let first = eventually("the cache to start", || async {
+        cached
+            .get_metadata::<Secret>(Some("default"), "a")
+            .await
+            .ok()
+    })
+    .await;
+    assert_eq!(first.metadata.name.as_deref(), Some("a"));
+    let requests = server.requests();
+    let before = requests.snapshot();
+    for _ in 0..10 {
+        let b = cached.get_metadata::<Secret>(Some("default"), "b").await?;
+        assert_eq!(b.metadata.name.as_deref(), Some("b"));
+        let missing = cached.get_metadata::<Secret>(Some("default"), "zzz").await;
+        assert!(matches!(missing, Err(e) if e.is_not_found()));
+        let labelled = cached
+            .list_metadata::<Secret>(
+                Some("default"),
+                &ListOptions::default().labels([("app", "x")]),
+            )
+            .await?;
+        let names: Vec<String> = labelled.iter().map(name_of).collect();
+        assert_eq!(names, ["a", "c"]);
+        let by_name = cached
+            .list_metadata::<Secret>(None, &ListOptions::default().fields("metadata.name=c"))
+            .await?;
+        assert_eq!(by_name.len(), 1);
+        let all = cached
+            .list_metadata::<ConfigMap>(None, &ListOptions::default())
+            .await?;
+        let names: Vec<String> = all.iter().map(name_of).collect();
+        assert_eq!(names, ["owner", "elsewhere"]);
+    }
+    let after = requests.snapshot();
+    // The first list_metadata of ConfigMaps started its informer: one list and one watch.
+    let new: Vec<_> = after
+        .iter()
+        .filter(|(key, n)| before.get(*key) != Some(*n))
+        .map(|((verb, resource), _)| (*verb, resource.clone()))
+        .collect();
+    assert!(
+        new.iter()
+            .all(|(verb, resource)| resource == "configmaps"
+                && matches!(verb, Verb::List | Verb::Watch)),
+        "metadata reads hit the API server: {new:?}"
+    );
+    assert_eq!(requests.count_for::<ConfigMap>(Verb::List), 1);
+    assert_eq!(requests.metadata_count_for::<ConfigMap>(Verb::List), 1);
+    assert_eq!(requests.count_for::<Secret>(Verb::Get), 0);
+    running.stop().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uncached_metadata_reads_ask_the_server_for_metadata_only() -> TestResult {
+    let Some(server) = fake_server("uncached metadata reads", COUNTERS) else {
+        return Ok(());
+    };
+    let client = Client::new(server.kube_client());
+    let owner = client.create(&configmap("default", "owner", "1")).await?;
+    client.create(&owned_secret("child", &owner)).await?;
+    let meta = client
+        .get_metadata::<Secret>(Some("default"), "child")
+        .await?;
+    let types = meta.types.ok_or("no apiVersion/kind")?;
+    assert_eq!(
+        (types.api_version.as_str(), types.kind.as_str()),
+        ("v1", "Secret")
+    );
+    let listed = client
+        .list_metadata::<Secret>(Some("default"), &ListOptions::default())
+        .await?;
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        listed[0].types.as_ref().map(|t| t.kind.as_str()),
+        Some("Secret")
+    );
+    let missing = client.get_metadata::<Secret>(Some("default"), "zzz").await;
+    assert!(matches!(missing, Err(e) if e.is_not_found()));
+    let requests = server.requests();
+    assert_eq!(requests.metadata_count_for::<Secret>(Verb::Get), 2);
+    assert_eq!(requests.metadata_count_for::<Secret>(Verb::List), 1);
+    Ok(())
+}
+
+/// Lets through creates, updates and deletes of objects labelled `pass` only.
+struct OnlyLabelled;
+
+impl OnlyLabelled {
+    fn labelled(obj: &PartialObjectMeta<Secret>) -> bool {
+        obj.metadata
+            .labels
+            .as_ref()
+            .is_some_and(|l| l.contains_key("pass"))
+    }
+}
+
+impl Predicate<PartialObjectMeta<Secret>> for OnlyLabelled {
+    fn create(&self, obj: &PartialObjectMeta<Secret>) -> bool {
+        Self::labelled(obj)
+    }
+    fn update(&self, _old: &PartialObjectMeta<Secret>, new: &PartialObjectMeta<Secret>) -> bool {
+        Self::labelled(new)
+    }
+    fn delete(&self, obj: &PartialObjectMeta<Secret>) -> bool {
+        Self::labelled(obj)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn predicates_on_owned_metadata_filter_creates_updates_and_deletes() -> TestResult {
+    let env = TestEnv::start(Scheme::new()).await?;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut manager = manager_on(&env, options_on(&env, &["default"]));
+    manager.add_controller(
+        Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
+            let tx = tx.clone();
+            async move {
+                let _ = tx.send(name_of(&*cm));
+                Ok(Action::await_change())
+            }
+        }))
+        .owns_metadata_with::<Secret>(OnlyLabelled),
+    )?;
+    let running = Running::start(manager);
+    let client = env.client();
+    let one = client.create(&configmap("default", "one", "1")).await?;
+    let two = client.create(&configmap("default", "two", "1")).await?;
+    let mut first = BTreeSet::new();
+    while first.len() < 2 {
+        first.insert(within("initial", rx.recv()).await.ok_or("closed")?);
+    }
+    // One watch stream, in order: had the unlabelled child of `one` passed, `one` would be
+    // reconciled before `two`.
+    let filtered = client.create(&owned_secret("one-child", &one)).await?;
+    let mut passing = owned_secret("two-child", &two);
+    passing.metadata.labels = Some([("pass".to_string(), "yes".to_string())].into());
+    let passing = client.create(&passing).await?;
+    assert_eq!(
+        within("the labelled create", rx.recv()).await.as_deref(),
+        Some("two"),
+        "the unlabelled create was not filtered"
+    );
+    label(&client, "one-child", "touched").await?;
+    label(&client, "two-child", "touched").await?;
+    assert_eq!(
+        within("the labelled update", rx.recv()).await.as_deref(),
+        Some("two"),
+        "the unlabelled update was not filtered"
+    );
+    client.delete(&filtered).await?;
+    client.delete(&passing).await?;
+    assert_eq!(
+        within("the labelled delete", rx.recv()).await.as_deref(),
+        Some("two"),
+        "the unlabelled delete was not filtered"
+    );
+    running.stop().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_echo_of_an_own_write_does_not_enqueue_the_owner_through_metadata() -> TestResult {
+    let Some(server) = fake_server("metadata echo", "a fake server") else {
+        return Ok(());
+    };
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut manager = manager(&server, options());
+    let cached = manager.client();
+    manager.add_controller(
+        Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
+            let (tx, client) = (tx.clone(), cached.clone());
+            async move {
+                let name = format!("{}-child", name_of(&*cm));
+                let labelled = match client.get_metadata::<Secret>(Some("default"), &name).await {
+                    Ok(s) => s.metadata.labels.is_some_and(|l| l.contains_key("touched")),
+                    Err(e) if e.is_not_found() => {
+                        client.create(&owned_secret(&name, &cm)).await?;
+                        // Read-your-own-writes reaches the metadata informer too.
+                        client
+                            .get_metadata::<Secret>(Some("default"), &name)
+                            .await?;
+                        false
+                    }
+                    Err(e) => return Err(e),
+                };
+                let _ = tx.send(labelled);
+                Ok(Action::await_change())
+            }
+        }))
+        .owns_metadata::<Secret>(),
+    )?;
+    let running = Running::start(manager);
+    let client = Client::new(server.kube_client());
+    client.create(&configmap("default", "owner", "1")).await?;
+    assert_eq!(within("first", rx.recv()).await, Some(false));
+    // The child's watch stream is ordered: once an outside change to it reaches the owner,
+    // the echo of the controller's create (earlier on that stream) has been handled.
+    label(&client, "owner-child", "touched").await?;
+    assert_eq!(
+        within("the reconcile for the outside change", rx.recv()).await,
+        Some(true),
+        "the create's echo enqueued the owner"
+    );
+    running.stop().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watched_metadata_is_mapped_to_keys() -> TestResult {
+    let env = TestEnv::start(Scheme::new()).await?;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut manager = manager_on(&env, options_on(&env, &["default"]));
+    manager.add_controller(
+        Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
+            let tx = tx.clone();
+            async move {
+                let _ = tx.send(name_of(&*cm));
+                Ok(Action::await_change())
+            }
+        }))
+        .watches_metadata(|sa: &PartialObjectMeta<ServiceAccount>| {
+            let target = sa.metadata.annotations.as_ref()?.get("target")?;
+            Some(ObjectRef::<ConfigMap>::new(target).within("default"))
+        }),
+    )?;
+    let running = Running::start(manager);
+    let client = env.client();
+    client.create(&configmap("default", "target", "1")).await?;
+    assert_eq!(
+        within("initial", rx.recv()).await.as_deref(),
+        Some("target")
+    );
+    let mut sa = ServiceAccount::default();
+    sa.metadata.namespace = Some("default".into());
+    sa.metadata.name = Some("pointer".into());
+    sa.metadata.annotations = Some([("target".to_string(), "target".to_string())].into());
+    client.create(&sa).await?;
+    assert_eq!(
+        within("the mapped create", rx.recv()).await.as_deref(),
+        Some("target")
+    );
+    running.stop().await?;
+    Ok(())
+}
