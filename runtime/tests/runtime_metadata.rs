@@ -45,6 +45,22 @@ fn owned_secret(name: &str, owner: &ConfigMap) -> Secret {
     child
 }
 
+async fn set_value(
+    client: &Client,
+    name: &str,
+    value: &str,
+) -> Result<ConfigMap, kbr_runtime::Error> {
+    let patch = json!({ "data": { "value": value } });
+    client
+        .patch(
+            Some("default"),
+            name,
+            &Patch::Merge(&patch),
+            &PatchParams::default(),
+        )
+        .await
+}
+
 async fn label(client: &Client, name: &str, key: &str) -> Result<Secret, kbr_runtime::Error> {
     let patch = json!({ "metadata": { "labels": { key: "yes" } } });
     client
@@ -135,6 +151,8 @@ async fn a_metadata_informer_lists_and_watches_metadata_only() -> TestResult {
         within("owner reconcile", rx.recv()).await.as_deref(),
         Some("owner")
     );
+    // ConfigMaps (full) and Secrets (metadata only) are listed, then watched.
+    within("both watches", server.wait_for_watches(2)).await;
     let requests = server.requests();
     let cached_meta = cached
         .get_metadata::<Secret>(Some("default"), "child")
@@ -194,6 +212,11 @@ async fn metadata_reads_come_from_the_cache() -> TestResult {
     })
     .await;
     assert_eq!(first.metadata.name.as_deref(), Some("a"));
+    // Likewise for ConfigMaps; then both informers watch.
+    cached
+        .list_metadata::<ConfigMap>(None, &ListOptions::default())
+        .await?;
+    within("both watches", server.wait_for_watches(2)).await;
     let requests = server.requests();
     let before = requests.snapshot();
     for _ in 0..10 {
@@ -219,18 +242,10 @@ async fn metadata_reads_come_from_the_cache() -> TestResult {
         let names: Vec<String> = all.iter().map(name_of).collect();
         assert_eq!(names, ["owner", "elsewhere"]);
     }
-    let after = requests.snapshot();
-    // The first list_metadata of ConfigMaps started its informer: one list and one watch.
-    let new: Vec<_> = after
-        .iter()
-        .filter(|(key, n)| before.get(*key) != Some(*n))
-        .map(|((verb, resource), _)| (*verb, resource.clone()))
-        .collect();
-    assert!(
-        new.iter()
-            .all(|(verb, resource)| resource == "configmaps"
-                && matches!(verb, Verb::List | Verb::Watch)),
-        "metadata reads hit the API server: {new:?}"
+    assert_eq!(
+        requests.snapshot(),
+        before,
+        "metadata reads hit the API server"
     );
     assert_eq!(requests.count_for::<ConfigMap>(Verb::List), 1);
     assert_eq!(requests.metadata_count_for::<ConfigMap>(Verb::List), 1);
@@ -347,32 +362,41 @@ async fn predicates_on_owned_metadata_filter_creates_updates_and_deletes() -> Te
     Ok(())
 }
 
+/// Fails every list and watch of Secrets and ends the open watches: until [`Faults::clear`],
+/// no Secret change reaches the cache by the watch.
+fn stall_secret_watches(server: &kbr_runtime::testing::FakeApiServer) {
+    let faults = server.faults();
+    faults.fail_next(usize::MAX, Verb::Watch, "secrets", 503);
+    faults.fail_next(usize::MAX, Verb::List, "secrets", 503);
+    faults.close_watches();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_echo_of_an_own_write_does_not_enqueue_the_owner_through_metadata() -> TestResult {
-    let Some(server) = fake_server("metadata echo", "a fake server") else {
+async fn own_writes_reach_the_metadata_cache_and_their_echo_does_not_enqueue_the_owner()
+-> TestResult {
+    let Some(server) = fake_server("metadata echo", FAULTS) else {
         return Ok(());
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut manager = manager(&server, options());
     let cached = manager.client();
+    let in_reconcile = cached.clone();
     manager.add_controller(
         Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
-            let (tx, client) = (tx.clone(), cached.clone());
+            let (tx, client) = (tx.clone(), in_reconcile.clone());
             async move {
-                let name = format!("{}-child", name_of(&*cm));
-                let labelled = match client.get_metadata::<Secret>(Some("default"), &name).await {
-                    Ok(s) => s.metadata.labels.is_some_and(|l| l.contains_key("touched")),
-                    Err(e) if e.is_not_found() => {
-                        client.create(&owned_secret(&name, &cm)).await?;
-                        // Read-your-own-writes reaches the metadata informer too.
-                        client
-                            .get_metadata::<Secret>(Some("default"), &name)
-                            .await?;
-                        false
+                let name = name_of(&*cm);
+                if name == "owner" {
+                    let child = format!("{name}-child");
+                    match client.get_metadata::<Secret>(Some("default"), &child).await {
+                        Ok(_) => {}
+                        Err(e) if e.is_not_found() => {
+                            client.create(&owned_secret(&child, &cm)).await?;
+                        }
+                        Err(e) => return Err(e),
                     }
-                    Err(e) => return Err(e),
-                };
-                let _ = tx.send(labelled);
+                }
+                let _ = tx.send(format!("{name}/{}", value(&cm)));
                 Ok(Action::await_change())
             }
         }))
@@ -380,15 +404,36 @@ async fn the_echo_of_an_own_write_does_not_enqueue_the_owner_through_metadata() 
     )?;
     let running = Running::start(manager);
     let client = Client::new(server.kube_client());
+    let other = client.create(&configmap("default", "other", "1")).await?;
+    assert_eq!(within("other", rx.recv()).await.as_deref(), Some("other/1"));
+
+    // With Secret watches stalled, only read-your-own-writes can put a Secret in the cache.
+    stall_secret_watches(&server);
+    cached.create(&owned_secret("mine", &other)).await?;
+    let mine = cached
+        .get_metadata::<Secret>(Some("default"), "mine")
+        .await?;
+    assert_eq!(mine.metadata.name.as_deref(), Some("mine"));
+    // The create's own event (tagged) enqueues `other`, not being its own reconcile's echo.
+    assert_eq!(within("mine", rx.recv()).await.as_deref(), Some("other/1"));
     client.create(&configmap("default", "owner", "1")).await?;
-    assert_eq!(within("first", rx.recv()).await, Some(false));
-    // The child's watch stream is ordered: once an outside change to it reaches the owner,
-    // the echo of the controller's create (earlier on that stream) has been handled.
-    label(&client, "owner-child", "touched").await?;
+    assert_eq!(within("owner", rx.recv()).await.as_deref(), Some("owner/1"));
+    // One worker: once `other` is reconciled again, the owner's reconcile has finished.
+    set_value(&client, "other", "2").await?;
     assert_eq!(
-        within("the reconcile for the outside change", rx.recv()).await,
-        Some(true),
-        "the create's echo enqueued the owner"
+        within("other again", rx.recv()).await.as_deref(),
+        Some("other/2")
+    );
+
+    // The watch resumes (or relists, sorted by name) and delivers the child's ADDED, then a
+    // marker owned by `other`, in order. Had the controller's create of the child not reached the metadata informer at
+    // once, tagged with its writer, the ADDED would enqueue the owner before `other`.
+    server.faults().clear();
+    client.create(&owned_secret("zz-marker", &other)).await?;
+    assert_eq!(
+        within("the marker", rx.recv()).await.as_deref(),
+        Some("other/2"),
+        "the echo of the child's create enqueued the owner"
     );
     running.stop().await?;
     Ok(())
