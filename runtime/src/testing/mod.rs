@@ -251,6 +251,7 @@ mod faults;
 mod gc;
 mod meta;
 mod names;
+mod partial;
 mod patch;
 mod registry;
 mod request;
