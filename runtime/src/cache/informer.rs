@@ -153,7 +153,12 @@ impl<K: CachedKind> Informer<K> {
             })
             .collect();
         Self {
-            kind: scoped::kind_of::<K>(),
+            // `Secret (metadata)` for a metadata-only informer, in logs and readiness.
+            kind: if K::metadata_api() {
+                format!("{} (metadata)", scoped::kind_of::<K>())
+            } else {
+                scoped::kind_of::<K>()
+            },
             list_watch,
             reader,
             shared: Mutex::new(Shared {

@@ -15,6 +15,18 @@
 //! [`Manager::cache_options`](crate::Manager::cache_options)). The cache itself belongs to the
 //! [`Manager`](crate::Manager); this layer sits below the client and the controllers, which
 //! both read it.
+//!
+//! Besides the informer of a kind's full objects the cache keeps, on demand, a *metadata-only*
+//! informer per kind (controller-runtime's informers for `metav1.PartialObjectMetadata`, used by
+//! `builder.OnlyMetadata`): it lists and watches with the `as=PartialObjectMetadata[List]`
+//! `Accept` headers and stores a [`PartialObjectMeta<K>`] per object, typed with `K`'s
+//! `apiVersion`/`kind`, without `managedFields` when those are stripped. It is keyed apart from
+//! the full informer of `K` (both may exist), takes `K`'s [`CacheOptions`], counts for readiness
+//! and stops with the cache, and the client's writes of `K` reach it at once like the full
+//! one. [`Controller::owns_metadata`](crate::Controller::owns_metadata),
+//! [`Controller::watches_metadata`](crate::Controller::watches_metadata),
+//! [`Client::get_metadata`](crate::Client::get_metadata) and
+//! [`Client::list_metadata`](crate::Client::list_metadata) read it.
 
 mod index;
 mod informer;
@@ -341,5 +353,46 @@ mod tests {
         let late = cache.set_options::<ConfigMap>(restricted);
         assert_eq!(late, Err(AlreadyStarted));
         cache.stop().await;
+    }
+
+    #[tokio::test]
+    async fn metadata_informers_count_for_readiness_and_stop_with_the_cache() {
+        let server = crate::testing::FakeApiServer::new();
+        let cache = Cache::new(
+            server.kube_client(),
+            CacheConfig {
+                namespaces: Vec::new(),
+                strip_managed_fields: true,
+            },
+        );
+        let full = cache.informer::<ConfigMap>();
+        let metadata = cache.metadata_informer::<ConfigMap>();
+        // Keyed apart from the full informer, and found again as itself.
+        assert!(!Arc::ptr_eq(
+            &(full.clone() as Arc<dyn Any + Send + Sync>),
+            &(metadata.clone() as Arc<dyn Any + Send + Sync>)
+        ));
+        assert!(Arc::ptr_eq(
+            &metadata,
+            &cache.metadata_informer::<ConfigMap>()
+        ));
+        assert_eq!(
+            cache.unsynced_kinds(),
+            ["ConfigMap", "ConfigMap (metadata)"]
+        );
+        cache.start();
+        let mut synced = metadata.synced();
+        let _ = synced.wait_for(|s| *s).await;
+        let mut synced = full.synced();
+        let _ = synced.wait_for(|s| *s).await;
+        assert!(cache.has_synced());
+        let watching = server.wait_for_watches(2);
+        assert!(
+            tokio::time::timeout(std::time::Duration::from_secs(30), watching)
+                .await
+                .is_ok()
+        );
+        cache.stop().await;
+        assert_eq!(server.open_watches(), 0);
     }
 }

@@ -58,6 +58,11 @@
 //!   `Action::requeue(Duration::ZERO)` instead. [`crate::finalizer`] writes through kube's `Api`,
 //!   not this client, and keeps working as before.
 //!
+//! [`Client::get_metadata`] and [`Client::list_metadata`] read only objects' metadata
+//! (`metav1.PartialObjectMetadata`): a cached client from the cache's metadata-only informer of
+//! the kind, which holds no spec, status or data and which the client's own writes of the kind
+//! reach too, an uncached one with the metadata-only `Accept` header.
+//!
 //! A cached client also lists by [index](Client::index_field) ([`Client::list_by_index`], or an
 //! exact-match field selector): controller-runtime's `IndexField` + `client.MatchingFields`.
 //!

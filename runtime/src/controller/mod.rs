@@ -7,6 +7,16 @@
 //!   reference (`controller: true`) points at a reconciled object enqueues that owner;
 //! - any other kind it [watches](Controller::watches), through a mapping function.
 //!
+//! Owned and watched kinds can be *metadata only* (controller-runtime's `builder.OnlyMetadata`):
+//! [`owns_metadata`](Controller::owns_metadata) and
+//! [`watches_metadata`](Controller::watches_metadata) read the cache's metadata-only informer of
+//! the kind, which lists and watches `metav1.PartialObjectMetadata` and keeps a
+//! [`PartialObjectMeta<C>`](kube::core::PartialObjectMeta) (labels, annotations, owner
+//! references, finalizers, versions; no spec, status or data) per object. Use them when the
+//! reconciler only needs to know that an owned Deployment, Pod or Secret changed: the cache then
+//! holds a fraction of the memory. Events, predicates, owner lookup and echo suppression work
+//! as for full objects.
+//!
 //! Events feed a work queue of object *keys* with client-go's workqueue semantics (`queue`
 //! module: dirty and processing sets, delayed adds, an optional [debounce](Controller::debounce)):
 //! any number of events for a key that waits collapse into one reconcile, events while it is
