@@ -176,6 +176,12 @@ impl<K: CachedKind> Informer<K> {
         }
     }
 
+    /// Names the informer's kind in logs and readiness messages (dynamic kinds).
+    pub(crate) fn labelled(mut self, kind: String) -> Self {
+        self.kind = kind;
+        self
+    }
+
     /// Turns `true` once the informer synced (several waiters are fine, unlike
     /// `Store::wait_until_ready`).
     pub(crate) fn synced(&self) -> watch::Receiver<bool> {

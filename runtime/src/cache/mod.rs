@@ -28,6 +28,7 @@
 //! [`Client::get_metadata`](crate::Client::get_metadata) and
 //! [`Client::list_metadata`](crate::Client::list_metadata) read it.
 
+mod dynamic;
 mod index;
 mod informer;
 mod metadata;
@@ -37,14 +38,16 @@ use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use kube::core::PartialObjectMeta;
+use kube::core::discovery::Scope;
+use kube::core::{ApiResource, PartialObjectMeta};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+pub(crate) use self::dynamic::Dyn;
 pub use self::index::IndexError;
 pub(crate) use self::index::{FieldRequirement, parse_exact_selector};
+use self::informer::full_objects;
 pub(crate) use self::informer::{CachedKind, Event, Informer};
-use self::informer::{ListWatch, full_objects};
 pub(crate) use self::metadata::typed as typed_partial;
 
 /// Who made a write through the manager's client: the controller (an id unique in the process)
@@ -96,6 +99,20 @@ impl<K: CachedKind> ErasedInformer for Arc<Informer<K>> {
     }
 }
 
+/// What an informer is keyed by: the `TypeId` of the type it stores (typed and metadata-only
+/// informers), or the `group/version/Kind` of a dynamic one.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum InformerKey {
+    Type(TypeId),
+    Dynamic(String),
+}
+
+impl InformerKey {
+    fn of<K: 'static>() -> Self {
+        Self::Type(TypeId::of::<K>())
+    }
+}
+
 /// Configuration of a [`Cache`], from [`ManagerOptions`](crate::ManagerOptions).
 #[derive(Clone, Debug)]
 pub(crate) struct CacheConfig {
@@ -114,7 +131,7 @@ struct CacheInner {
 
 #[derive(Default)]
 struct CacheState {
-    informers: HashMap<TypeId, Entry>,
+    informers: HashMap<InformerKey, Entry>,
     /// Per-kind selectors (`ByObject`), applied to informers created later.
     by_object: HashMap<TypeId, CacheOptions>,
     started: bool,
@@ -168,47 +185,75 @@ impl Cache {
 
     /// The informer for `K`, created (and started, if the cache runs) on first use.
     pub(crate) fn informer<K: CachedKind>(&self) -> Arc<Informer<K>> {
-        self.informer_with::<K>(TypeId::of::<K>(), full_objects::<K>)
+        self.informer_with::<K>(
+            InformerKey::of::<K>(),
+            Some(TypeId::of::<K>()),
+            |namespaces, options| Informer::with_list_watch(namespaces, options, full_objects()),
+        )
     }
 
     /// The metadata-only informer of `C` (controller-runtime's informer for
     /// `metav1.PartialObjectMetadata` of `C`'s GVK), created (and started, if the cache runs) on
-    /// first use: it lists and watches `C` with kube-runtime's `metadata_watcher` and stores
+    /// first use: it lists and watches `C` with the metadata-only `Accept` headers and stores
     /// only each object's metadata. Keyed apart from a full informer of `C`; takes `C`'s
     /// [`CacheOptions`]. See the [module docs](self).
     pub(crate) fn metadata_informer<C: CachedKind>(&self) -> Arc<Informer<PartialObjectMeta<C>>> {
-        self.informer_with::<PartialObjectMeta<C>>(TypeId::of::<C>(), metadata::metadata_only::<C>)
+        self.informer_with::<PartialObjectMeta<C>>(
+            InformerKey::of::<PartialObjectMeta<C>>(),
+            Some(TypeId::of::<C>()),
+            |namespaces, options| {
+                Informer::with_list_watch(namespaces, options, metadata::metadata_only::<C>())
+            },
+        )
     }
 
-    /// The informer storing `K`, created on first use with the [`CacheOptions`] registered for
-    /// the kind `options_of` and listing/watching through `list_watch()`.
+    /// The informer of the dynamic kind `resource` (`scope`: whether its objects live in
+    /// namespaces), keyed by its group, version and kind; created (and started, if the cache
+    /// runs) on first use. See [`dynamic`](self::dynamic).
+    pub(crate) fn dynamic_informer(
+        &self,
+        resource: &ApiResource,
+        scope: &Scope,
+    ) -> Arc<Informer<Dyn>> {
+        let label = format!("{} ({})", resource.kind, resource.api_version);
+        self.informer_with::<Dyn>(
+            InformerKey::Dynamic(dynamic::key(resource)),
+            None,
+            |namespaces, options| {
+                let namespaces = match scope {
+                    Scope::Namespaced => namespaces,
+                    Scope::Cluster => &[None],
+                };
+                let list_watch = dynamic::list_watch(resource.clone(), scope.clone());
+                Informer::with_list_watch(namespaces, options, list_watch).labelled(label)
+            },
+        )
+    }
+
+    /// The informer under `key`, created on first use by `make` from the cache's namespaces and
+    /// the [`CacheOptions`] registered for the kind `options_of` (none: no selectors).
     fn informer_with<K: CachedKind>(
         &self,
-        options_of: TypeId,
-        list_watch: fn() -> ListWatch<K>,
+        key: InformerKey,
+        options_of: Option<TypeId>,
+        make: impl FnOnce(&[Option<String>], CacheOptions) -> Informer<K>,
     ) -> Arc<Informer<K>> {
         let mut state = self.lock();
-        if let Some(entry) = state.informers.get(&TypeId::of::<K>())
+        if let Some(entry) = state.informers.get(&key)
             && let Ok(informer) = Arc::clone(&entry.any).downcast::<Informer<K>>()
         {
             return informer;
         }
-        let options = state
-            .by_object
-            .get(&options_of)
-            .cloned()
+        let options = options_of
+            .and_then(|kind| state.by_object.get(&kind).cloned())
             .unwrap_or_default();
-        let informer = Arc::new(Informer::<K>::with_list_watch(
-            &self.inner.namespaces,
-            options,
-            list_watch(),
-        ));
+        let informer = Arc::new(make(&self.inner.namespaces, options));
         let erased: Arc<dyn ErasedInformer> = Arc::new(Arc::clone(&informer));
         if state.started {
             state.tasks.extend(erased.start(&self.inner));
         }
         state.informers.insert(
-            TypeId::of::<K>(),
+            key,
             Entry {
                 any: informer.clone(),
                 erased,
@@ -220,7 +265,7 @@ impl Cache {
     /// The informer for `K` if one exists (a write never starts an informer).
     pub(crate) fn existing_informer<K: CachedKind>(&self) -> Option<Arc<Informer<K>>> {
         let state = self.lock();
-        let entry = state.informers.get(&TypeId::of::<K>())?;
+        let entry = state.informers.get(&InformerKey::of::<K>())?;
         Arc::clone(&entry.any).downcast::<Informer<K>>().ok()
     }
 
@@ -266,13 +311,15 @@ impl Cache {
         if state.started {
             return Err(AlreadyStarted);
         }
-        if let Some(entry) = state.informers.get(&TypeId::of::<K>())
+        if let Some(entry) = state.informers.get(&InformerKey::of::<K>())
             && let Ok(informer) = Arc::clone(&entry.any).downcast::<Informer<K>>()
         {
             informer.set_options(options.clone());
         }
         // The metadata-only informer of `K` lists and watches the same objects.
-        if let Some(entry) = state.informers.get(&TypeId::of::<PartialObjectMeta<K>>())
+        if let Some(entry) = state
+            .informers
+            .get(&InformerKey::of::<PartialObjectMeta<K>>())
             && let Ok(informer) =
                 Arc::clone(&entry.any).downcast::<Informer<PartialObjectMeta<K>>>()
         {

@@ -72,6 +72,7 @@
 //! ```
 
 mod backoff;
+mod dynamic;
 mod metadata;
 pub mod predicate;
 mod queue;

@@ -8,7 +8,7 @@ use kube::Resource;
 use kube::runtime::reflector::ObjectRef;
 
 use super::predicate::Predicate;
-use crate::cache::{Cache, CachedKind, Event, Informer, InformerOf, Writer};
+use crate::cache::{Cache, CachedKind, Event, Informer, Writer};
 use crate::resource::scoped::is_namespaced;
 
 /// A source of reconcile keys for kind `K`.
@@ -85,10 +85,15 @@ fn passes<C: 'static>(predicate: Option<&dyn Predicate<C>>, event: &Event<C>) ->
     })
 }
 
+/// Which of the cache's informers holding `C` a source reads: the full informer of `C`
+/// ([`Cache::informer`]), a metadata-only one ([`Cache::metadata_informer`]) or a dynamic one
+/// ([`Cache::dynamic_informer`]).
+pub(crate) type SourceInformer<C> = Box<dyn Fn(&Cache) -> Arc<Informer<C>> + Send + Sync>;
+
 /// `handler.EnqueueRequestForOwner(.., OnlyControllerOwner())` over kind `C`.
 pub(crate) struct Owns<C: CachedKind> {
     predicate: SourcePredicate<C>,
-    informer: InformerOf<C>,
+    informer: SourceInformer<C>,
 }
 
 impl<C: CachedKind> Owns<C> {
@@ -98,10 +103,13 @@ impl<C: CachedKind> Owns<C> {
     }
 
     /// Over the informer `informer` returns (e.g. a metadata-only one).
-    pub(crate) fn reading(predicate: SourcePredicate<C>, informer: InformerOf<C>) -> Self {
+    pub(crate) fn reading(
+        predicate: SourcePredicate<C>,
+        informer: impl Fn(&Cache) -> Arc<Informer<C>> + Send + Sync + 'static,
+    ) -> Self {
         Self {
             predicate,
-            informer,
+            informer: Box::new(informer),
         }
     }
 }
@@ -153,7 +161,7 @@ where
 pub(crate) struct Watches<O: CachedKind, F> {
     mapper: F,
     predicate: SourcePredicate<O>,
-    informer: InformerOf<O>,
+    informer: SourceInformer<O>,
 }
 
 impl<O: CachedKind, F> Watches<O, F> {
@@ -166,12 +174,12 @@ impl<O: CachedKind, F> Watches<O, F> {
     pub(crate) fn reading(
         mapper: F,
         predicate: SourcePredicate<O>,
-        informer: InformerOf<O>,
+        informer: impl Fn(&Cache) -> Arc<Informer<O>> + Send + Sync + 'static,
     ) -> Self {
         Self {
             mapper,
             predicate,
-            informer,
+            informer: Box::new(informer),
         }
     }
 }
