@@ -27,6 +27,14 @@
 //! [`Controller::watches_metadata`](crate::Controller::watches_metadata),
 //! [`Client::get_metadata`](crate::Client::get_metadata) and
 //! [`Client::list_metadata`](crate::Client::list_metadata) read it.
+//!
+//! Kinds known only at run time get *dynamic* informers of kube's `DynamicObject`, named by an
+//! `ApiResource` and a `Scope` (controller-runtime's informers of `unstructured.Unstructured`).
+//! They are keyed by group, version and kind instead of a Rust type, so each GVK has one
+//! informer however many controllers watch it; a cluster-scoped one always watches
+//! cluster-wide. They take no [`CacheOptions`], and the client's typed writes do not reach them
+//! at once. [`Controller::watches_dynamic`](crate::Controller::watches_dynamic) and
+//! [`Controller::owns_dynamic`](crate::Controller::owns_dynamic) read them.
 
 mod dynamic;
 mod index;

@@ -17,6 +17,11 @@
 //! holds a fraction of the memory. Events, predicates, owner lookup and echo suppression work
 //! as for full objects.
 //!
+//! Kinds without a Rust type are watched as kube's `DynamicObject`, named by an `ApiResource`
+//! and a `Scope`: [`watches_dynamic`](Controller::watches_dynamic) and
+//! [`owns_dynamic`](Controller::owns_dynamic) (controller-runtime's `Watches`/`Owns` of an
+//! `unstructured.Unstructured` with its GVK).
+//!
 //! Events feed a work queue of object *keys* with client-go's workqueue semantics (`queue`
 //! module: dirty and processing sets, delayed adds, an optional [debounce](Controller::debounce)):
 //! any number of events for a key that waits collapse into one reconcile, events while it is
