@@ -421,3 +421,33 @@ async fn metadata_conversions_follow_the_apiserver() -> TestResult {
     assert_eq!(counted, 2);
     Ok(())
 }
+
+#[tokio::test]
+#[allow(deprecated)] // kube 3.1+ recommends `watcher` over `Api<PartialObjectMeta<K>>` instead.
+async fn kube_runtime_metadata_watcher_lists_and_watches_metadata() -> TestResult {
+    let server = FakeApiServer::new();
+    let api: Api<ConfigMap> = Api::default_namespaced(server.kube_client());
+    api.create(&PostParams::default(), &config_map("a", &[("app", "web")]))
+        .await?;
+    let mut events =
+        kube::runtime::metadata_watcher(api.clone(), watcher::Config::default()).boxed();
+    let mut listed = Vec::new();
+    loop {
+        match events.try_next().await?.ok_or("ended")? {
+            watcher::Event::InitApply(meta) => listed.extend(meta.metadata.name),
+            watcher::Event::InitDone => break,
+            _ => {}
+        }
+    }
+    assert_eq!(listed, ["a"]);
+    api.create(&PostParams::default(), &config_map("b", &[]))
+        .await?;
+    match events.try_next().await?.ok_or("ended")? {
+        watcher::Event::Apply(meta) => assert_eq!(meta.metadata.name.as_deref(), Some("b")),
+        other => return Err(format!("unexpected {other:?}").into()),
+    }
+    let requests = server.requests();
+    assert_eq!(requests.metadata_count_for::<ConfigMap>(Verb::List), 1);
+    assert_eq!(requests.metadata_count_for::<ConfigMap>(Verb::Watch), 1);
+    Ok(())
+}
