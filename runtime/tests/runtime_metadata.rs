@@ -416,6 +416,34 @@ async fn own_writes_reach_the_metadata_cache_and_their_echo_does_not_enqueue_the
     assert_eq!(mine.metadata.name.as_deref(), Some("mine"));
     // The create's own event (tagged) enqueues `other`, not being its own reconcile's echo.
     assert_eq!(within("mine", rx.recv()).await.as_deref(), Some("other/1"));
+    // A metadata-only write (a merge patch of `PartialObjectMeta<Secret>`) reaches it too,
+    // typed as a Secret like what the informer lists.
+    let patch = json!({ "metadata": { "labels": { "patched": "yes" } } });
+    let answer: PartialObjectMeta<Secret> = cached
+        .patch(
+            Some("default"),
+            "mine",
+            &Patch::Merge(&patch),
+            &PatchParams::default(),
+        )
+        .await?;
+    assert_eq!(
+        answer.types.map(|t| t.kind).as_deref(),
+        Some("PartialObjectMetadata")
+    );
+    let mine = cached
+        .get_metadata::<Secret>(Some("default"), "mine")
+        .await?;
+    assert!(
+        mine.metadata
+            .labels
+            .is_some_and(|l| l.contains_key("patched"))
+    );
+    assert_eq!(mine.types.map(|t| t.kind).as_deref(), Some("Secret"));
+    assert_eq!(
+        within("mine patched", rx.recv()).await.as_deref(),
+        Some("other/1")
+    );
     client.create(&configmap("default", "owner", "1")).await?;
     assert_eq!(within("owner", rx.recv()).await.as_deref(), Some("owner/1"));
     // One worker: once `other` is reconciled again, the owner's reconcile has finished.

@@ -310,7 +310,9 @@ impl Client {
         {
             match deleted.left() {
                 // Still there (finalizers, graceful deletion): its new state.
-                Some(Scoped(remaining)) => cache.observe_write(&remaining, false),
+                Some(Scoped(remaining)) => {
+                    cache.observe_write(&*metadata::as_cached(&remaining), false);
+                }
                 // Gone: `obj` identifies it (namespace, name, uid).
                 None => cache.observe_delete(obj),
             }
@@ -371,7 +373,7 @@ impl Client {
     /// to the cache (see the module docs), and returns it.
     fn wrote<K: Object>(&self, obj: K, created: bool) -> K {
         if let Some(cache) = &self.cache {
-            cache.observe_write(&obj, created);
+            cache.observe_write(&*metadata::as_cached(&obj), created);
         }
         obj
     }
