@@ -504,3 +504,40 @@ async fn watched_metadata_is_mapped_to_keys() -> TestResult {
     running.stop().await?;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metadata_informers_take_the_cache_options_of_their_kind() -> TestResult {
+    let env = TestEnv::start(Scheme::new()).await?;
+    let client = env.client();
+    let owner = client.create(&configmap("default", "owner", "1")).await?;
+    for name in ["in", "out"] {
+        let mut secret = owned_secret(name, &owner);
+        secret.metadata.labels = Some([("app".to_string(), name.to_string())].into());
+        client.create(&secret).await?;
+    }
+    let mut manager = manager_on(&env, options_on(&env, &["default"]));
+    // Registered after the controller created the informer, before the cache starts.
+    manager.add_controller(
+        Controller::new(reconciler(|_: Arc<ConfigMap>| async {
+            Ok(Action::await_change())
+        }))
+        .owns_metadata::<Secret>(),
+    )?;
+    manager.cache_options::<Secret>(kbr_runtime::cache::CacheOptions {
+        label_selector: Some("app=in".into()),
+        field_selector: None,
+    })?;
+    let cached = manager.client();
+    let running = Running::start(manager);
+    let listed = eventually("the cache to start", || async {
+        cached
+            .list_metadata::<Secret>(Some("default"), &ListOptions::default())
+            .await
+            .ok()
+    })
+    .await;
+    let names: Vec<String> = listed.iter().map(name_of).collect();
+    assert_eq!(names, ["in"]);
+    running.stop().await?;
+    Ok(())
+}
