@@ -222,6 +222,10 @@ async fn metadata_reads_come_from_the_cache() -> TestResult {
     for _ in 0..10 {
         let b = cached.get_metadata::<Secret>(Some("default"), "b").await?;
         assert_eq!(b.metadata.name.as_deref(), Some("b"));
+        // `get::<PartialObjectMeta<Secret>>` is the same read, from the same informer.
+        let same: PartialObjectMeta<Secret> = cached.get(Some("default"), "b").await?;
+        assert_eq!(same.metadata, b.metadata);
+        assert_eq!(same.types.map(|t| t.kind).as_deref(), Some("Secret"));
         let missing = cached.get_metadata::<Secret>(Some("default"), "zzz").await;
         assert!(matches!(missing, Err(e) if e.is_not_found()));
         let labelled = cached
@@ -416,8 +420,9 @@ async fn own_writes_reach_the_metadata_cache_and_their_echo_does_not_enqueue_the
     assert_eq!(mine.metadata.name.as_deref(), Some("mine"));
     // The create's own event (tagged) enqueues `other`, not being its own reconcile's echo.
     assert_eq!(within("mine", rx.recv()).await.as_deref(), Some("other/1"));
-    // A metadata-only write (a merge patch of `PartialObjectMeta<Secret>`) reaches it too,
-    // typed as a Secret like what the informer lists.
+    // A metadata-only write (a merge patch of `PartialObjectMeta<Secret>`, which the server
+    // answers as a `PartialObjectMetadata`) reaches it too, typed as a Secret like what the
+    // informer lists, as is the answer (controller-runtime's metadata client restores the GVK).
     let patch = json!({ "metadata": { "labels": { "patched": "yes" } } });
     let answer: PartialObjectMeta<Secret> = cached
         .patch(
@@ -427,10 +432,7 @@ async fn own_writes_reach_the_metadata_cache_and_their_echo_does_not_enqueue_the
             &PatchParams::default(),
         )
         .await?;
-    assert_eq!(
-        answer.types.map(|t| t.kind).as_deref(),
-        Some("PartialObjectMetadata")
-    );
+    assert_eq!(answer.types.map(|t| t.kind).as_deref(), Some("Secret"));
     let mine = cached
         .get_metadata::<Secret>(Some("default"), "mine")
         .await?;

@@ -56,7 +56,6 @@ pub use self::index::IndexError;
 pub(crate) use self::index::{FieldRequirement, parse_exact_selector};
 use self::informer::full_objects;
 pub(crate) use self::informer::{CachedKind, Event, Informer};
-pub(crate) use self::metadata::typed as typed_partial;
 
 /// Who made a write through the manager's client: the controller (an id unique in the process)
 /// and the object (`ObjectRef` display form) whose reconcile made it. Events a write causes
@@ -121,6 +120,11 @@ impl InformerKey {
     }
 }
 
+/// `(apiVersion, kind)` of `K`; the same for `PartialObjectMeta<K>`.
+fn gvk_of<K: CachedKind>() -> (String, String) {
+    (K::api_version(&()).into_owned(), K::kind(&()).into_owned())
+}
+
 /// Configuration of a [`Cache`], from [`ManagerOptions`](crate::ManagerOptions).
 #[derive(Clone, Debug)]
 pub(crate) struct CacheConfig {
@@ -140,8 +144,10 @@ struct CacheInner {
 #[derive(Default)]
 struct CacheState {
     informers: HashMap<InformerKey, Entry>,
-    /// Per-kind selectors (`ByObject`), applied to informers created later.
-    by_object: HashMap<TypeId, CacheOptions>,
+    /// Per-kind selectors (`ByObject`) by `(apiVersion, kind)`, applied to informers created
+    /// later: the full and the metadata-only informer of a kind share them (controller-runtime
+    /// keys them by GVK too).
+    by_object: HashMap<(String, String), CacheOptions>,
     started: bool,
     tasks: Vec<JoinHandle<()>>,
 }
@@ -191,28 +197,25 @@ impl Cache {
             .any(|ns| ns.as_deref().is_none_or(|ns| ns == namespace))
     }
 
-    /// The informer for `K`, created (and started, if the cache runs) on first use.
+    /// The informer for `K`, created (and started, if the cache runs) on first use, with the
+    /// [`CacheOptions`] of `K`'s group/version/kind. For `K` = `PartialObjectMeta<C>` it is the
+    /// metadata-only informer of `C` ([`Cache::metadata_informer`]).
     pub(crate) fn informer<K: CachedKind>(&self) -> Arc<Informer<K>> {
         self.informer_with::<K>(
             InformerKey::of::<K>(),
-            Some(TypeId::of::<K>()),
+            Some(gvk_of::<K>()),
             |namespaces, options| Informer::with_list_watch(namespaces, options, full_objects()),
         )
     }
 
     /// The metadata-only informer of `C` (controller-runtime's informer for
     /// `metav1.PartialObjectMetadata` of `C`'s GVK), created (and started, if the cache runs) on
-    /// first use: it lists and watches `C` with the metadata-only `Accept` headers and stores
-    /// only each object's metadata. Keyed apart from a full informer of `C`; takes `C`'s
-    /// [`CacheOptions`]. See the [module docs](self).
+    /// first use: an informer of `PartialObjectMeta<C>`, which lists and watches `C` with the
+    /// metadata-only `Accept` headers and stores only each object's metadata, typed as `C`.
+    /// Keyed apart from a full informer of `C`; takes `C`'s [`CacheOptions`]. See the
+    /// [module docs](self).
     pub(crate) fn metadata_informer<C: CachedKind>(&self) -> Arc<Informer<PartialObjectMeta<C>>> {
-        self.informer_with::<PartialObjectMeta<C>>(
-            InformerKey::of::<PartialObjectMeta<C>>(),
-            Some(TypeId::of::<C>()),
-            |namespaces, options| {
-                Informer::with_list_watch(namespaces, options, metadata::metadata_only::<C>())
-            },
-        )
+        self.informer::<PartialObjectMeta<C>>()
     }
 
     /// The informer of the dynamic kind `resource` (`scope`: whether its objects live in
@@ -239,11 +242,12 @@ impl Cache {
     }
 
     /// The informer under `key`, created on first use by `make` from the cache's namespaces and
-    /// the [`CacheOptions`] registered for the kind `options_of` (none: no selectors).
+    /// the [`CacheOptions`] registered for the group/version/kind `options_of` (none: no
+    /// selectors).
     fn informer_with<K: CachedKind>(
         &self,
         key: InformerKey,
-        options_of: Option<TypeId>,
+        options_of: Option<(String, String)>,
         make: impl FnOnce(&[Option<String>], CacheOptions) -> Informer<K>,
     ) -> Arc<Informer<K>> {
         let mut state = self.lock();
@@ -253,7 +257,7 @@ impl Cache {
             return informer;
         }
         let options = options_of
-            .and_then(|kind| state.by_object.get(&kind).cloned())
+            .and_then(|gvk| state.by_object.get(&gvk).cloned())
             .unwrap_or_default();
         let informer = Arc::new(make(&self.inner.namespaces, options));
         let erased: Arc<dyn ErasedInformer> = Arc::new(Arc::clone(&informer));
@@ -333,7 +337,7 @@ impl Cache {
         {
             informer.set_options(options.clone());
         }
-        state.by_object.insert(TypeId::of::<K>(), options);
+        state.by_object.insert(gvk_of::<K>(), options);
         Ok(())
     }
 

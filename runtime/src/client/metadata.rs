@@ -13,13 +13,11 @@
 //! Either way the returned [`PartialObjectMeta<K>`] carries the `apiVersion`/`kind` of `K`
 //! (controller-runtime restores the GVK the server replaced by `PartialObjectMetadata` too).
 
-use std::borrow::Cow;
-
 use kube::core::PartialObjectMeta;
 
 use super::{Client, ListOptions, Object, get_cached, list_cached, required_namespace};
 use crate::Error;
-use crate::cache::{Cache, typed_partial};
+use crate::cache::Cache;
 use crate::resource::scoped::{self, Scoped, is_namespaced};
 
 impl Client {
@@ -48,8 +46,7 @@ impl Client {
         let namespace = required_namespace::<K>(namespace, name)?;
         let Some(cache) = &self.cache else {
             let api = scoped::api::<PartialObjectMeta<K>>(&self.kube, namespace);
-            let Scoped(partial) = api.get(name).await?;
-            return Ok(typed_partial::<K>(partial.metadata));
+            return Ok(api.get(name).await?.0);
         };
         get_cached(cache, namespace, name, Cache::metadata_informer::<K>).await
     }
@@ -74,29 +71,9 @@ impl Client {
             return Ok(list
                 .items
                 .into_iter()
-                .map(|Scoped(partial)| typed_partial::<K>(partial.metadata))
+                .map(|Scoped(partial)| partial)
                 .collect());
         };
         list_cached(cache, namespace, options, Cache::metadata_informer::<K>).await
     }
-}
-
-/// What the cache stores for `obj`, just returned by the API server for a write of `K`: `obj`
-/// itself, except for a metadata-only write (`K` = `PartialObjectMeta<C>`, e.g. a merge patch
-/// of labels through `client.patch::<PartialObjectMeta<C>>`), whose answer the server types as
-/// `meta.k8s.io/v1 PartialObjectMetadata`: the cache's metadata informer holds it typed as `C`,
-/// as the objects it lists and watches. (Such a write reaches only `C`'s metadata informer; a
-/// full informer of `C` sees it by the watch.)
-pub(super) fn as_cached<K: Object>(obj: &K) -> Cow<'_, K> {
-    if !K::metadata_api() {
-        return Cow::Borrowed(obj);
-    }
-    let Ok(mut value) = serde_json::to_value(obj) else {
-        return Cow::Borrowed(obj);
-    };
-    if let Some(map) = value.as_object_mut() {
-        map.insert("apiVersion".into(), K::api_version(&()).into());
-        map.insert("kind".into(), K::kind(&()).into());
-    }
-    serde_json::from_value(value).map_or(Cow::Borrowed(obj), Cow::Owned)
 }

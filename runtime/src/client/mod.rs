@@ -310,9 +310,7 @@ impl Client {
         {
             match deleted.left() {
                 // Still there (finalizers, graceful deletion): its new state.
-                Some(Scoped(remaining)) => {
-                    cache.observe_write(&*metadata::as_cached(&remaining), false);
-                }
+                Some(Scoped(remaining)) => cache.observe_write(&remaining, false),
                 // Gone: `obj` identifies it (namespace, name, uid).
                 None => cache.observe_delete(obj),
             }
@@ -373,7 +371,7 @@ impl Client {
     /// to the cache (see the module docs), and returns it.
     fn wrote<K: Object>(&self, obj: K, created: bool) -> K {
         if let Some(cache) = &self.cache {
-            cache.observe_write(&*metadata::as_cached(&obj), created);
+            cache.observe_write(&obj, created);
         }
         obj
     }
