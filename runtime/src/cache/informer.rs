@@ -97,8 +97,9 @@ struct Shared<K: CachedKind> {
 
 /// How an informer lists and watches one partition: given the client, the namespace (`None`
 /// = all, or a cluster-scoped kind) and the watcher config (selectors), the stream of watcher
-/// events of `K` wrapped as [`Scoped`] (see [`super::metadata`] for the metadata-only one).
-/// Fixed when the informer is created.
+/// events of `K` wrapped as [`Scoped`]: [`full_objects`] for typed kinds (metadata-only ones
+/// included), the dynamic kinds' own (see `super::dynamic`). Fixed when the informer is
+/// created.
 pub(crate) type ListWatch<K> = Arc<
     dyn Fn(
             kube::Client,
