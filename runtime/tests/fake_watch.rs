@@ -331,3 +331,123 @@ async fn metadata_watcher_gets_partial_objects() -> TestResult {
         }
     }
 }
+
+/// A raw request to the fake with `Accept: application/json;as={target};g=meta.k8s.io;v=v1`.
+fn accepting(method: &str, uri: &str, target: &str, body: Vec<u8>) -> http::Request<Vec<u8>> {
+    let mut request = http::Request::new(body);
+    *request.method_mut() = method.parse().unwrap_or_default();
+    *request.uri_mut() = uri.parse().unwrap_or_default();
+    request.headers_mut().insert(
+        "Accept",
+        format!("application/json;as={target};g=meta.k8s.io;v=v1")
+            .parse()
+            .expect("a valid header"),
+    );
+    request
+        .headers_mut()
+        .insert("Content-Type", "application/json".parse().expect("valid"));
+    request
+}
+
+/// The HTTP code of a failed request.
+fn code<T>(result: Result<T, kube::Error>) -> Option<u16> {
+    match result {
+        Err(kube::Error::Api(status)) => Some(status.code),
+        _ => None,
+    }
+}
+
+#[tokio::test]
+async fn metadata_conversions_follow_the_apiserver() -> TestResult {
+    let server = FakeApiServer::new();
+    let client = server.kube_client();
+    let collection = "/api/v1/namespaces/default/configmaps";
+    let one = "/api/v1/namespaces/default/configmaps/a";
+    // A write converted to an object: metadata only.
+    let body = serde_json::to_vec(&config_map("a", &[]))?;
+    let created: serde_json::Value = client
+        .request(accepting("POST", collection, "PartialObjectMetadata", body))
+        .await?;
+    assert_eq!(created["kind"], "PartialObjectMetadata");
+    assert_eq!(created["metadata"]["name"], "a");
+    assert_eq!(created.get("data"), None);
+    // One object asked for as a list, a list asked for as one object: 406 NotAcceptable.
+    let get_as_list = client
+        .request::<serde_json::Value>(accepting("GET", one, "PartialObjectMetadataList", vec![]))
+        .await;
+    assert_eq!(code(get_as_list), Some(406));
+    let list_as_object = client
+        .request::<serde_json::Value>(accepting(
+            "GET",
+            collection,
+            "PartialObjectMetadata",
+            vec![],
+        ))
+        .await;
+    assert_eq!(code(list_as_object), Some(406));
+    // The apiserver applies the conversion after the write: a 406 create still creates.
+    let body = serde_json::to_vec(&config_map("b", &[]))?;
+    let create_as_list = client
+        .request::<serde_json::Value>(accepting(
+            "POST",
+            collection,
+            "PartialObjectMetadataList",
+            body,
+        ))
+        .await;
+    assert_eq!(code(create_as_list), Some(406));
+    let api: Api<ConfigMap> = Api::default_namespaced(client.clone());
+    assert!(api.get_opt("b").await?.is_some());
+    // A watch asked for as a list sends the objects unconverted (the watch encoder's fallback);
+    // asked for as objects, metadata only.
+    for (target, kind) in [
+        ("PartialObjectMetadataList", "ConfigMap"),
+        ("PartialObjectMetadata", "PartialObjectMetadata"),
+    ] {
+        let uri = format!("{collection}?watch=1&resourceVersion=0");
+        let mut events = client
+            .request_events::<serde_json::Value>(accepting("GET", &uri, target, vec![]))
+            .await?
+            .boxed();
+        match events.try_next().await?.ok_or("ended")? {
+            WatchEvent::Added(obj) => assert_eq!(obj["kind"], kind, "watch as {target}"),
+            other => return Err(format!("unexpected {other:?}").into()),
+        }
+    }
+    // Both watches asked for metadata, and were counted as such.
+    let counted = server
+        .requests()
+        .metadata_count_for::<ConfigMap>(Verb::Watch);
+    assert_eq!(counted, 2);
+    Ok(())
+}
+
+#[tokio::test]
+#[allow(deprecated)] // kube 3.1+ recommends `watcher` over `Api<PartialObjectMeta<K>>` instead.
+async fn kube_runtime_metadata_watcher_lists_and_watches_metadata() -> TestResult {
+    let server = FakeApiServer::new();
+    let api: Api<ConfigMap> = Api::default_namespaced(server.kube_client());
+    api.create(&PostParams::default(), &config_map("a", &[("app", "web")]))
+        .await?;
+    let mut events =
+        kube::runtime::metadata_watcher(api.clone(), watcher::Config::default()).boxed();
+    let mut listed = Vec::new();
+    loop {
+        match events.try_next().await?.ok_or("ended")? {
+            watcher::Event::InitApply(meta) => listed.extend(meta.metadata.name),
+            watcher::Event::InitDone => break,
+            _ => {}
+        }
+    }
+    assert_eq!(listed, ["a"]);
+    api.create(&PostParams::default(), &config_map("b", &[]))
+        .await?;
+    match events.try_next().await?.ok_or("ended")? {
+        watcher::Event::Apply(meta) => assert_eq!(meta.metadata.name.as_deref(), Some("b")),
+        other => return Err(format!("unexpected {other:?}").into()),
+    }
+    let requests = server.requests();
+    assert_eq!(requests.metadata_count_for::<ConfigMap>(Verb::List), 1);
+    assert_eq!(requests.metadata_count_for::<ConfigMap>(Verb::Watch), 1);
+    Ok(())
+}

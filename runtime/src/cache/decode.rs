@@ -23,6 +23,7 @@ use serde::de::{Deserialize, DeserializeOwned, Deserializer};
 use serde_json::Value;
 
 use crate::metrics::InformerMetrics;
+use crate::resource::scoped::Scoped;
 
 /// The reason of the Warning Event about an object that does not decode. Kubernetes names the
 /// failure of an action `Failed<Action>` (kubelet's `FailedMount`, the ReplicaSet controller's
@@ -58,12 +59,13 @@ pub(crate) struct Undecodable {
     pub(crate) error: String,
 }
 
-impl<'de, K: DeserializeOwned> Deserialize<'de> for Decoded<K> {
+impl<'de, K: Resource<DynamicType = ()> + DeserializeOwned> Deserialize<'de> for Decoded<K> {
     /// Never fails on a JSON value: an item that is not a `K` becomes [`Decoded::Undecodable`].
+    /// Decodes as [`Scoped`] does (a `PartialObjectMeta<C>` is typed as `C`).
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let value = Value::deserialize(deserializer)?;
-        Ok(match K::deserialize(&value) {
-            Ok(obj) => Self::Object(obj),
+        Ok(match Scoped::<K>::deserialize(&value) {
+            Ok(Scoped(obj)) => Self::Object(obj),
             Err(error) => Self::Undecodable(Box::new(Undecodable {
                 meta: metadata_of(&value),
                 error: error.to_string(),
@@ -109,6 +111,10 @@ impl<K: Resource<DynamicType = ()>> Resource for Decoded<K> {
     }
     fn url_path(dt: &(), namespace: Option<&str>) -> String {
         K::url_path(dt, namespace)
+    }
+    /// `true` for `Decoded<PartialObjectMeta<_>>`: its `Api` then reads metadata only.
+    fn metadata_api() -> bool {
+        K::metadata_api()
     }
     fn meta(&self) -> &ObjectMeta {
         match self {

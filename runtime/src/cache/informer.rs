@@ -23,6 +23,7 @@ use std::fmt::Debug;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use futures::stream::BoxStream;
 use futures::{StreamExt, stream};
 use kube::Resource;
 use kube::runtime::reflector::{self, ObjectRef, Store};
@@ -160,9 +161,33 @@ struct Shared<K: CachedKind> {
     reported: Reported<K>,
 }
 
+/// How an informer lists and watches one partition: given the client, the namespace (`None`
+/// = all, or a cluster-scoped kind) and the watcher config (selectors), the stream of watcher
+/// events of `K` as [`Decoded`] items (each decoded on its own, see `super::decode`):
+/// [`full_objects`] for typed kinds (metadata-only ones included), the dynamic kinds' own (see
+/// `super::dynamic`). Fixed when the informer is created.
+pub(crate) type ListWatch<K> = Arc<
+    dyn Fn(
+            kube::Client,
+            Option<&str>,
+            watcher::Config,
+        ) -> BoxStream<'static, watcher::Result<watcher::Event<Decoded<K>>>>
+        + Send
+        + Sync,
+>;
+
+/// The default [`ListWatch`]: kube-runtime's `watcher` over the objects as `K` (whole
+/// objects, or metadata only for `PartialObjectMeta<_>`), each item decoded on its own.
+pub(crate) fn full_objects<K: CachedKind>() -> ListWatch<K> {
+    Arc::new(|client, namespace, config| {
+        watcher(scoped::api_as::<Decoded<K>, K>(&client, namespace), config).boxed()
+    })
+}
+
 /// A shared informer for kind `K`.
 pub(crate) struct Informer<K: CachedKind> {
     kind: String,
+    list_watch: ListWatch<K>,
     reader: Store<K>,
     shared: Mutex<Shared<K>>,
     started: AtomicBool,
@@ -173,7 +198,12 @@ pub(crate) struct Informer<K: CachedKind> {
 impl<K: CachedKind> Informer<K> {
     /// An unstarted informer over `namespaces` (`[None]` = all namespaces; cluster-scoped kinds
     /// always watch cluster-wide), listing and watching only objects matching `options`.
-    pub(crate) fn new(namespaces: &[Option<String>], options: CacheOptions) -> Self {
+    /// Lists and watches through `list_watch` ([`full_objects`] for whole objects).
+    pub(crate) fn with_list_watch(
+        namespaces: &[Option<String>],
+        options: CacheOptions,
+        list_watch: ListWatch<K>,
+    ) -> Self {
         let writer = reflector::store::Writer::<K>::default();
         let reader = writer.as_reader();
         let namespaces: Vec<Option<String>> =
@@ -192,7 +222,13 @@ impl<K: CachedKind> Informer<K> {
             })
             .collect();
         Self {
-            kind: scoped::kind_of::<K>(),
+            // `Secret (metadata)` for a metadata-only informer, in logs and readiness.
+            kind: if K::metadata_api() {
+                format!("{} (metadata)", scoped::kind_of::<K>())
+            } else {
+                scoped::kind_of::<K>()
+            },
+            list_watch,
             reader,
             shared: Mutex::new(Shared {
                 writer,
@@ -209,6 +245,12 @@ impl<K: CachedKind> Informer<K> {
             started: AtomicBool::new(false),
             synced: watch::channel(false).0,
         }
+    }
+
+    /// Names the informer's kind in logs and readiness messages (dynamic kinds).
+    pub(crate) fn labelled(mut self, kind: String) -> Self {
+        self.kind = kind;
+        self
     }
 
     /// Turns `true` once the informer synced (several waiters are fine, unlike
@@ -350,8 +392,7 @@ impl<K: CachedKind> Informer<K> {
         let options = self.lock().options.clone();
         let config = options.watcher_config();
         let streams = namespaces.into_iter().enumerate().map(|(index, ns)| {
-            let api = scoped::api_as::<Decoded<K>, K>(&client, ns.as_deref());
-            watcher(api, config.clone())
+            (self.list_watch)(client.clone(), ns.as_deref(), config.clone())
                 .default_backoff()
                 .map(move |event| (index, event))
                 .boxed()
@@ -811,7 +852,11 @@ mod tests {
         mpsc::UnboundedReceiver<Notification>,
         Reporter,
     ) {
-        let informer = Informer::<ConfigMap>::new(&[None], CacheOptions::default());
+        let informer = Informer::<ConfigMap>::with_list_watch(
+            &[None],
+            CacheOptions::default(),
+            full_objects(),
+        );
         let reporter = Reporter::default();
         reporter.receive(&informer, watcher::Event::Init);
         for obj in listed {
@@ -873,9 +918,10 @@ mod tests {
 
     #[test]
     fn partitions_sync_past_what_does_not_decode() {
-        let informer = Informer::<ConfigMap>::new(
+        let informer = Informer::<ConfigMap>::with_list_watch(
             &[Some("a".into()), Some("b".into())],
             CacheOptions::default(),
+            full_objects(),
         );
         let reporter = Reporter::default();
         for (index, listed) in [good("a/x", "1", "ux"), bad("b/y", "2", "uy")]

@@ -31,6 +31,27 @@
 //! a controller that falls behind costs memory per distinct object, not per event (the
 //! unbounded per-subscriber channels this replaced grew with the event rate).
 //!
+//! Besides the informer of a kind's full objects the cache keeps, on demand, a *metadata-only*
+//! informer per kind (controller-runtime's informers for `metav1.PartialObjectMetadata`, used by
+//! `builder.OnlyMetadata`): it lists and watches with the `as=PartialObjectMetadata[List]`
+//! `Accept` headers and stores a [`PartialObjectMeta<K>`] per object, typed with `K`'s
+//! `apiVersion`/`kind`, without `managedFields` when those are stripped. It is keyed apart from
+//! the full informer of `K` (both may exist), takes `K`'s [`CacheOptions`], counts for readiness
+//! and stops with the cache, and the client's writes of `K` reach it at once like the full
+//! one. [`Controller::owns_metadata`](crate::Controller::owns_metadata),
+//! [`Controller::watches_metadata`](crate::Controller::watches_metadata),
+//! [`Client::get_metadata`](crate::Client::get_metadata) and
+//! [`Client::list_metadata`](crate::Client::list_metadata) read it.
+//!
+//! Kinds known only at run time get *dynamic* informers of kube's `DynamicObject`, named by an
+//! `ApiResource` and a `Scope` (controller-runtime's informers of `unstructured.Unstructured`).
+//! They are keyed by group, version and kind instead of a Rust type, so each GVK has one
+//! informer however many controllers watch it; a cluster-scoped one always watches
+//! cluster-wide. They take no [`CacheOptions`], and the client's typed writes do not reach them
+//! at once. [`Controller::watches_dynamic`](crate::Controller::watches_dynamic) and
+//! [`Controller::owns_dynamic`](crate::Controller::owns_dynamic) read them.
+
+//!
 //! # Objects that do not decode
 //!
 //! Informers decode each listed or watched object on its own, so one object that does not
@@ -52,22 +73,28 @@
 //! one such object keeps the informer from ever syncing.
 
 mod decode;
+mod dynamic;
 mod index;
 mod informer;
+mod metadata;
 mod options;
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use kube::core::discovery::Scope;
+use kube::core::{ApiResource, PartialObjectMeta};
 use kube::runtime::reflector::Store;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 pub(crate) use self::decode::DecodeReporter;
+pub(crate) use self::dynamic::Dyn;
 pub use self::index::IndexError;
 pub(crate) use self::index::{FieldRequirement, parse_exact_selector};
 pub(crate) use self::informer::Informer as SharedInformer;
+use self::informer::full_objects;
 pub use self::informer::{CachedKind, Event};
 
 /// Who made a write through the manager's client: the controller (an id unique in the process)
@@ -125,6 +152,25 @@ impl<K: CachedKind> ErasedInformer for Arc<SharedInformer<K>> {
     }
 }
 
+/// What an informer is keyed by: the `TypeId` of the type it stores (typed and metadata-only
+/// informers), or the `group/version/Kind` of a dynamic one.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum InformerKey {
+    Type(TypeId),
+    Dynamic(String),
+}
+
+impl InformerKey {
+    fn of<K: 'static>() -> Self {
+        Self::Type(TypeId::of::<K>())
+    }
+}
+
+/// `(apiVersion, kind)` of `K`; the same for `PartialObjectMeta<K>`.
+fn gvk_of<K: CachedKind>() -> (String, String) {
+    (K::api_version(&()).into_owned(), K::kind(&()).into_owned())
+}
+
 /// Configuration of a [`Cache`], from [`ManagerOptions`](crate::ManagerOptions).
 #[derive(Clone, Debug)]
 pub(crate) struct CacheConfig {
@@ -146,12 +192,19 @@ struct CacheInner {
 
 #[derive(Default)]
 struct CacheState {
-    informers: HashMap<TypeId, Entry>,
-    /// Per-kind selectors (`ByObject`), applied to informers created later.
-    by_object: HashMap<TypeId, CacheOptions>,
+    informers: HashMap<InformerKey, Entry>,
+    /// Per-kind selectors (`ByObject`) by `(apiVersion, kind)`, applied to informers created
+    /// later: the full and the metadata-only informer of a kind share them (controller-runtime
+    /// keys them by GVK too).
+    by_object: HashMap<(String, String), CacheOptions>,
     started: bool,
     tasks: Vec<JoinHandle<()>>,
 }
+
+/// Which informer of the cache holds `K`: [`Cache::informer`] (full objects of `K`) or
+/// [`Cache::metadata_informer`] (`K` = `PartialObjectMeta<C>`, controller-runtime's
+/// `builder.OnlyMetadata`). Sources and cached reads take one.
+pub(crate) type InformerOf<K> = fn(&Cache) -> Arc<SharedInformer<K>>;
 
 /// [`Cache::set_options`] was called after [`Cache::start`].
 #[derive(Debug, PartialEq, Eq)]
@@ -287,29 +340,79 @@ impl Cache {
             .any(|ns| ns.as_deref().is_none_or(|ns| ns == namespace))
     }
 
-    /// The informer for `K`, created (and started, if the cache runs) on first use.
+    /// The informer for `K`, created (and started, if the cache runs) on first use, with the
+    /// [`CacheOptions`] of `K`'s group/version/kind. For `K` = `PartialObjectMeta<C>` it is the
+    /// metadata-only informer of `C` ([`Cache::metadata_informer`]).
     pub(crate) fn informer<K: CachedKind>(&self) -> Arc<SharedInformer<K>> {
+        self.informer_with::<K>(
+            InformerKey::of::<K>(),
+            Some(gvk_of::<K>()),
+            |namespaces, options| {
+                SharedInformer::with_list_watch(namespaces, options, full_objects())
+            },
+        )
+    }
+
+    /// The metadata-only informer of `C` (controller-runtime's informer for
+    /// `metav1.PartialObjectMetadata` of `C`'s GVK), created (and started, if the cache runs) on
+    /// first use: an informer of `PartialObjectMeta<C>`, which lists and watches `C` with the
+    /// metadata-only `Accept` headers and stores only each object's metadata, typed as `C`.
+    /// Keyed apart from a full informer of `C`; takes `C`'s [`CacheOptions`]. See the
+    /// [module docs](self).
+    pub(crate) fn metadata_informer<C: CachedKind>(
+        &self,
+    ) -> Arc<SharedInformer<PartialObjectMeta<C>>> {
+        self.informer::<PartialObjectMeta<C>>()
+    }
+
+    /// The informer of the dynamic kind `resource` (`scope`: whether its objects live in
+    /// namespaces), keyed by its group, version and kind; created (and started, if the cache
+    /// runs) on first use. See [`dynamic`](self::dynamic).
+    pub(crate) fn dynamic_informer(
+        &self,
+        resource: &ApiResource,
+        scope: &Scope,
+    ) -> Arc<SharedInformer<Dyn>> {
+        let label = format!("{} ({})", resource.kind, resource.api_version);
+        self.informer_with::<Dyn>(
+            InformerKey::Dynamic(dynamic::key(resource)),
+            None,
+            |namespaces, options| {
+                let namespaces = match scope {
+                    Scope::Namespaced => namespaces,
+                    Scope::Cluster => &[None],
+                };
+                let list_watch = dynamic::list_watch(resource.clone(), scope.clone());
+                SharedInformer::with_list_watch(namespaces, options, list_watch).labelled(label)
+            },
+        )
+    }
+
+    /// The informer under `key`, created on first use by `make` from the cache's namespaces and
+    /// the [`CacheOptions`] registered for the group/version/kind `options_of` (none: no
+    /// selectors).
+    fn informer_with<K: CachedKind>(
+        &self,
+        key: InformerKey,
+        options_of: Option<(String, String)>,
+        make: impl FnOnce(&[Option<String>], CacheOptions) -> SharedInformer<K>,
+    ) -> Arc<SharedInformer<K>> {
         let mut state = self.lock();
-        if let Some(entry) = state.informers.get(&TypeId::of::<K>())
+        if let Some(entry) = state.informers.get(&key)
             && let Ok(informer) = Arc::clone(&entry.any).downcast::<SharedInformer<K>>()
         {
             return informer;
         }
-        let options = state
-            .by_object
-            .get(&TypeId::of::<K>())
-            .cloned()
+        let options = options_of
+            .and_then(|gvk| state.by_object.get(&gvk).cloned())
             .unwrap_or_default();
-        let informer = Arc::new(SharedInformer::<K>::new(
-            &self.core.inner.namespaces,
-            options,
-        ));
+        let informer = Arc::new(make(&self.core.inner.namespaces, options));
         let erased: Arc<dyn ErasedInformer> = Arc::new(Arc::clone(&informer));
         if state.started {
             state.tasks.extend(erased.start(&self.core.inner));
         }
         state.informers.insert(
-            TypeId::of::<K>(),
+            key,
             Entry {
                 any: informer.clone(),
                 erased,
@@ -323,29 +426,39 @@ impl Cache {
     /// The informer for `K` if one exists (a write never starts an informer).
     pub(crate) fn existing_informer<K: CachedKind>(&self) -> Option<Arc<SharedInformer<K>>> {
         let state = self.lock();
-        let entry = state.informers.get(&TypeId::of::<K>())?;
+        let entry = state.informers.get(&InformerKey::of::<K>())?;
         Arc::clone(&entry.any).downcast::<SharedInformer<K>>().ok()
     }
 
     /// Read-your-own-writes: hands `obj`, just returned by the API server for a write
-    /// (`created`: a create), to `K`'s informer if there is one (see
-    /// [`SharedInformer::observe_write`]),
-    /// tagged with the current task's [`Writer`].
+    /// (`created`: a create), to `K`'s informer and to `K`'s metadata-only informer (its
+    /// metadata, typed as `K`) if there are any (see [`SharedInformer::observe_write`]), tagged with the
+    /// current task's [`Writer`].
     pub(crate) fn observe_write<K: CachedKind>(&self, obj: &K, created: bool) {
+        let strip = self.core.inner.strip_managed_fields;
+        let writer = WRITER.try_with(Clone::clone).ok();
+        if let Some(informer) = self.existing_informer::<PartialObjectMeta<K>>() {
+            informer.observe_write(metadata::partial_of(obj, strip), created, writer.clone());
+        }
         let Some(informer) = self.existing_informer::<K>() else {
             return;
         };
         let mut obj = obj.clone();
-        if self.core.inner.strip_managed_fields {
+        if strip {
             obj.meta_mut().managed_fields = None;
         }
-        informer.observe_write(obj, created, WRITER.try_with(Clone::clone).ok());
+        informer.observe_write(obj, created, writer);
     }
 
-    /// Read-your-own-writes for a delete the API server finished at once.
+    /// Read-your-own-writes for a delete the API server finished at once (full and
+    /// metadata-only informers of `K`).
     pub(crate) fn observe_delete<K: CachedKind>(&self, obj: &K) {
+        let writer = WRITER.try_with(Clone::clone).ok();
+        if let Some(informer) = self.existing_informer::<PartialObjectMeta<K>>() {
+            informer.observe_delete(&metadata::partial_of(obj, false), writer.clone());
+        }
         if let Some(informer) = self.existing_informer::<K>() {
-            informer.observe_delete(obj, WRITER.try_with(Clone::clone).ok());
+            informer.observe_delete(obj, writer);
         }
     }
 
@@ -359,12 +472,21 @@ impl Cache {
         if state.started {
             return Err(AlreadyStarted);
         }
-        if let Some(entry) = state.informers.get(&TypeId::of::<K>())
+        if let Some(entry) = state.informers.get(&InformerKey::of::<K>())
             && let Ok(informer) = Arc::clone(&entry.any).downcast::<SharedInformer<K>>()
         {
             informer.set_options(options.clone());
         }
-        state.by_object.insert(TypeId::of::<K>(), options);
+        // The metadata-only informer of `K` lists and watches the same objects.
+        if let Some(entry) = state
+            .informers
+            .get(&InformerKey::of::<PartialObjectMeta<K>>())
+            && let Ok(informer) =
+                Arc::clone(&entry.any).downcast::<SharedInformer<PartialObjectMeta<K>>>()
+        {
+            informer.set_options(options.clone());
+        }
+        state.by_object.insert(gvk_of::<K>(), options);
         Ok(())
     }
 
@@ -575,5 +697,47 @@ mod tests {
         let late = cache.set_options::<ConfigMap>(restricted);
         assert_eq!(late, Err(AlreadyStarted));
         cache.stop().await;
+    }
+
+    #[tokio::test]
+    async fn metadata_informers_count_for_readiness_and_stop_with_the_cache() {
+        let server = crate::testing::FakeApiServer::new();
+        let cache = Cache::new(
+            server.kube_client(),
+            CacheConfig {
+                namespaces: Vec::new(),
+                strip_managed_fields: true,
+                decode: DecodeReporter::default(),
+            },
+        );
+        let full = cache.informer::<ConfigMap>();
+        let metadata = cache.metadata_informer::<ConfigMap>();
+        // Keyed apart from the full informer, and found again as itself.
+        assert!(!Arc::ptr_eq(
+            &(full.clone() as Arc<dyn Any + Send + Sync>),
+            &(metadata.clone() as Arc<dyn Any + Send + Sync>)
+        ));
+        assert!(Arc::ptr_eq(
+            &metadata,
+            &cache.metadata_informer::<ConfigMap>()
+        ));
+        assert_eq!(
+            cache.unsynced_kinds(),
+            ["ConfigMap", "ConfigMap (metadata)"]
+        );
+        cache.start();
+        let mut synced = metadata.synced();
+        let _ = synced.wait_for(|s| *s).await;
+        let mut synced = full.synced();
+        let _ = synced.wait_for(|s| *s).await;
+        assert!(cache.has_synced());
+        let watching = server.wait_for_watches(2);
+        assert!(
+            tokio::time::timeout(std::time::Duration::from_secs(30), watching)
+                .await
+                .is_ok()
+        );
+        cache.stop().await;
+        assert_eq!(server.open_watches(), 0);
     }
 }

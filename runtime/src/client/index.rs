@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::{Client, ListOptions, Object, cached_informer};
 use crate::Error;
-use crate::cache::{FieldRequirement, IndexError};
+use crate::cache::{Cache, FieldRequirement, IndexError, InformerOf};
 use crate::field_selector::escape_value;
 use crate::resource::scoped::{is_namespaced, kind_of};
 
@@ -72,35 +72,40 @@ impl Client {
             field: index.to_string(),
             value: value.to_string(),
         }];
-        if self.cache.is_none() {
+        let Some(cache) = &self.cache else {
             let options = ListOptions::default().fields(format!("{index}={}", escape_value(value)));
             return self.list(namespace, &options).await;
-        }
-        self.list_cached_by_fields(namespace, &requirements, &ListOptions::default())
-            .await
-    }
-
-    /// A cached list filtered by exact-match field requirements (on indexes, `metadata.name`
-    /// and `metadata.namespace`) and `options`' label selector.
-    pub(super) async fn list_cached_by_fields<K: Object>(
-        &self,
-        namespace: Option<&str>,
-        requirements: &[FieldRequirement],
-        options: &ListOptions,
-    ) -> Result<Vec<K>, Error> {
-        let Some(cache) = &self.cache else {
-            return Err(Error::CacheNotStarted);
         };
-        let namespace = namespace.filter(|_| is_namespaced::<K>());
-        let informer = cached_informer::<K>(cache, namespace).await?;
-        let candidates = informer.select(requirements)?;
-        let mut items: Vec<K> = candidates
-            .into_iter()
-            .filter(|o| namespace.is_none() || o.meta().namespace.as_deref() == namespace)
-            .filter(|o| options.matches(o.meta().labels.as_ref().unwrap_or(&Default::default())))
-            .map(|o| K::clone(&o))
-            .collect();
-        super::sort_by_key(&mut items);
-        Ok(items)
+        list_cached_by_fields(
+            cache,
+            namespace,
+            &requirements,
+            &ListOptions::default(),
+            Cache::informer::<K>,
+        )
+        .await
     }
+}
+
+/// A cached list from the informer `informer_of` returns, filtered by exact-match field
+/// requirements (on indexes, `metadata.name` and `metadata.namespace`) and `options`' label
+/// selector.
+pub(super) async fn list_cached_by_fields<K: Object>(
+    cache: &Cache,
+    namespace: Option<&str>,
+    requirements: &[FieldRequirement],
+    options: &ListOptions,
+    informer_of: InformerOf<K>,
+) -> Result<Vec<K>, Error> {
+    let namespace = namespace.filter(|_| is_namespaced::<K>());
+    let informer = cached_informer(cache, namespace, informer_of).await?;
+    let candidates = informer.select(requirements)?;
+    let mut items: Vec<K> = candidates
+        .into_iter()
+        .filter(|o| namespace.is_none() || o.meta().namespace.as_deref() == namespace)
+        .filter(|o| options.matches(o.meta().labels.as_ref().unwrap_or(&Default::default())))
+        .map(|o| K::clone(&o))
+        .collect();
+    super::sort_by_key(&mut items);
+    Ok(items)
 }

@@ -58,6 +58,11 @@
 //!   `Action::requeue(Duration::ZERO)` instead. [`crate::finalizer`] writes through kube's `Api`,
 //!   not this client, and keeps working as before.
 //!
+//! [`Client::get_metadata`] and [`Client::list_metadata`] read only objects' metadata
+//! (`metav1.PartialObjectMetadata`): a cached client from the cache's metadata-only informer of
+//! the kind, which holds no spec, status or data and which the client's own writes of the kind
+//! reach too, an uncached one with the metadata-only `Accept` header.
+//!
 //! A cached client also lists by [index](Client::index_field) ([`Client::list_by_index`], or an
 //! exact-match field selector): controller-runtime's `IndexField` + `client.MatchingFields`.
 //!
@@ -84,6 +89,7 @@
 //! ```
 
 mod index;
+mod metadata;
 mod options;
 
 use std::fmt::Debug;
@@ -96,7 +102,7 @@ use serde::de::DeserializeOwned;
 
 pub use self::options::ListOptions;
 use crate::Error;
-use crate::cache::{Cache, SharedInformer, parse_exact_selector};
+use crate::cache::{Cache, InformerOf, SharedInformer, parse_exact_selector};
 use crate::resource::scoped::{self, Scoped, is_namespaced, kind_of};
 
 /// The bounds of every kind a [`Client`] reads or writes: a typed Kubernetes resource with a
@@ -194,16 +200,7 @@ impl Client {
             let api = scoped::api::<K>(&self.kube, namespace);
             return Ok(api.get(name).await?.0);
         };
-        let informer = cached_informer::<K>(cache, namespace).await?;
-        let mut key = kube::runtime::reflector::ObjectRef::<K>::new(name);
-        if let Some(ns) = namespace {
-            key = key.within(ns);
-        }
-        informer
-            .store()
-            .get(&key)
-            .map(|obj| K::clone(&obj))
-            .ok_or_else(|| Error::not_found(&kind_of::<K>(), namespace, name))
+        get_cached(cache, namespace, name, Cache::informer::<K>).await
     }
 
     /// Lists objects of kind `K` in `namespace` (`None` = all namespaces, or cluster-scoped),
@@ -225,26 +222,7 @@ impl Client {
             let list = api.list(&options.to_list_params()).await?;
             return Ok(list.items.into_iter().map(|s| s.0).collect());
         };
-        if let Some(selector) = &options.field_selector {
-            let requirements =
-                parse_exact_selector(selector).ok_or_else(|| Error::CachedFieldSelector {
-                    selector: selector.clone(),
-                })?;
-            return self
-                .list_cached_by_fields(namespace, &requirements, options)
-                .await;
-        }
-        let informer = cached_informer::<K>(cache, namespace).await?;
-        let mut items: Vec<K> = informer
-            .store()
-            .state()
-            .into_iter()
-            .filter(|o| namespace.is_none() || o.meta().namespace.as_deref() == namespace)
-            .filter(|o| options.matches(o.meta().labels.as_ref().unwrap_or(&Default::default())))
-            .map(|o| K::clone(&o))
-            .collect();
-        sort_by_key(&mut items);
-        Ok(items)
+        list_cached(cache, namespace, options, Cache::informer::<K>).await
     }
 
     /// Creates `obj` (namespace from `metadata.namespace`; `metadata.name` or `generateName`
@@ -453,10 +431,61 @@ fn required_namespace<'a, K: Object>(
     }
 }
 
-/// The synced informer for `K`, checking the cache runs and watches `namespace`.
+/// A cached list of `K` in `namespace` (`None` = all) from the informer `informer_of` returns
+/// (full or metadata-only), filtered by `options`, sorted by namespace then name.
+async fn list_cached<K: Object>(
+    cache: &Cache,
+    namespace: Option<&str>,
+    options: &ListOptions,
+    informer_of: InformerOf<K>,
+) -> Result<Vec<K>, Error> {
+    if let Some(selector) = &options.field_selector {
+        let requirements =
+            parse_exact_selector(selector).ok_or_else(|| Error::CachedFieldSelector {
+                selector: selector.clone(),
+            })?;
+        return index::list_cached_by_fields(cache, namespace, &requirements, options, informer_of)
+            .await;
+    }
+    let informer = cached_informer(cache, namespace, informer_of).await?;
+    let mut items: Vec<K> = informer
+        .store()
+        .state()
+        .into_iter()
+        .filter(|o| namespace.is_none() || o.meta().namespace.as_deref() == namespace)
+        .filter(|o| options.matches(o.meta().labels.as_ref().unwrap_or(&Default::default())))
+        .map(|o| K::clone(&o))
+        .collect();
+    sort_by_key(&mut items);
+    Ok(items)
+}
+
+/// The object `name` in `namespace` (checked by [`required_namespace`]) from the informer
+/// `informer_of` returns; [`Error::NotFound`] if absent.
+async fn get_cached<K: Object>(
+    cache: &Cache,
+    namespace: Option<&str>,
+    name: &str,
+    informer_of: InformerOf<K>,
+) -> Result<K, Error> {
+    let informer = cached_informer(cache, namespace, informer_of).await?;
+    let mut key = kube::runtime::reflector::ObjectRef::<K>::new(name);
+    if let Some(ns) = namespace {
+        key = key.within(ns);
+    }
+    informer
+        .store()
+        .get(&key)
+        .map(|obj| K::clone(&obj))
+        .ok_or_else(|| Error::not_found(&kind_of::<K>(), namespace, name))
+}
+
+/// The synced informer `informer_of` returns (of `K`: full, or metadata-only), checking the
+/// cache runs and watches `namespace`.
 async fn cached_informer<K: Object>(
     cache: &Cache,
     namespace: Option<&str>,
+    informer_of: InformerOf<K>,
 ) -> Result<Arc<SharedInformer<K>>, Error> {
     if !cache.is_started() {
         return Err(Error::CacheNotStarted);
@@ -469,7 +498,7 @@ async fn cached_informer<K: Object>(
             namespace: ns.to_string(),
         });
     }
-    let informer = cache.informer::<K>();
+    let informer = informer_of(cache);
     if !informer.has_synced() {
         informer
             .store()

@@ -14,6 +14,21 @@
 //! between), which filter, map and add keys to the queue: a controller that falls behind costs
 //! memory per distinct object, not per event.
 //!
+//! Owned and watched kinds can be *metadata only* (controller-runtime's `builder.OnlyMetadata`):
+//! [`owns_metadata`](Controller::owns_metadata) and
+//! [`watches_metadata`](Controller::watches_metadata) read the cache's metadata-only informer of
+//! the kind, which lists and watches `metav1.PartialObjectMetadata` and keeps a
+//! [`PartialObjectMeta<C>`](kube::core::PartialObjectMeta) (labels, annotations, owner
+//! references, finalizers, versions; no spec, status or data) per object. Use them when the
+//! reconciler only needs to know that an owned Deployment, Pod or Secret changed: the cache then
+//! holds a fraction of the memory. Events, predicates, owner lookup and echo suppression work
+//! as for full objects.
+//!
+//! Kinds without a Rust type are watched as kube's `DynamicObject`, named by an `ApiResource`
+//! and a `Scope`: [`watches_dynamic`](Controller::watches_dynamic) and
+//! [`owns_dynamic`](Controller::owns_dynamic) (controller-runtime's `Watches`/`Owns` of an
+//! `unstructured.Unstructured` with its GVK).
+//!
 //! Events feed a work queue of object *keys* with client-go's workqueue semantics (`queue`
 //! module: dirty and processing sets, delayed adds, an optional [debounce](Controller::debounce)):
 //! any number of events for a key that waits collapse into one reconcile, events while it is
@@ -69,6 +84,8 @@
 //! ```
 
 mod backoff;
+mod dynamic;
+mod metadata;
 pub mod predicate;
 mod queue;
 mod run;

@@ -32,7 +32,7 @@ use kube::runtime::reflector::ObjectRef;
 use tokio::sync::mpsc;
 
 use super::predicate::Predicate;
-use crate::cache::{Cache, CachedKind, Event, EventHandlerRegistration, Writer};
+use crate::cache::{Cache, CachedKind, Event, EventHandlerRegistration, SharedInformer, Writer};
 use crate::resource::scoped::is_namespaced;
 
 /// A source of reconcile keys of kind `K` (controller-runtime's `source.Source`).
@@ -166,11 +166,17 @@ pub(crate) fn passes<C: 'static>(predicate: Option<&dyn Predicate<C>>, event: &E
     })
 }
 
-/// `source.Kind` over `C` with a mapping to keys of `K`: registers an event handler on `C`'s
-/// informer that filters with `predicate`, maps the object(s) of each event (old and new of
+/// Which of the cache's informers holding `C` a source reads: the full informer of `C`
+/// ([`Cache::informer`]), a metadata-only one ([`Cache::metadata_informer`]) or a dynamic one
+/// ([`Cache::dynamic_informer`]).
+pub(crate) type SourceInformer<C> = Box<dyn Fn(&Cache) -> Arc<SharedInformer<C>> + Send + Sync>;
+
+/// `source.Kind` over `C` with a mapping to keys of `K`: registers an event handler on the
+/// informer of `C` that `informer` picks, that filters with `predicate`, maps the object(s) of each event (old and new of
 /// an update), drops duplicates and the echo of the controller's own write, and enqueues.
 fn start_kind<K, C>(
     ctx: SourceContext<K>,
+    informer: &SourceInformer<C>,
     predicate: SourcePredicate<C>,
     map: impl Fn(&C) -> Vec<ObjectRef<K>> + Send + Sync + 'static,
 ) -> BoxFuture<'static, ()>
@@ -178,7 +184,7 @@ where
     K: Resource<DynamicType = ()> + 'static,
     C: CachedKind,
 {
-    let informer = ctx.cache.informer::<C>();
+    let informer = informer(&ctx.cache);
     let controller = ctx.controller;
     let enqueue = Arc::clone(&ctx.enqueue);
     let id = informer.add_handler(Box::new(move |event, writer| {
@@ -205,13 +211,26 @@ where
 }
 
 /// `handler.EnqueueRequestForOwner(.., OnlyControllerOwner())` over kind `C`.
-pub(crate) struct Owns<C> {
+pub(crate) struct Owns<C: CachedKind> {
     predicate: SourcePredicate<C>,
+    informer: SourceInformer<C>,
 }
 
-impl<C> Owns<C> {
+impl<C: CachedKind> Owns<C> {
+    /// Over the full-object informer of `C`.
     pub(crate) fn new(predicate: SourcePredicate<C>) -> Self {
-        Self { predicate }
+        Self::reading(predicate, Cache::informer::<C>)
+    }
+
+    /// Over the informer `informer` returns (e.g. a metadata-only one).
+    pub(crate) fn reading(
+        predicate: SourcePredicate<C>,
+        informer: impl Fn(&Cache) -> Arc<SharedInformer<C>> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            predicate,
+            informer: Box::new(informer),
+        }
     }
 }
 
@@ -240,25 +259,40 @@ where
     C: CachedKind,
 {
     fn register(&self, cache: &Cache) {
-        cache.informer::<C>();
+        (self.informer)(cache);
     }
 
     fn start(self: Box<Self>, ctx: SourceContext<K>) -> BoxFuture<'static, ()> {
-        start_kind(ctx, self.predicate, |child: &C| {
+        start_kind(ctx, &self.informer, self.predicate, |child: &C| {
             controller_owner::<K, C>(child).into_iter().collect()
         })
     }
 }
 
 /// `handler.EnqueueRequestsFromMapFunc` over kind `O`.
-pub(crate) struct Watches<O, F> {
+pub(crate) struct Watches<O: CachedKind, F> {
     mapper: F,
     predicate: SourcePredicate<O>,
+    informer: SourceInformer<O>,
 }
 
-impl<O, F> Watches<O, F> {
+impl<O: CachedKind, F> Watches<O, F> {
+    /// Over the full-object informer of `O`.
     pub(crate) fn new(mapper: F, predicate: SourcePredicate<O>) -> Self {
-        Self { mapper, predicate }
+        Self::reading(mapper, predicate, Cache::informer::<O>)
+    }
+
+    /// Over the informer `informer` returns (e.g. a metadata-only one).
+    pub(crate) fn reading(
+        mapper: F,
+        predicate: SourcePredicate<O>,
+        informer: impl Fn(&Cache) -> Arc<SharedInformer<O>> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            mapper,
+            predicate,
+            informer: Box::new(informer),
+        }
     }
 }
 
@@ -270,12 +304,12 @@ where
     F: Fn(&O) -> I + Send + Sync + 'static,
 {
     fn register(&self, cache: &Cache) {
-        cache.informer::<O>();
+        (self.informer)(cache);
     }
 
     fn start(self: Box<Self>, ctx: SourceContext<K>) -> BoxFuture<'static, ()> {
         let mapper = self.mapper;
-        start_kind(ctx, self.predicate, move |obj: &O| {
+        start_kind(ctx, &self.informer, self.predicate, move |obj: &O| {
             mapper(obj).into_iter().collect()
         })
     }

@@ -10,12 +10,38 @@ use std::borrow::Cow;
 
 use kube::Api;
 use kube::core::{DynamicResourceScope, ObjectMeta, Resource};
-use serde::{Deserialize, Serialize};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize};
 
-/// `K` re-scoped as `DynamicResourceScope`: same group/version/kind/plural and JSON as `K`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// `K` re-scoped as `DynamicResourceScope`: same group/version/kind/plural, JSON and
+/// metadata-only flag (`PartialObjectMeta<_>`) as `K`.
+///
+/// Deserializing a metadata-only `K` (`PartialObjectMeta<C>`, which kube-apiserver sends as
+/// `apiVersion: meta.k8s.io/v1, kind: PartialObjectMetadata`) types it as `C` instead, as
+/// controller-runtime does for metadata reads and watches (its cache's GVK fix-up watcher and
+/// list fix-up in `pkg/cache/internal/informers.go`, its metadata client in
+/// `pkg/client/metadata_client.go`): every `PartialObjectMeta<C>` read through a `Scoped` says
+/// which kind it describes. Other kinds deserialize as `K` does.
+#[derive(Clone, Debug, Serialize)]
 #[serde(transparent)]
 pub(crate) struct Scoped<K>(pub(crate) K);
+
+impl<'de, K> Deserialize<'de> for Scoped<K>
+where
+    K: Resource<DynamicType = ()> + Deserialize<'de>,
+{
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if !K::metadata_api() {
+            return K::deserialize(deserializer).map(Scoped);
+        }
+        let mut value = serde_json::Value::deserialize(deserializer)?;
+        if let Some(map) = value.as_object_mut() {
+            map.insert("apiVersion".into(), K::api_version(&()).into());
+            map.insert("kind".into(), K::kind(&()).into());
+        }
+        K::deserialize(value).map(Scoped).map_err(D::Error::custom)
+    }
+}
 
 impl<K: Resource<DynamicType = ()>> Resource for Scoped<K> {
     type DynamicType = ();
@@ -38,6 +64,10 @@ impl<K: Resource<DynamicType = ()>> Resource for Scoped<K> {
     }
     fn url_path(dt: &(), namespace: Option<&str>) -> String {
         K::url_path(dt, namespace)
+    }
+    /// `true` for `Scoped<PartialObjectMeta<_>>`: its `Api` then reads metadata only.
+    fn metadata_api() -> bool {
+        K::metadata_api()
     }
     fn meta(&self) -> &ObjectMeta {
         self.0.meta()

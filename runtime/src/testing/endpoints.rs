@@ -16,6 +16,7 @@ use super::api_error::ApiError;
 use super::discovery;
 use super::gc::DeleteOptions;
 use super::meta;
+use super::partial::AsPartial;
 use super::patch::PatchKind;
 use super::registry::ResourceType;
 use super::request::{ObjectPath, Query, Route, Verb, parse_path, verb};
@@ -132,7 +133,8 @@ struct Call<'a> {
     schema: Option<Arc<crate::crd::ObjectSchema>>,
     path: &'a ObjectPath,
     query: &'a Query,
-    partial: bool,
+    /// The `as=` conversion the `Accept` header asks for.
+    as_partial: AsPartial,
 }
 
 fn serve_object(
@@ -191,6 +193,12 @@ fn serve_object(
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
+    let as_partial = AsPartial::from_accept(accept);
+    if as_partial != AsPartial::No {
+        *lock(&shared.metadata_counters)
+            .entry((verb, resource.clone()))
+            .or_default() += 1;
+    }
     let schema = lock(&shared.store).schema(&rt);
     let call = Call {
         shared,
@@ -198,16 +206,18 @@ fn serve_object(
         schema,
         path: p,
         query,
-        partial: accept.contains("as=PartialObjectMetadata"),
+        as_partial,
     };
     let ns = p.namespace.as_deref();
     let name = p.name.as_deref().unwrap_or("");
     let dry_run = query.dry_run();
-    let one = |obj: &Value, code: StatusCode| {
-        json_response(
+    // The conversion runs on the response, after a write took effect (response.go).
+    let one = |obj: &Value, code: StatusCode| -> Result<Response<Body>, ApiError> {
+        let partial = call.as_partial.single(&call.rt)?;
+        Ok(json_response(
             code,
-            &present(obj, &call.rt, call.partial, call.schema.as_deref()),
-        )
+            &present(obj, &call.rt, partial, call.schema.as_deref()),
+        ))
     };
     match verb {
         Verb::Get => {
@@ -215,19 +225,19 @@ fn serve_object(
             let obj = store
                 .get(&key(&call.rt, ns, name))
                 .ok_or_else(|| ApiError::not_found(&super::write::subject(&call.rt), name))?;
-            Ok(one(obj, StatusCode::OK))
+            one(obj, StatusCode::OK)
         }
         Verb::List => call.list(),
         Verb::Watch => call.watch(),
         Verb::Create => {
             let obj = admitted.map_or_else(|| parse_json(body), Ok)?;
             let created = lock(&shared.store).create(&call.rt, ns, obj, dry_run)?;
-            Ok(one(&created, StatusCode::CREATED))
+            one(&created, StatusCode::CREATED)
         }
         Verb::Update => {
             let obj = admitted.map_or_else(|| parse_json(body), Ok)?;
             let updated = lock(&shared.store).update(&call.rt, ns, name, obj, part, dry_run)?;
-            Ok(one(&updated, StatusCode::OK))
+            one(&updated, StatusCode::OK)
         }
         Verb::Patch => {
             let content_type = parts
@@ -249,7 +259,7 @@ fn serve_object(
                 Some(obj) => store.create(&call.rt, ns, obj, dry_run)?,
                 None => store.patch(&call.rt, ns, name, &kind, body, part, dry_run)?,
             };
-            Ok(one(&patched, StatusCode::OK))
+            one(&patched, StatusCode::OK)
         }
         Verb::Delete => {
             let opts = DeleteOptions::parse(body, query.get("propagationPolicy"))?;
@@ -263,7 +273,7 @@ fn serve_object(
                     &deleted(&call.rt, &obj, name),
                 ));
             }
-            Ok(one(&obj, StatusCode::OK))
+            one(&obj, StatusCode::OK)
         }
         Verb::DeleteCollection => call.delete_collection(body),
     }
@@ -311,8 +321,8 @@ impl Call<'_> {
         )
     }
 
-    fn list_kind(&self) -> (String, String) {
-        if self.partial {
+    fn list_kind(&self, partial: bool) -> (String, String) {
+        if partial {
             ("meta.k8s.io/v1".into(), "PartialObjectMetadataList".into())
         } else {
             (self.rt.api_version(), format!("{}List", self.rt.kind))
@@ -322,6 +332,8 @@ impl Call<'_> {
     /// `GET` of a collection: selectors, `limit` and `continue`.
     fn list(&self) -> Result<Response<Body>, ApiError> {
         let selectors = self.selectors()?;
+        // Listing has no effect, so the conversion's 406 may come first.
+        let partial = self.as_partial.list(&self.rt)?;
         let limit = self.query.number("limit")?.filter(|l| *l > 0);
         let store = lock(&self.shared.store);
         let (list_rv, after) = match self.query.get("continue") {
@@ -341,7 +353,7 @@ impl Call<'_> {
             .filter(|o| selectors.matches(o));
         let mut items = Vec::new();
         for obj in matching.by_ref() {
-            items.push(present(obj, &self.rt, self.partial, self.schema.as_deref()));
+            items.push(present(obj, &self.rt, partial, self.schema.as_deref()));
             if limit.is_some_and(|l| items.len() as u64 >= l) {
                 break;
             }
@@ -355,7 +367,7 @@ impl Call<'_> {
             metadata["continue"] = json!(format!("{list_rv}:{ns}:{}", meta::name(last)));
             metadata["remainingItemCount"] = json!(remaining);
         }
-        let (api_version, kind) = self.list_kind();
+        let (api_version, kind) = self.list_kind(partial);
         Ok(json_response(
             StatusCode::OK,
             &json!({"apiVersion": api_version, "kind": kind, "metadata": metadata, "items": items}),
@@ -389,7 +401,7 @@ impl Call<'_> {
         self.shared.watch_opened.notify_waiters();
         let opts = StreamOptions {
             rt: self.rt.clone(),
-            partial: self.partial,
+            partial: self.as_partial.watch(),
             schema: self.schema.clone(),
             bookmarks: self.query.flag("allowWatchBookmarks"),
             bookmark_interval: self.shared.config.bookmark_interval,
@@ -409,6 +421,9 @@ impl Call<'_> {
     /// `DELETE` of a collection: deletes every matching object, answers with their states.
     fn delete_collection(&self, body: &Bytes) -> Result<Response<Body>, ApiError> {
         let selectors = self.selectors()?;
+        // The conversion fails only on the response, after the deletes (response.go).
+        let converted = self.as_partial.list(&self.rt);
+        let partial = converted.clone().unwrap_or(false);
         let opts = DeleteOptions::parse(body, self.query.get("propagationPolicy"))?;
         let mut store = lock(&self.shared.store);
         let names: Vec<(String, String)> = store
@@ -423,17 +438,15 @@ impl Call<'_> {
         for (ns, name) in names {
             let key = key(&self.rt, Some(ns.as_str()), &name);
             match store.delete(&self.rt, key, &opts, self.query.dry_run()) {
-                Ok((obj, _)) => items.push(present(
-                    &obj,
-                    &self.rt,
-                    self.partial,
-                    self.schema.as_deref(),
-                )),
+                Ok((obj, _)) => {
+                    items.push(present(&obj, &self.rt, partial, self.schema.as_deref()))
+                }
                 Err(e) if e.code == 404 => {}
                 Err(e) => return Err(e),
             }
         }
-        let (api_version, kind) = self.list_kind();
+        converted?;
+        let (api_version, kind) = self.list_kind(partial);
         let rv = store.current_rv().to_string();
         Ok(json_response(
             StatusCode::OK,

@@ -184,6 +184,21 @@ impl RequestCounters {
         self.count(verb, &resource_of::<K>())
     }
 
+    /// Requests with `verb` on `resource` that asked for metadata only (`Accept:
+    /// …;as=PartialObjectMetadata` or `…List`, as kube's `Api<PartialObjectMeta<K>>` and
+    /// controller-runtime's metadata client send); a subset of [`RequestCounters::count`].
+    pub fn metadata_count(&self, verb: Verb, resource: &str) -> u64 {
+        lock(&self.shared.metadata_counters)
+            .get(&(verb, resource.to_owned()))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// [`RequestCounters::metadata_count`] on the main resource of `K`.
+    pub fn metadata_count_for<K: kube::Resource<DynamicType = ()>>(&self, verb: Verb) -> u64 {
+        self.metadata_count(verb, &resource_of::<K>())
+    }
+
     /// Every request counted so far.
     pub fn total(&self) -> u64 {
         lock(&self.shared.counters).values().sum()
@@ -197,5 +212,6 @@ impl RequestCounters {
     /// Sets every count back to zero.
     pub fn reset(&self) {
         lock(&self.shared.counters).clear();
+        lock(&self.shared.metadata_counters).clear();
     }
 }

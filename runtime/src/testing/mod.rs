@@ -160,6 +160,11 @@
 //!   410 `Expired` Status, as the real server sends); `BOOKMARK`s with `allowWatchBookmarks`;
 //!   `sendInitialEvents`; `timeoutSeconds`; selectors (an object leaving or entering a selector
 //!   is sent as `DELETED`/`ADDED`); metadata-only watches (`as=PartialObjectMetadata`).
+//! - **Metadata-only responses** as kube-apiserver's `response.go` converts them: any single
+//!   object (get, writes) with `as=PartialObjectMetadata`, lists with
+//!   `as=PartialObjectMetadataList`, 406 `NotAcceptable` for a list asked for as one object or
+//!   one object asked for as a list (after a write took effect), and full objects on a watch
+//!   asked for as a list.
 //! - **Deletion**: an object deleted at once is answered with a `Success` Status (the deleted
 //!   object for Pods and ServiceAccounts), one held by finalizers with its new state;
 //!   finalizers and `deletionTimestamp`; removing the last finalizer deletes;
@@ -168,7 +173,7 @@
 //!   propagation; deleting a Namespace deletes its contents; deleting a CRD deletes its objects.
 //! - **Test knobs**: [`Faults`] (fail the next N requests matching verb and resource, latency,
 //!   close all watches, force 410 on the next watch, compact the history) and
-//!   [`RequestCounters`] (requests by verb and resource).
+//!   [`RequestCounters`] (requests by verb and resource, and those asking for metadata only).
 //! - **Reviews**: `TokenReview` and `SubjectAccessReview` creates answered by test functions
 //!   ([`FakeApiServer::answer_token_reviews`], [`FakeApiServer::answer_subject_access_reviews`]),
 //!   for code that delegates authentication and authorization to the API server.
@@ -251,6 +256,7 @@ mod faults;
 mod gc;
 mod meta;
 mod names;
+mod partial;
 mod patch;
 mod registry;
 mod request;

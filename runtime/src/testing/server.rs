@@ -34,6 +34,8 @@ pub(crate) struct Shared {
     pub(crate) store: Arc<Mutex<Store>>,
     pub(crate) faults: Mutex<FaultState>,
     pub(crate) counters: Counts,
+    /// The subset of `counters` asking for metadata only (`Accept: …;as=PartialObjectMetadata…`).
+    pub(crate) metadata_counters: Counts,
     pub(crate) config: Config,
     /// Woken whenever a watch opens.
     pub(crate) watch_opened: tokio::sync::Notify,
@@ -307,6 +309,7 @@ impl FakeApiServerBuilder {
                 store: Arc::new(Mutex::new(Store::new(registry, names, self.history))),
                 faults: Mutex::new(FaultState::default()),
                 counters: Counts::default(),
+                metadata_counters: Counts::default(),
                 watch_opened: tokio::sync::Notify::new(),
                 reviews: Mutex::default(),
                 config: Config {

@@ -1,0 +1,210 @@
+//! Kinds known only at run time (`DynamicObject` with an `ApiResource`):
+//! `Controller::watches_dynamic[_with]` and `Controller::owns_dynamic`. On the fake API server,
+//! or on envtest when `KUBEBUILDER_ASSETS` is set; tests that need the fake's request counters
+//! say so and are skipped there.
+#![cfg(feature = "testing")]
+
+mod runtime_support;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use kbr_runtime::controller::predicate::Predicate;
+use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, ServiceAccount};
+use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kbr_runtime::kube::core::discovery::Scope;
+use kbr_runtime::kube::core::{ApiResource, DynamicObject};
+use kbr_runtime::kube::runtime::reflector::ObjectRef;
+use kbr_runtime::testing::{TestEnv, Verb};
+use kbr_runtime::{Action, Controller, Scheme};
+use runtime_support::*;
+use tokio::sync::mpsc;
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+fn name_of<K: kbr_runtime::kube::Resource>(obj: &K) -> String {
+    obj.meta().name.clone().unwrap_or_default()
+}
+
+/// A ServiceAccount in `default` whose `target` annotation names a ConfigMap.
+fn pointer(name: &str, target: &str) -> ServiceAccount {
+    let mut sa = ServiceAccount::default();
+    sa.metadata.namespace = Some("default".into());
+    sa.metadata.name = Some(name.into());
+    sa.metadata.annotations = Some([("target".to_string(), target.to_string())].into());
+    sa
+}
+
+/// The ConfigMap in `default` named by a dynamic object's `target` annotation.
+fn target_of(obj: &DynamicObject) -> Option<ObjectRef<ConfigMap>> {
+    // The mapper sees the whole object, typed by the server.
+    let kind = obj.types.as_ref().map(|t| t.kind.as_str());
+    if kind != Some("ServiceAccount") {
+        return None;
+    }
+    let target = obj.metadata.annotations.as_ref()?.get("target")?;
+    Some(ObjectRef::<ConfigMap>::new(target).within("default"))
+}
+
+/// Lets creates and updates through, never deletes.
+struct NoDeletes;
+
+impl Predicate<DynamicObject> for NoDeletes {
+    fn delete(&self, _: &DynamicObject) -> bool {
+        false
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watched_dynamic_objects_are_mapped_and_filtered() -> TestResult {
+    let env = TestEnv::start(Scheme::new()).await?;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut manager = manager_on(&env, options_on(&env, &["default"]));
+    let service_accounts = ApiResource::erase::<ServiceAccount>(&());
+    manager.add_controller(
+        Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
+            let tx = tx.clone();
+            async move {
+                let _ = tx.send(name_of(&*cm));
+                Ok(Action::await_change())
+            }
+        }))
+        .watches_dynamic_with(service_accounts, Scope::Namespaced, NoDeletes, target_of),
+    )?;
+    let running = Running::start(manager);
+    let client = env.client();
+    client.create(&configmap("default", "one", "1")).await?;
+    client.create(&configmap("default", "two", "1")).await?;
+    let mut first = BTreeSet::new();
+    while first.len() < 2 {
+        first.insert(within("initial", rx.recv()).await.ok_or("closed")?);
+    }
+    let sa = client.create(&pointer("to-one", "one")).await?;
+    assert_eq!(
+        within("the mapped create", rx.recv()).await.as_deref(),
+        Some("one")
+    );
+    // One watch stream, in order: had the delete passed, `one` would come before `two`.
+    client.delete(&sa).await?;
+    client.create(&pointer("to-two", "two")).await?;
+    assert_eq!(
+        within("after the filtered delete", rx.recv())
+            .await
+            .as_deref(),
+        Some("two"),
+        "the delete was not filtered"
+    );
+    running.stop().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn owned_dynamic_objects_enqueue_the_owner() -> TestResult {
+    let env = TestEnv::start(Scheme::new()).await?;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut manager = manager_on(&env, options_on(&env, &["default"]));
+    manager.add_controller(
+        Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
+            let tx = tx.clone();
+            async move {
+                let _ = tx.send(name_of(&*cm));
+                Ok(Action::await_change())
+            }
+        }))
+        .owns_dynamic(ApiResource::erase::<Secret>(&()), Scope::Namespaced),
+    )?;
+    let running = Running::start(manager);
+    let client = env.client();
+    let owner = client.create(&configmap("default", "owner", "1")).await?;
+    assert_eq!(
+        within("owner reconcile", rx.recv()).await.as_deref(),
+        Some("owner")
+    );
+    let mut child = Secret::default();
+    child.metadata.namespace = Some("default".into());
+    child.metadata.name = Some("child".into());
+    child.metadata.owner_references = Some(vec![OwnerReference {
+        api_version: "v1".into(),
+        kind: "ConfigMap".into(),
+        name: "owner".into(),
+        uid: owner.metadata.uid.clone().unwrap_or_default(),
+        controller: Some(true),
+        ..OwnerReference::default()
+    }]);
+    let child = client.create(&child).await?;
+    assert_eq!(
+        within("reconcile on child create", rx.recv())
+            .await
+            .as_deref(),
+        Some("owner")
+    );
+    client.delete(&child).await?;
+    assert_eq!(
+        within("reconcile on child delete", rx.recv())
+            .await
+            .as_deref(),
+        Some("owner")
+    );
+    running.stop().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dynamic_informers_are_shared_per_kind_and_cluster_scoped_kinds_watch_cluster_wide()
+-> TestResult {
+    let Some(server) = fake_server("shared dynamic informers", COUNTERS) else {
+        return Ok(());
+    };
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut options = options();
+    options.namespaces = kbr_runtime::cache::Namespaces::parse("default,other");
+    let mut manager = manager(&server, options);
+    let namespaces = ApiResource::erase::<Namespace>(&());
+    for name in ["first", "second"] {
+        let tx = tx.clone();
+        manager.add_controller(
+            Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
+                let tx = tx.clone();
+                async move {
+                    let _ = tx.send((name, name_of(&*cm)));
+                    Ok(Action::await_change())
+                }
+            }))
+            .named(name)
+            .watches_dynamic(
+                namespaces.clone(),
+                Scope::Cluster,
+                |ns: &DynamicObject| {
+                    let name = ns.metadata.name.as_deref()?.strip_prefix("for-")?;
+                    Some(ObjectRef::<ConfigMap>::new(name).within("default"))
+                },
+            ),
+        )?;
+    }
+    let running = Running::start(manager);
+    let client = kbr_runtime::Client::new(server.kube_client());
+    client.create(&configmap("default", "target", "1")).await?;
+    let mut seen = BTreeSet::new();
+    while seen.len() < 2 {
+        let (controller, _) = within("initial", rx.recv()).await.ok_or("closed")?;
+        seen.insert(controller);
+    }
+    let mut ns = Namespace::default();
+    ns.metadata.name = Some("for-target".into());
+    client.create(&ns).await?;
+    let mut seen = BTreeSet::new();
+    while seen.len() < 2 {
+        let (controller, key) = within("both controllers", rx.recv())
+            .await
+            .ok_or("closed")?;
+        assert_eq!(key, "target");
+        seen.insert(controller);
+    }
+    // One cluster-wide list+watch of namespaces for both controllers, although the manager
+    // watches two namespaces (its ConfigMaps are listed once per namespace).
+    let requests = server.requests();
+    assert_eq!(requests.count_for::<Namespace>(Verb::List), 1);
+    assert_eq!(requests.count_for::<ConfigMap>(Verb::List), 2);
+    running.stop().await?;
+    Ok(())
+}
