@@ -1,5 +1,5 @@
 //! The `cache-memory` subcommand: heap bytes per cached object for kbr's cache (with and
-//! without managedFields stripping) and a plain kube-runtime reflector store (as is, and with
+//! without managedFields stripping, and metadata-only) and a plain kube-runtime reflector store (as is, and with
 //! managedFields dropped by `WatchStreamExt::modify`, exactly as kbr drops them: set to `None`;
 //! kube-rs's documented `managed_fields_mut().clear()` would keep the emptied `Vec`'s buffer).
 //!
@@ -33,6 +33,9 @@ pub enum Variant {
     Kbr,
     /// kbr's manager cache with `strip_managed_fields: false`.
     KbrNoStrip,
+    /// kbr's metadata-only cache (`Client::get_metadata`: `PartialObjectMeta` through the
+    /// metadata API, controller-runtime's `builder.OnlyMetadata`), managedFields stripped.
+    KbrMetadata,
     /// `kube::runtime::reflector` over `watcher`, objects as served.
     Reflector,
     /// The same with `.modify(|o| o.meta_mut().managed_fields = None)`: stripping as kbr does.
@@ -40,9 +43,10 @@ pub enum Variant {
 }
 
 impl Variant {
-    const ALL: [Self; 4] = [
+    const ALL: [Self; 5] = [
         Self::Kbr,
         Self::KbrNoStrip,
+        Self::KbrMetadata,
         Self::Reflector,
         Self::ReflectorStrip,
     ];
@@ -51,6 +55,7 @@ impl Variant {
         match self {
             Self::Kbr => "kbr cache (default: strips managedFields)",
             Self::KbrNoStrip => "kbr cache, `strip_managed_fields: false`",
+            Self::KbrMetadata => "kbr metadata-only cache (`PartialObjectMeta`)",
             Self::Reflector => "kube-runtime reflector store",
             Self::ReflectorStrip => {
                 "kube-runtime reflector store, managedFields dropped by `.modify()`"
@@ -62,6 +67,7 @@ impl Variant {
         match self {
             Self::Kbr => "kbr",
             Self::KbrNoStrip => "kbr-no-strip",
+            Self::KbrMetadata => "kbr-metadata",
             Self::Reflector => "reflector",
             Self::ReflectorStrip => "reflector-strip",
         }
@@ -113,8 +119,8 @@ pub async fn run(args: &CacheMemoryArgs) -> anyhow::Result<String> {
         }
         populate::create_objects(&client, FULL, n, true).await?;
         sample = Some(populate::managed_fields_sample(&client, FULL).await?);
-        let mut per_object = [const { Vec::new() }; 4];
-        let mut peak = [const { Vec::new() }; 4];
+        let mut per_object = [const { Vec::new() }; Variant::ALL.len()];
+        let mut peak = [const { Vec::new() }; Variant::ALL.len()];
         for _ in 0..args.runs {
             for (i, variant) in Variant::ALL.into_iter().enumerate() {
                 let full = probe(session.target(), variant, FULL)?;
@@ -148,7 +154,7 @@ pub async fn run(args: &CacheMemoryArgs) -> anyhow::Result<String> {
             ]);
         }
         let m = |i: usize| report::median(&per_object[i]);
-        let (kbr, kbr_raw, refl, refl_strip) = (m(0), m(1), m(2), m(3));
+        let (kbr, kbr_raw, kbr_meta, refl, refl_strip) = (m(0), m(1), m(2), m(3), m(4));
         checks.push(vec![
             n.to_string(),
             format!("{:.2}", kbr / refl),
@@ -157,6 +163,7 @@ pub async fn run(args: &CacheMemoryArgs) -> anyhow::Result<String> {
             met(kbr / refl_strip <= 1.05).to_string(),
             format!("{:.2}", kbr_raw / refl),
             met(kbr_raw / refl <= 1.05).to_string(),
+            format!("{:.2}", kbr_meta / kbr),
         ]);
         if session.target().is_cluster() {
             for ns in [FULL, EMPTY] {
@@ -178,6 +185,7 @@ pub async fn run(args: &CacheMemoryArgs) -> anyhow::Result<String> {
         "≤ 1.05",
         "kbr no-strip / reflector",
         "≤ 1.05",
+        "kbr metadata-only / kbr default",
     ];
     let mut out = format!(
         "{}\n{}",
@@ -225,8 +233,8 @@ pub async fn probe_main(
     let before = crate::heap::live();
     crate::heap::reset_peak();
     let objects = match variant {
-        Variant::Kbr | Variant::KbrNoStrip => {
-            fill_kbr(client, namespace, variant == Variant::Kbr).await?
+        Variant::Kbr | Variant::KbrNoStrip | Variant::KbrMetadata => {
+            fill_kbr(client, namespace, variant).await?
         }
         Variant::Reflector | Variant::ReflectorStrip => {
             fill_reflector(client, namespace, variant == Variant::ReflectorStrip).await?
@@ -254,7 +262,11 @@ async fn settle() -> (isize, isize) {
     (crate::heap::live(), crate::heap::peak())
 }
 
-async fn fill_kbr(client: kube::Client, namespace: &str, strip: bool) -> anyhow::Result<Filled> {
+async fn fill_kbr(
+    client: kube::Client,
+    namespace: &str,
+    variant: Variant,
+) -> anyhow::Result<Filled> {
     use kbr_runtime::cache::Namespaces;
     use kbr_runtime::{Error, Manager, ManagerOptions, Scheme, client::ListOptions};
 
@@ -263,29 +275,47 @@ async fn fill_kbr(client: kube::Client, namespace: &str, strip: bool) -> anyhow:
     let options = ManagerOptions {
         namespaces: Namespaces::one(namespace),
         health_probe_bind_address: "0".into(),
-        strip_managed_fields: strip,
+        strip_managed_fields: variant != Variant::KbrNoStrip,
         ..ManagerOptions::default()
     };
     let manager = Manager::with_client(client, scheme, options);
     let reader = manager.client();
     tokio::spawn(manager.start_with_shutdown(std::future::pending()));
+    let metadata_only = variant == Variant::KbrMetadata;
+    let first = workload::name(0);
     // A cached read starts the kind's informer and returns once it synced.
     loop {
-        match reader
-            .get::<BenchWidget>(Some(namespace), &workload::name(0))
-            .await
-        {
-            Ok(_) => break,
+        let read = if metadata_only {
+            reader
+                .get_metadata::<BenchWidget>(Some(namespace), &first)
+                .await
+                .map(drop)
+        } else {
+            reader
+                .get::<BenchWidget>(Some(namespace), &first)
+                .await
+                .map(drop)
+        };
+        match read {
+            Ok(()) => break,
             Err(e) if e.is_not_found() => break,
             Err(Error::CacheNotStarted) => tokio::time::sleep(Duration::from_millis(5)).await,
             Err(e) => return Err(e).context("waiting for kbr's cache"),
         }
     }
     let (live, peak) = settle().await;
-    let count = reader
-        .list::<BenchWidget>(Some(namespace), &ListOptions::default())
-        .await?
-        .len();
+    let all = ListOptions::default();
+    let count = if metadata_only {
+        reader
+            .list_metadata::<BenchWidget>(Some(namespace), &all)
+            .await?
+            .len()
+    } else {
+        reader
+            .list::<BenchWidget>(Some(namespace), &all)
+            .await?
+            .len()
+    };
     Ok(Filled { live, peak, count })
 }
 

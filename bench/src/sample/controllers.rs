@@ -45,6 +45,10 @@ pub enum SampleImpl {
     /// kbr: `Controller::new(..).owns::<Deployment>()`, the manager's cached `Client`, the
     /// runtime's `EventRecorder`.
     Kbr,
+    /// kbr with metadata-only owned Deployments: `owns_metadata::<Deployment>()` (controller-runtime's
+    /// `builder.OnlyMetadata`), the Deployment's metadata from the cache, its spec and status read
+    /// from the API server when the sync needs them.
+    KbrMetadata,
     /// Plain kube-runtime: `Controller::for_stream` and `owns_stream` over reflectors (Foo,
     /// Deployment), reflector reads, `Api` writes, kube's events `Recorder`.
     Kube,
@@ -52,13 +56,14 @@ pub enum SampleImpl {
 
 impl SampleImpl {
     /// Every implementation, in report order.
-    pub const ALL: [Self; 2] = [Self::Kbr, Self::Kube];
+    pub const ALL: [Self; 3] = [Self::Kbr, Self::KbrMetadata, Self::Kube];
 
     /// The name in the report.
     #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Kbr => "kbr",
+            Self::KbrMetadata => "kbr, metadata-only Deployments",
             Self::Kube => "kube-runtime",
         }
     }
@@ -68,6 +73,7 @@ impl SampleImpl {
     pub fn flag(self) -> &'static str {
         match self {
             Self::Kbr => "kbr",
+            Self::KbrMetadata => "kbr-metadata",
             Self::Kube => "kube",
         }
     }
@@ -92,7 +98,10 @@ pub async fn run(
     let namespace = namespace.to_string();
     let workers = usize::from(concurrency);
     let controller: BoxFuture<'static, anyhow::Result<()>> = match which {
-        SampleImpl::Kbr => kbr::run(client, namespace, workers, counters.clone(), ready).boxed(),
+        SampleImpl::Kbr | SampleImpl::KbrMetadata => {
+            let metadata_only = which == SampleImpl::KbrMetadata;
+            kbr::run(client, namespace, workers, metadata_only, counters.clone(), ready).boxed()
+        }
         SampleImpl::Kube => {
             plain::run(client, namespace, concurrency, counters.clone(), ready).boxed()
         }
@@ -146,6 +155,8 @@ mod kbr {
 
     struct FooReconciler {
         client: Client,
+        /// Owned Deployments are cached as metadata only.
+        metadata_only: bool,
         recorder: EventRecorder,
         counters: Arc<Counters>,
     }
@@ -171,21 +182,36 @@ mod kbr {
             if name.is_empty() {
                 return Ok(());
             }
-            let mut deployment = match self.client.get::<Deployment>(namespace, name).await {
-                Ok(deployment) => deployment,
-                Err(error) if error.is_not_found() => {
+            let existing = if self.metadata_only {
+                match self.client.get_metadata::<Deployment>(namespace, name).await {
+                    // The cache holds the owner references but no spec or status: a Deployment
+                    // owned by someone else fails without a read, else it is read from the API
+                    // server (controller-runtime's `OnlyMetadata` trade: memory for a GET).
+                    Ok(meta) if !foo::is_controlled_by(&meta.metadata, foo) => {
+                        return self.not_controlled(foo, name).await;
+                    }
+                    Ok(_) => Some(self.client.uncached().get::<Deployment>(namespace, name).await?),
+                    Err(error) if error.is_not_found() => None,
+                    Err(error) => return Err(error),
+                }
+            } else {
+                match self.client.get::<Deployment>(namespace, name).await {
+                    Ok(deployment) => Some(deployment),
+                    Err(error) if error.is_not_found() => None,
+                    Err(error) => return Err(error),
+                }
+            };
+            let mut deployment = match existing {
+                Some(deployment) => deployment,
+                None => {
                     let Some(new) = foo::new_deployment(foo) else {
                         return Ok(());
                     };
                     self.client.create(&new).await?
                 }
-                Err(error) => return Err(error),
             };
-            if !foo::is_controlled_by(&deployment, foo) {
-                let message = not_controlled(name);
-                self.event(foo, EventType::Warning, "ErrResourceExists", &message)
-                    .await;
-                return Err(Error::other(message));
+            if !foo::is_controlled_by(&deployment.metadata, foo) {
+                return self.not_controlled(foo, name).await;
             }
             if let Some(replicas) = foo::replicas_to_set(foo, &deployment) {
                 deployment.spec.replicas = Some(replicas);
@@ -202,6 +228,14 @@ mod kbr {
             )
             .await;
             Ok(())
+        }
+
+        /// The Deployment `name` is not controlled by `foo`: a Warning Event and a failed sync.
+        async fn not_controlled(&self, foo: &Foo, name: &str) -> Result<(), Error> {
+            let message = not_controlled(name);
+            self.event(foo, EventType::Warning, "ErrResourceExists", &message)
+                .await;
+            Err(Error::other(message))
         }
 
         async fn event(&self, foo: &Foo, type_: EventType, reason: &str, note: &str) {
@@ -265,6 +299,7 @@ mod kbr {
         client: kube::Client,
         namespace: String,
         workers: usize,
+        metadata_only: bool,
         counters: Arc<Counters>,
         ready: oneshot::Sender<()>,
     ) -> anyhow::Result<()> {
@@ -279,12 +314,18 @@ mod kbr {
         let mut manager = Manager::with_client(client, scheme, options);
         let reconciler = FooReconciler {
             client: manager.client(),
+            metadata_only,
             recorder: manager.event_recorder(foo::CONTROLLER_NAME),
             counters,
         };
+        let controller = Controller::new(reconciler);
+        let controller = if metadata_only {
+            controller.owns_metadata::<Deployment>()
+        } else {
+            controller.owns::<Deployment>()
+        };
         manager.add_controller(
-            Controller::new(reconciler)
-                .owns::<Deployment>()
+            controller
                 .max_concurrent_reconciles(workers)
                 .debounce(debounce()),
         )?;
@@ -382,7 +423,7 @@ mod plain {
                 ctx.deployments.create(&PostParams::default(), &new).await?
             }
         };
-        if !foo::is_controlled_by(&deployment, foo) {
+        if !foo::is_controlled_by(&deployment.metadata, foo) {
             let message = not_controlled(name);
             event(ctx, foo, EventType::Warning, "ErrResourceExists", &message).await;
             return Err(SyncError::NotControlled(message));

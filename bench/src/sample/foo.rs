@@ -142,12 +142,11 @@ pub fn new_deployment(foo: &Foo) -> Option<Deployment> {
     })
 }
 
-/// Whether `deployment`'s controller owner reference names `foo` (apimachinery's
+/// Whether a Deployment's metadata has a controller owner reference naming `foo` (apimachinery's
 /// `metav1.IsControlledBy`: same uid).
 #[must_use]
-pub fn is_controlled_by(deployment: &Deployment, foo: &Foo) -> bool {
+pub fn is_controlled_by(deployment: &ObjectMeta, foo: &Foo) -> bool {
     let controller = deployment
-        .metadata
         .owner_references
         .iter()
         .flatten()
@@ -208,8 +207,8 @@ mod tests {
             Some("foo-00007-deployment")
         );
         assert_eq!(deployment.metadata.namespace.as_deref(), Some("ns"));
-        assert!(is_controlled_by(&deployment, &foo));
-        assert!(!is_controlled_by(&deployment, &stored(8)));
+        assert!(is_controlled_by(&deployment.metadata, &foo));
+        assert!(!is_controlled_by(&deployment.metadata, &stored(8)));
         assert_eq!(replicas_to_set(&foo, &deployment), None);
         assert!(
             new_deployment(&sample(7, "ns")).is_none(),

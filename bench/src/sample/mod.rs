@@ -55,9 +55,10 @@ pub struct SampleArgs {
     /// Measurements per contender and size.
     #[arg(long, default_value_t = 3)]
     pub runs: usize,
-    /// The benchmark's own contenders, comma-separated: `kbr`, `kube` (plain kube-runtime),
+    /// The benchmark's own contenders, comma-separated: `kbr`, `kbr-metadata` (metadata-only
+    /// owned Deployments), `kube` (plain kube-runtime),
     /// `ceiling` (no controller; the benchmark writes what a controller would).
-    #[arg(long, value_delimiter = ',', default_value = "kbr,kube,ceiling", value_parser = parse_contender)]
+    #[arg(long, value_delimiter = ',', default_value = "kbr,kbr-metadata,kube,ceiling", value_parser = parse_contender)]
     pub impls: Vec<Contender>,
     /// An external controller to measure too, as one shell command (run as `sh -c 'exec CMD'`).
     /// `{namespace}` and `{kubeconfig}` are replaced by the measurement's namespace and a
@@ -115,7 +116,7 @@ fn parse_contender(value: &str) -> Result<Contender, String> {
         .into_iter()
         .find(|which| which.flag() == value)
         .map(Contender::Builtin)
-        .ok_or_else(|| format!("unknown contender {value:?}: use kbr, kube or ceiling"))
+        .ok_or_else(|| format!("unknown contender {value:?}: use kbr, kbr-metadata, kube or ceiling"))
 }
 
 /// Runs every measurement and returns the Markdown report.
