@@ -100,7 +100,15 @@ pub async fn run(
     let controller: BoxFuture<'static, anyhow::Result<()>> = match which {
         SampleImpl::Kbr | SampleImpl::KbrMetadata => {
             let metadata_only = which == SampleImpl::KbrMetadata;
-            kbr::run(client, namespace, workers, metadata_only, counters.clone(), ready).boxed()
+            kbr::run(
+                client,
+                namespace,
+                workers,
+                metadata_only,
+                counters.clone(),
+                ready,
+            )
+            .boxed()
         }
         SampleImpl::Kube => {
             plain::run(client, namespace, concurrency, counters.clone(), ready).boxed()
@@ -183,14 +191,23 @@ mod kbr {
                 return Ok(());
             }
             let existing = if self.metadata_only {
-                match self.client.get_metadata::<Deployment>(namespace, name).await {
+                match self
+                    .client
+                    .get_metadata::<Deployment>(namespace, name)
+                    .await
+                {
                     // The cache holds the owner references but no spec or status: a Deployment
                     // owned by someone else fails without a read, else it is read from the API
                     // server (controller-runtime's `OnlyMetadata` trade: memory for a GET).
                     Ok(meta) if !foo::is_controlled_by(&meta.metadata, foo) => {
                         return self.not_controlled(foo, name).await;
                     }
-                    Ok(_) => Some(self.client.uncached().get::<Deployment>(namespace, name).await?),
+                    Ok(_) => Some(
+                        self.client
+                            .uncached()
+                            .get::<Deployment>(namespace, name)
+                            .await?,
+                    ),
                     Err(error) if error.is_not_found() => None,
                     Err(error) => return Err(error),
                 }

@@ -116,7 +116,9 @@ fn parse_contender(value: &str) -> Result<Contender, String> {
         .into_iter()
         .find(|which| which.flag() == value)
         .map(Contender::Builtin)
-        .ok_or_else(|| format!("unknown contender {value:?}: use kbr, kbr-metadata, kube or ceiling"))
+        .ok_or_else(|| {
+            format!("unknown contender {value:?}: use kbr, kbr-metadata, kube or ceiling")
+        })
 }
 
 /// Runs every measurement and returns the Markdown report.

@@ -12,18 +12,17 @@
 //! counter `kbr_informer_decode_errors_total{kind}`, and a `Warning` Event `FailedDecode` on the
 //! object.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
 use k8s_openapi::api::core::v1::ObjectReference;
-use kube::core::{DynamicResourceScope, ObjectMeta, Resource};
+use kube::core::{ObjectMeta, Resource};
 use kube::runtime::events::{Event, EventType, Recorder};
 use kube::runtime::reflector::ObjectRef;
 use serde::de::{Deserialize, DeserializeOwned, Deserializer};
 use serde_json::Value;
 
 use crate::metrics::InformerMetrics;
-use crate::resource::scoped::Scoped;
+use crate::resource::scoped::{Scoped, rescoped_resource};
 
 /// The reason of the Warning Event about an object that does not decode. Kubernetes names the
 /// failure of an action `Failed<Action>` (kubelet's `FailedMount`, the ReplicaSet controller's
@@ -90,45 +89,17 @@ fn metadata_of(value: &Value) -> ObjectMeta {
     })
 }
 
-impl<K: Resource<DynamicType = ()>> Resource for Decoded<K> {
-    type DynamicType = ();
-    type Scope = DynamicResourceScope;
-
-    fn kind(dt: &()) -> Cow<'_, str> {
-        K::kind(dt)
+rescoped_resource!(
+    Decoded,
+    |this| match this {
+        Decoded::Object(obj) => obj.meta(),
+        Decoded::Undecodable(item) => &item.meta,
+    },
+    |this| match this {
+        Decoded::Object(obj) => obj.meta_mut(),
+        Decoded::Undecodable(item) => &mut item.meta,
     }
-    fn group(dt: &()) -> Cow<'_, str> {
-        K::group(dt)
-    }
-    fn version(dt: &()) -> Cow<'_, str> {
-        K::version(dt)
-    }
-    fn api_version(dt: &()) -> Cow<'_, str> {
-        K::api_version(dt)
-    }
-    fn plural(dt: &()) -> Cow<'_, str> {
-        K::plural(dt)
-    }
-    fn url_path(dt: &(), namespace: Option<&str>) -> String {
-        K::url_path(dt, namespace)
-    }
-    /// `true` for `Decoded<PartialObjectMeta<_>>`: its `Api` then reads metadata only.
-    fn metadata_api() -> bool {
-        K::metadata_api()
-    }
-    fn meta(&self) -> &ObjectMeta {
-        match self {
-            Self::Object(obj) => obj.meta(),
-            Self::Undecodable(item) => &item.meta,
-        }
-    }
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        match self {
-            Self::Object(obj) => obj.meta_mut(),
-            Self::Undecodable(item) => &mut item.meta,
-        }
-    }
-}
+);
 
 impl Undecodable {
     /// The store key of the object.

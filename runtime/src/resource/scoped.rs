@@ -6,10 +6,9 @@
 //! kind's real scope is read at runtime from `K::Scope` ([`is_namespaced`]).
 
 use std::any::TypeId;
-use std::borrow::Cow;
 
 use kube::Api;
-use kube::core::{DynamicResourceScope, ObjectMeta, Resource};
+use kube::core::{DynamicResourceScope, Resource};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -43,39 +42,52 @@ where
     }
 }
 
-impl<K: Resource<DynamicType = ()>> Resource for Scoped<K> {
-    type DynamicType = ();
-    type Scope = DynamicResourceScope;
+/// Implements kube's `Resource` for a wrapper `$wrapper<K>` of a kind `K`, re-scoped as
+/// `DynamicResourceScope`: `K`'s group, version, kind, plural, URL and metadata-only flag
+/// (`true` for a wrapper of `PartialObjectMeta<_>`, whose `Api` then reads metadata only), and
+/// `meta`/`meta_mut` as the two given expressions compute them from `$this` (the wrapper).
+/// One implementation for every such wrapper ([`Scoped`], the cache's `Decoded`).
+macro_rules! rescoped_resource {
+    ($wrapper:ident, |$this:ident| $meta:expr, |$this_mut:ident| $meta_mut:expr) => {
+        impl<K: ::kube::core::Resource<DynamicType = ()>> ::kube::core::Resource for $wrapper<K> {
+            type DynamicType = ();
+            type Scope = ::kube::core::DynamicResourceScope;
 
-    fn kind(dt: &()) -> Cow<'_, str> {
-        K::kind(dt)
-    }
-    fn group(dt: &()) -> Cow<'_, str> {
-        K::group(dt)
-    }
-    fn version(dt: &()) -> Cow<'_, str> {
-        K::version(dt)
-    }
-    fn api_version(dt: &()) -> Cow<'_, str> {
-        K::api_version(dt)
-    }
-    fn plural(dt: &()) -> Cow<'_, str> {
-        K::plural(dt)
-    }
-    fn url_path(dt: &(), namespace: Option<&str>) -> String {
-        K::url_path(dt, namespace)
-    }
-    /// `true` for `Scoped<PartialObjectMeta<_>>`: its `Api` then reads metadata only.
-    fn metadata_api() -> bool {
-        K::metadata_api()
-    }
-    fn meta(&self) -> &ObjectMeta {
-        self.0.meta()
-    }
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        self.0.meta_mut()
-    }
+            fn kind(dt: &()) -> ::std::borrow::Cow<'_, str> {
+                K::kind(dt)
+            }
+            fn group(dt: &()) -> ::std::borrow::Cow<'_, str> {
+                K::group(dt)
+            }
+            fn version(dt: &()) -> ::std::borrow::Cow<'_, str> {
+                K::version(dt)
+            }
+            fn api_version(dt: &()) -> ::std::borrow::Cow<'_, str> {
+                K::api_version(dt)
+            }
+            fn plural(dt: &()) -> ::std::borrow::Cow<'_, str> {
+                K::plural(dt)
+            }
+            fn url_path(dt: &(), namespace: Option<&str>) -> String {
+                K::url_path(dt, namespace)
+            }
+            fn metadata_api() -> bool {
+                K::metadata_api()
+            }
+            fn meta(&self) -> &::kube::core::ObjectMeta {
+                let $this = self;
+                $meta
+            }
+            fn meta_mut(&mut self) -> &mut ::kube::core::ObjectMeta {
+                let $this_mut = self;
+                $meta_mut
+            }
+        }
+    };
 }
+pub(crate) use rescoped_resource;
+
+rescoped_resource!(Scoped, |this| this.0.meta(), |this| this.0.meta_mut());
 
 /// Whether `K` is namespaced: anything but `ClusterResourceScope` counts as namespaced.
 pub(crate) fn is_namespaced<K: Resource + 'static>() -> bool {
