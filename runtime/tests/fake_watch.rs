@@ -349,72 +349,23 @@ fn accepting(method: &str, uri: &str, target: &str, body: Vec<u8>) -> http::Requ
     request
 }
 
-/// The HTTP code of a failed request.
-fn code<T>(result: Result<T, kube::Error>) -> Option<u16> {
-    match result {
-        Err(kube::Error::Api(status)) => Some(status.code),
-        _ => None,
-    }
-}
-
+/// What the conversions answer is in the conformance suite (`lists::metadata_conversions`);
+/// here, what only the fake can tell: both watches asked for metadata were counted as such.
 #[tokio::test]
-async fn metadata_conversions_follow_the_apiserver() -> TestResult {
+async fn metadata_watches_are_counted_as_metadata_requests() -> TestResult {
     let server = FakeApiServer::new();
     let client = server.kube_client();
-    let collection = "/api/v1/namespaces/default/configmaps";
-    let one = "/api/v1/namespaces/default/configmaps/a";
-    // A write converted to an object: metadata only.
-    let body = serde_json::to_vec(&config_map("a", &[]))?;
-    let created: serde_json::Value = client
-        .request(accepting("POST", collection, "PartialObjectMetadata", body))
-        .await?;
-    assert_eq!(created["kind"], "PartialObjectMetadata");
-    assert_eq!(created["metadata"]["name"], "a");
-    assert_eq!(created.get("data"), None);
-    // One object asked for as a list, a list asked for as one object: 406 NotAcceptable.
-    let get_as_list = client
-        .request::<serde_json::Value>(accepting("GET", one, "PartialObjectMetadataList", vec![]))
-        .await;
-    assert_eq!(code(get_as_list), Some(406));
-    let list_as_object = client
-        .request::<serde_json::Value>(accepting(
-            "GET",
-            collection,
-            "PartialObjectMetadata",
-            vec![],
-        ))
-        .await;
-    assert_eq!(code(list_as_object), Some(406));
-    // The apiserver applies the conversion after the write: a 406 create still creates.
-    let body = serde_json::to_vec(&config_map("b", &[]))?;
-    let create_as_list = client
-        .request::<serde_json::Value>(accepting(
-            "POST",
-            collection,
-            "PartialObjectMetadataList",
-            body,
-        ))
-        .await;
-    assert_eq!(code(create_as_list), Some(406));
     let api: Api<ConfigMap> = Api::default_namespaced(client.clone());
-    assert!(api.get_opt("b").await?.is_some());
-    // A watch asked for as a list sends the objects unconverted (the watch encoder's fallback);
-    // asked for as objects, metadata only.
-    for (target, kind) in [
-        ("PartialObjectMetadataList", "ConfigMap"),
-        ("PartialObjectMetadata", "PartialObjectMetadata"),
-    ] {
-        let uri = format!("{collection}?watch=1&resourceVersion=0");
+    api.create(&PostParams::default(), &config_map("a", &[]))
+        .await?;
+    let uri = "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=0";
+    for target in ["PartialObjectMetadataList", "PartialObjectMetadata"] {
         let mut events = client
-            .request_events::<serde_json::Value>(accepting("GET", &uri, target, vec![]))
+            .request_events::<serde_json::Value>(accepting("GET", uri, target, vec![]))
             .await?
             .boxed();
-        match events.try_next().await?.ok_or("ended")? {
-            WatchEvent::Added(obj) => assert_eq!(obj["kind"], kind, "watch as {target}"),
-            other => return Err(format!("unexpected {other:?}").into()),
-        }
+        events.try_next().await?.ok_or("ended")?;
     }
-    // Both watches asked for metadata, and were counted as such.
     let counted = server
         .requests()
         .metadata_count_for::<ConfigMap>(Verb::Watch);

@@ -1,9 +1,12 @@
 //! Lists: label and field selectors, limit/continue, deletecollection, metadata-only lists.
 
+use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, PostParams, WatchEvent};
 
-use super::{Ctx, Paint, PaintSpec, TestResult, api_error, code_and_reason, config_map, names};
+use super::{
+    Ctx, DEADLINE, Paint, PaintSpec, TestResult, api_error, code_and_reason, config_map, names,
+};
 
 /// Four labelled ConfigMaps in the case's namespace.
 async fn seeded(ctx: &Ctx, prefix: &str) -> Result<Api<ConfigMap>, kube::Error> {
@@ -192,5 +195,100 @@ pub async fn metadata_only_lists(ctx: &Ctx) -> TestResult {
             ("web-2".to_owned(), Some("web".to_owned()))
         ]
     );
+    Ok(())
+}
+
+/// A raw request with `Accept: application/json;as={target};g=meta.k8s.io;v=v1`.
+fn accepting(method: &str, uri: &str, target: &str, body: Vec<u8>) -> http::Request<Vec<u8>> {
+    let mut request = http::Request::new(body);
+    *request.method_mut() = method.parse().unwrap_or_default();
+    *request.uri_mut() = uri.parse().unwrap_or_default();
+    let accept = format!("application/json;as={target};g=meta.k8s.io;v=v1");
+    if let Ok(accept) = accept.parse() {
+        request.headers_mut().insert("Accept", accept);
+    }
+    request.headers_mut().insert(
+        "Content-Type",
+        http::HeaderValue::from_static("application/json"),
+    );
+    request
+}
+
+/// The HTTP code of a failed request.
+fn code<T>(result: Result<T, kube::Error>) -> Option<u16> {
+    match result {
+        Err(kube::Error::Api(status)) => Some(status.code),
+        _ => None,
+    }
+}
+
+/// What `Accept: …;as=PartialObjectMetadata[List]` does to responses: kube-apiserver's
+/// `apiserver/pkg/endpoints/handlers/response.go` (`transformObject`, `asPartialObjectMetadata`,
+/// `asPartialObjectMetadataList`, `errNotAcceptable`) and the watch encoder's fallback in
+/// `handlers/watch.go`.
+pub async fn metadata_conversions(ctx: &Ctx) -> TestResult {
+    let client = &ctx.client;
+    let collection = format!("/api/v1/namespaces/{}/configmaps", ctx.ns);
+    let one = format!("{collection}/a");
+    // A write converted to an object: metadata only.
+    let body = serde_json::to_vec(&config_map("a", &[], &[("k", "v")]))?;
+    let created: serde_json::Value = client
+        .request(accepting(
+            "POST",
+            &collection,
+            "PartialObjectMetadata",
+            body,
+        ))
+        .await?;
+    assert_eq!(created["kind"], "PartialObjectMetadata");
+    assert_eq!(created["apiVersion"], "meta.k8s.io/v1");
+    assert_eq!(created["metadata"]["name"], "a");
+    assert_eq!(created.get("data"), None);
+    // One object asked for as a list, a list asked for as one object: 406 NotAcceptable.
+    let get_as_list = client
+        .request::<serde_json::Value>(accepting("GET", &one, "PartialObjectMetadataList", vec![]))
+        .await;
+    assert_eq!(code(get_as_list), Some(406));
+    let list_as_object = client
+        .request::<serde_json::Value>(accepting(
+            "GET",
+            &collection,
+            "PartialObjectMetadata",
+            vec![],
+        ))
+        .await;
+    assert_eq!(code(list_as_object), Some(406));
+    // The conversion runs on the response, after the write: a 406 create still creates.
+    let body = serde_json::to_vec(&config_map("b", &[], &[]))?;
+    let create_as_list = client
+        .request::<serde_json::Value>(accepting(
+            "POST",
+            &collection,
+            "PartialObjectMetadataList",
+            body,
+        ))
+        .await;
+    assert_eq!(code(create_as_list), Some(406));
+    let api: Api<ConfigMap> = ctx.api();
+    assert!(api.get_opt("b").await?.is_some());
+    // A watch asked for as a list sends the objects unconverted; asked for as objects,
+    // metadata only.
+    for (target, kind) in [
+        ("PartialObjectMetadataList", "ConfigMap"),
+        ("PartialObjectMetadata", "PartialObjectMetadata"),
+    ] {
+        let uri = format!("{collection}?watch=1&resourceVersion=0");
+        let mut events = client
+            .request_events::<serde_json::Value>(accepting("GET", &uri, target, vec![]))
+            .await?
+            .boxed();
+        let first = tokio::time::timeout(DEADLINE, events.try_next())
+            .await
+            .map_err(|_| "no watch event")??;
+        match first.ok_or("the watch ended")? {
+            WatchEvent::Added(obj) => assert_eq!(obj["kind"], kind, "watch as {target}"),
+            other => return Err(format!("unexpected {other:?}").into()),
+        }
+    }
     Ok(())
 }

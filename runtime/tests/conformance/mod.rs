@@ -69,6 +69,7 @@ macro_rules! for_each_case {
             lists::limit_and_continue_page_through_everything_once,
             lists::delete_collection_honours_selectors,
             lists::metadata_only_lists,
+            lists::metadata_conversions,
             watch::watch_from_a_list_version_sees_changes_in_order,
             watch::watch_from_an_older_version_replays_later_changes,
             watch::watch_from_zero_starts_with_current_objects,
