@@ -171,9 +171,13 @@ impl DecodeReporter {
         Self { metrics, recorder }
     }
 
-    /// Creates the counter series of `K` at 0.
+    /// Creates the counter series of `K` at 0. Dynamic informers (whose type names no kind)
+    /// get none: a `DynamicObject` keeps any JSON object, so nothing fails to decode there.
     pub(crate) fn init<K: Resource<DynamicType = ()>>(&self) {
-        self.metrics.init(&K::kind(&()));
+        let kind = K::kind(&());
+        if !kind.is_empty() {
+            self.metrics.init(&kind);
+        }
     }
 
     /// Reports `item`, an object of kind `K` that does not decode (once per object and
