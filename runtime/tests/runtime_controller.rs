@@ -31,10 +31,6 @@ use tokio::time::Instant;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
-fn name_of<K: kbr_runtime::kube::Resource>(obj: &K) -> String {
-    obj.meta().name.clone().unwrap_or_default()
-}
-
 async fn set_value(client: &Client, name: &str, value: &str) -> Result<ConfigMap, Error> {
     let patch = json!({ "data": { "value": value } });
     client
@@ -53,13 +49,7 @@ async fn reconciles_created_objects() -> TestResult {
     ensure_namespaces(&env, &["other"]).await?;
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut manager = manager_on(&env, options_on(&env, &["default", "other"]));
-    manager.add_controller(Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
-        let tx = tx.clone();
-        async move {
-            let _ = tx.send(name_of(&*cm));
-            Ok(Action::await_change())
-        }
-    })))?;
+    manager.add_controller(Controller::new(sends_names(tx)))?;
     let running = Running::start(manager);
     let client = env.client();
     client.create(&configmap("default", "a", "1")).await?;
@@ -211,16 +201,7 @@ async fn owned_object_changes_enqueue_the_owner() -> TestResult {
     let env = TestEnv::start(Scheme::new()).await?;
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut manager = manager_on(&env, options_on(&env, &["default"]));
-    manager.add_controller(
-        Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
-            let tx = tx.clone();
-            async move {
-                let _ = tx.send(name_of(&*cm));
-                Ok(Action::await_change())
-            }
-        }))
-        .owns::<Secret>(),
-    )?;
+    manager.add_controller(Controller::new(sends_names(tx)).owns::<Secret>())?;
     let running = Running::start(manager);
     let client = env.client();
     let owner = client.create(&configmap("default", "owner", "1")).await?;
@@ -535,13 +516,7 @@ async fn a_relist_after_a_lost_watch_catches_up_creates_and_deletes() -> TestRes
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut manager = manager(&server, options());
     let cached = manager.client();
-    manager.add_controller(Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
-        let tx = tx.clone();
-        async move {
-            let _ = tx.send(name_of(&*cm));
-            Ok(Action::await_change())
-        }
-    })))?;
+    manager.add_controller(Controller::new(sends_names(tx)))?;
     let client = Client::new(server.kube_client());
     let gone = client.create(&configmap("default", "gone", "1")).await?;
     let running = Running::start(manager);
@@ -892,38 +867,17 @@ impl<K> kbr_runtime::controller::predicate::Predicate<K> for NoDeletes {
     }
 }
 
-fn owned_secret(name: &str, owner: &ConfigMap) -> Secret {
-    let mut child = Secret::default();
-    child.metadata.namespace = Some("default".into());
-    child.metadata.name = Some(name.into());
-    child.metadata.owner_references = Some(vec![OwnerReference {
-        api_version: "v1".into(),
-        kind: "ConfigMap".into(),
-        name: name_of(owner),
-        uid: owner.metadata.uid.clone().unwrap_or_default(),
-        controller: Some(true),
-        ..OwnerReference::default()
-    }]);
-    child
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn predicates_on_owned_and_watched_kinds_filter_deletes() -> TestResult {
     let env = TestEnv::start(Scheme::new()).await?;
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut manager = manager_on(&env, options_on(&env, &["default"]));
     manager.add_controller(
-        Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
-            let tx = tx.clone();
-            async move {
-                let _ = tx.send(name_of(&*cm));
-                Ok(Action::await_change())
-            }
-        }))
-        .owns_with::<Secret>(NoDeletes)
-        .watches_with(NoDeletes, |sa: &ServiceAccount| {
-            Some(ObjectRef::<ConfigMap>::new(&name_of(sa)).within("default"))
-        }),
+        Controller::new(sends_names(tx))
+            .owns_with::<Secret>(NoDeletes)
+            .watches_with(NoDeletes, |sa: &ServiceAccount| {
+                Some(ObjectRef::<ConfigMap>::new(&name_of(sa)).within("default"))
+            }),
     )?;
     let running = Running::start(manager);
     let client = env.client();

@@ -22,10 +22,6 @@ use tokio::sync::mpsc;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
-fn name_of<K: kbr_runtime::kube::Resource>(obj: &K) -> String {
-    obj.meta().name.clone().unwrap_or_default()
-}
-
 /// A ServiceAccount in `default` whose `target` annotation names a ConfigMap.
 fn pointer(name: &str, target: &str) -> ServiceAccount {
     let mut sa = ServiceAccount::default();
@@ -61,16 +57,12 @@ async fn watched_dynamic_objects_are_mapped_and_filtered() -> TestResult {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut manager = manager_on(&env, options_on(&env, &["default"]));
     let service_accounts = ApiResource::erase::<ServiceAccount>(&());
-    manager.add_controller(
-        Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
-            let tx = tx.clone();
-            async move {
-                let _ = tx.send(name_of(&*cm));
-                Ok(Action::await_change())
-            }
-        }))
-        .watches_dynamic_with(service_accounts, Scope::Namespaced, NoDeletes, target_of),
-    )?;
+    manager.add_controller(Controller::new(sends_names(tx)).watches_dynamic_with(
+        service_accounts,
+        Scope::Namespaced,
+        NoDeletes,
+        target_of,
+    ))?;
     let running = Running::start(manager);
     let client = env.client();
     client.create(&configmap("default", "one", "1")).await?;
@@ -104,14 +96,8 @@ async fn owned_dynamic_objects_enqueue_the_owner() -> TestResult {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut manager = manager_on(&env, options_on(&env, &["default"]));
     manager.add_controller(
-        Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
-            let tx = tx.clone();
-            async move {
-                let _ = tx.send(name_of(&*cm));
-                Ok(Action::await_change())
-            }
-        }))
-        .owns_dynamic(ApiResource::erase::<Secret>(&()), Scope::Namespaced),
+        Controller::new(sends_names(tx))
+            .owns_dynamic(ApiResource::erase::<Secret>(&()), Scope::Namespaced),
     )?;
     let running = Running::start(manager);
     let client = env.client();

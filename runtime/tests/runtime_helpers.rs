@@ -68,10 +68,6 @@ fn gadget(name: &str, value: &str) -> Gadget {
     g
 }
 
-fn name_of<K: kbr_runtime::kube::Resource>(obj: &K) -> String {
-    obj.meta().name.clone().unwrap_or_default()
-}
-
 const FINALIZER: &str = "helpers.kbr.dev/cleanup";
 
 #[derive(Debug, PartialEq)]

@@ -13,7 +13,6 @@ use std::sync::Arc;
 use kbr_runtime::client::{ListOptions, Patch, PatchParams};
 use kbr_runtime::controller::predicate::Predicate;
 use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
-use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kbr_runtime::kube::core::PartialObjectMeta;
 use kbr_runtime::kube::runtime::reflector::ObjectRef;
 use kbr_runtime::testing::{TestEnv, Verb};
@@ -24,27 +23,7 @@ use tokio::sync::mpsc;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
-fn name_of<K: kbr_runtime::kube::Resource>(obj: &K) -> String {
-    obj.meta().name.clone().unwrap_or_default()
-}
-
 /// A Secret named `name` in `default` with data, controlled by `owner`.
-fn owned_secret(name: &str, owner: &ConfigMap) -> Secret {
-    let mut child = Secret::default();
-    child.metadata.namespace = Some("default".into());
-    child.metadata.name = Some(name.into());
-    child.metadata.owner_references = Some(vec![OwnerReference {
-        api_version: "v1".into(),
-        kind: "ConfigMap".into(),
-        name: name_of(owner),
-        uid: owner.metadata.uid.clone().unwrap_or_default(),
-        controller: Some(true),
-        ..OwnerReference::default()
-    }]);
-    child.string_data = Some([("password".to_string(), "hunter2".to_string())].into());
-    child
-}
-
 async fn set_value(
     client: &Client,
     name: &str,
@@ -78,16 +57,7 @@ async fn owned_metadata_changes_enqueue_the_owner() -> TestResult {
     let env = TestEnv::start(Scheme::new()).await?;
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut manager = manager_on(&env, options_on(&env, &["default"]));
-    manager.add_controller(
-        Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
-            let tx = tx.clone();
-            async move {
-                let _ = tx.send(name_of(&*cm));
-                Ok(Action::await_change())
-            }
-        }))
-        .owns_metadata::<Secret>(),
-    )?;
+    manager.add_controller(Controller::new(sends_names(tx)).owns_metadata::<Secret>())?;
     let running = Running::start(manager);
     let client = env.client();
     let owner = client.create(&configmap("default", "owner", "1")).await?;
@@ -135,16 +105,7 @@ async fn a_metadata_informer_lists_and_watches_metadata_only() -> TestResult {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut manager = manager(&server, options());
     let cached = manager.client();
-    manager.add_controller(
-        Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
-            let tx = tx.clone();
-            async move {
-                let _ = tx.send(name_of(&*cm));
-                Ok(Action::await_change())
-            }
-        }))
-        .owns_metadata::<Secret>(),
-    )?;
+    manager.add_controller(Controller::new(sends_names(tx)).owns_metadata::<Secret>())?;
     let running = Running::start(manager);
     // Both the owner itself and its child enqueue it; at least one reconcile comes.
     assert_eq!(
@@ -320,14 +281,7 @@ async fn predicates_on_owned_metadata_filter_creates_updates_and_deletes() -> Te
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut manager = manager_on(&env, options_on(&env, &["default"]));
     manager.add_controller(
-        Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
-            let tx = tx.clone();
-            async move {
-                let _ = tx.send(name_of(&*cm));
-                Ok(Action::await_change())
-            }
-        }))
-        .owns_metadata_with::<Secret>(OnlyLabelled),
+        Controller::new(sends_names(tx)).owns_metadata_with::<Secret>(OnlyLabelled),
     )?;
     let running = Running::start(manager);
     let client = env.client();
@@ -474,19 +428,12 @@ async fn watched_metadata_is_mapped_to_keys() -> TestResult {
     let env = TestEnv::start(Scheme::new()).await?;
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut manager = manager_on(&env, options_on(&env, &["default"]));
-    manager.add_controller(
-        Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
-            let tx = tx.clone();
-            async move {
-                let _ = tx.send(name_of(&*cm));
-                Ok(Action::await_change())
-            }
-        }))
-        .watches_metadata(|sa: &PartialObjectMeta<ServiceAccount>| {
+    manager.add_controller(Controller::new(sends_names(tx)).watches_metadata(
+        |sa: &PartialObjectMeta<ServiceAccount>| {
             let target = sa.metadata.annotations.as_ref()?.get("target")?;
             Some(ObjectRef::<ConfigMap>::new(target).within("default"))
-        }),
-    )?;
+        },
+    ))?;
     let running = Running::start(manager);
     let client = env.client();
     client.create(&configmap("default", "target", "1")).await?;

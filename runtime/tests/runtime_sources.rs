@@ -114,10 +114,6 @@ impl Reconciler for Reporter {
     }
 }
 
-fn name_of<K: kbr_runtime::kube::Resource>(obj: &K) -> String {
-    obj.meta().name.clone().unwrap_or_default()
-}
-
 /// The label the [`LabelSelector`] rows select on.
 fn selected() -> Selector {
     [("app", "yes")].into_iter().collect()
@@ -418,17 +414,11 @@ async fn a_channel_source_enqueues_the_keys_it_receives() -> TestResult {
     let (short_lived, first_receiver) = mpsc::channel::<ObjectRef<ConfigMap>>(4);
     let mut manager = manager_on(&env, options_on(&env, &[NS]));
     manager.add_controller(
-        Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
-            let tx = tx.clone();
-            async move {
-                let _ = tx.send(name_of(&*cm));
-                Ok(Action::await_change())
-            }
-        }))
-        // Only the channel enqueues: every informer event is filtered.
-        .with_predicate(Nothing)
-        .watches_source(Channel::new(first_receiver))
-        .watches_source(Channel::new(receiver)),
+        Controller::new(sends_names(tx))
+            // Only the channel enqueues: every informer event is filtered.
+            .with_predicate(Nothing)
+            .watches_source(Channel::new(first_receiver))
+            .watches_source(Channel::new(receiver)),
     )?;
     let client = env.client();
     client.create(&configmap(NS, "one", "1")).await?;

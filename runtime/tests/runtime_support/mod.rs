@@ -7,11 +7,12 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kbr_runtime::testing::{FakeApiServer, TestEnv};
 use kbr_runtime::{Action, Error, Manager, ManagerError, ManagerOptions, Reconciler, Scheme};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 /// Upper bound for waiting on an expected event.
@@ -166,6 +167,42 @@ pub fn value(cm: &ConfigMap) -> String {
         .and_then(|d| d.get("value"))
         .cloned()
         .unwrap_or_default()
+}
+
+/// The name of `obj` (empty when it has none).
+pub fn name_of<K: kbr_runtime::kube::Resource>(obj: &K) -> String {
+    obj.meta().name.clone().unwrap_or_default()
+}
+
+/// A Secret in `default` controlled by `owner` (a controller owner reference), holding a
+/// password in `stringData`.
+pub fn owned_secret(name: &str, owner: &ConfigMap) -> Secret {
+    let mut child = Secret::default();
+    child.metadata.namespace = Some("default".into());
+    child.metadata.name = Some(name.into());
+    child.metadata.owner_references = Some(vec![OwnerReference {
+        api_version: "v1".into(),
+        kind: "ConfigMap".into(),
+        name: name_of(owner),
+        uid: owner.metadata.uid.clone().unwrap_or_default(),
+        controller: Some(true),
+        ..OwnerReference::default()
+    }]);
+    child.string_data = Some([("password".to_string(), "hunter2".to_string())].into());
+    child
+}
+
+/// A ConfigMap reconciler that sends the name of each object it reconciles to `tx`.
+pub fn sends_names(
+    tx: mpsc::UnboundedSender<String>,
+) -> impl Reconciler<Object = ConfigMap, Error = Error> {
+    reconciler(move |cm: Arc<ConfigMap>| {
+        let tx = tx.clone();
+        async move {
+            let _ = tx.send(name_of(&*cm));
+            Ok(Action::await_change())
+        }
+    })
 }
 
 /// A reconciler from a closure.
