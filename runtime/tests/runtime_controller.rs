@@ -199,44 +199,7 @@ async fn one_key_is_never_reconciled_concurrently() -> TestResult {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn owned_object_changes_enqueue_the_owner() -> TestResult {
     let env = TestEnv::start(Scheme::new()).await?;
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let mut manager = manager_on(&env, options_on(&env, &["default"]));
-    manager.add_controller(Controller::new(sends_names(tx)).owns::<Secret>())?;
-    let running = Running::start(manager);
-    let client = env.client();
-    let owner = client.create(&configmap("default", "owner", "1")).await?;
-    assert_eq!(
-        within("owner reconcile", rx.recv()).await.as_deref(),
-        Some("owner")
-    );
-
-    let mut child = Secret::default();
-    child.metadata.namespace = Some("default".into());
-    child.metadata.name = Some("child".into());
-    child.metadata.owner_references = Some(vec![OwnerReference {
-        api_version: "v1".into(),
-        kind: "ConfigMap".into(),
-        name: "owner".into(),
-        uid: owner.metadata.uid.clone().unwrap_or_default(),
-        controller: Some(true),
-        ..OwnerReference::default()
-    }]);
-    let child = client.create(&child).await?;
-    assert_eq!(
-        within("reconcile on child create", rx.recv())
-            .await
-            .as_deref(),
-        Some("owner")
-    );
-    client.delete(&child).await?;
-    assert_eq!(
-        within("reconcile on child delete", rx.recv())
-            .await
-            .as_deref(),
-        Some("owner")
-    );
-    running.stop().await?;
-    Ok(())
+    owned_changes_enqueue_the_owner(&env, |c| c.owns::<Secret>()).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -55,39 +55,7 @@ async fn label(client: &Client, name: &str, key: &str) -> Result<Secret, kbr_run
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn owned_metadata_changes_enqueue_the_owner() -> TestResult {
     let env = TestEnv::start(Scheme::new()).await?;
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let mut manager = manager_on(&env, options_on(&env, &["default"]));
-    manager.add_controller(Controller::new(sends_names(tx)).owns_metadata::<Secret>())?;
-    let running = Running::start(manager);
-    let client = env.client();
-    let owner = client.create(&configmap("default", "owner", "1")).await?;
-    assert_eq!(
-        within("owner reconcile", rx.recv()).await.as_deref(),
-        Some("owner")
-    );
-    let child = client.create(&owned_secret("child", &owner)).await?;
-    assert_eq!(
-        within("reconcile on child create", rx.recv())
-            .await
-            .as_deref(),
-        Some("owner")
-    );
-    label(&client, "child", "touched").await?;
-    assert_eq!(
-        within("reconcile on child update", rx.recv())
-            .await
-            .as_deref(),
-        Some("owner")
-    );
-    client.delete(&child).await?;
-    assert_eq!(
-        within("reconcile on child delete", rx.recv())
-            .await
-            .as_deref(),
-        Some("owner")
-    );
-    running.stop().await?;
-    Ok(())
+    owned_changes_enqueue_the_owner(&env, |c| c.owns_metadata::<Secret>()).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

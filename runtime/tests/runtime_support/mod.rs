@@ -9,8 +9,11 @@ use std::time::Duration;
 
 use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kbr_runtime::kube::api::{Patch, PatchParams};
 use kbr_runtime::testing::{FakeApiServer, TestEnv};
-use kbr_runtime::{Action, Error, Manager, ManagerError, ManagerOptions, Reconciler, Scheme};
+use kbr_runtime::{
+    Action, Controller, Error, Manager, ManagerError, ManagerOptions, Reconciler, Scheme,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -192,17 +195,73 @@ pub fn owned_secret(name: &str, owner: &ConfigMap) -> Secret {
     child
 }
 
-/// A ConfigMap reconciler that sends the name of each object it reconciles to `tx`.
-pub fn sends_names(
-    tx: mpsc::UnboundedSender<String>,
-) -> impl Reconciler<Object = ConfigMap, Error = Error> {
-    reconciler(move |cm: Arc<ConfigMap>| {
-        let tx = tx.clone();
-        async move {
-            let _ = tx.send(name_of(&*cm));
-            Ok(Action::await_change())
-        }
-    })
+/// A ConfigMap reconciler that sends the name of each object it reconciles.
+pub struct SendsNames(mpsc::UnboundedSender<String>);
+
+impl Reconciler for SendsNames {
+    type Object = ConfigMap;
+    type Error = Error;
+
+    async fn reconcile(&self, cm: Arc<ConfigMap>) -> Result<Action, Error> {
+        let _ = self.0.send(name_of(&*cm));
+        Ok(Action::await_change())
+    }
+}
+
+/// A [`SendsNames`] reconciler sending to `tx`.
+pub fn sends_names(tx: mpsc::UnboundedSender<String>) -> SendsNames {
+    SendsNames(tx)
+}
+
+/// Runs a ConfigMap controller in namespace `default` of `env`, with the sources `sources`
+/// adds, and checks that creating, labelling and deleting a Secret controlled by ConfigMap
+/// `owner` each reconcile the owner: the common test of `owns`, `owns_metadata` and
+/// `owns_dynamic`.
+pub async fn owned_changes_enqueue_the_owner(
+    env: &TestEnv,
+    sources: impl FnOnce(Controller<SendsNames>) -> Controller<SendsNames>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut manager = manager_on(env, options_on(env, &["default"]));
+    manager.add_controller(sources(Controller::new(sends_names(tx))))?;
+    let running = Running::start(manager);
+    let client = env.client();
+    let owner = client.create(&configmap("default", "owner", "1")).await?;
+    assert_eq!(
+        within("owner reconcile", rx.recv()).await.as_deref(),
+        Some("owner")
+    );
+    let child = client.create(&owned_secret("child", &owner)).await?;
+    assert_eq!(
+        within("reconcile on child create", rx.recv())
+            .await
+            .as_deref(),
+        Some("owner")
+    );
+    let labelled = serde_json::json!({ "metadata": { "labels": { "touched": "yes" } } });
+    client
+        .patch::<Secret, _>(
+            Some("default"),
+            "child",
+            &Patch::Merge(&labelled),
+            &PatchParams::default(),
+        )
+        .await?;
+    assert_eq!(
+        within("reconcile on child update", rx.recv())
+            .await
+            .as_deref(),
+        Some("owner")
+    );
+    client.delete(&child).await?;
+    assert_eq!(
+        within("reconcile on child delete", rx.recv())
+            .await
+            .as_deref(),
+        Some("owner")
+    );
+    running.stop().await?;
+    Ok(())
 }
 
 /// A reconciler from a closure.
