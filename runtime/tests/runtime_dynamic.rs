@@ -157,3 +157,77 @@ async fn dynamic_informers_are_shared_per_kind_and_cluster_scoped_kinds_watch_cl
     running.stop().await?;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dynamic_reads_come_from_the_cache() -> TestResult {
+    let Some(server) = fake_server("cached dynamic reads", "request counters") else {
+        return Ok(());
+    };
+    let client = kbr_runtime::Client::new(server.kube_client());
+    for (name, app) in [("a", "x"), ("b", "y"), ("c", "x")] {
+        let mut sa = pointer(name, "owner");
+        sa.metadata.labels = Some([("app".to_string(), app.to_string())].into());
+        client.create(&sa).await?;
+    }
+    let service_accounts = ApiResource::erase::<ServiceAccount>(&());
+    let scope = Scope::Namespaced;
+    // Uncached: the API server answers.
+    let uncached = client
+        .get_dynamic(&service_accounts, &scope, Some("default"), "a")
+        .await?;
+    assert_eq!(uncached.metadata.name.as_deref(), Some("a"));
+    let manager = manager(&server, options());
+    let cached = manager.client();
+    let running = Running::start(manager);
+    // The first cached read starts the kind's dynamic informer and waits for it to sync.
+    let first = eventually("the dynamic informer to sync", || async {
+        cached
+            .get_dynamic(&service_accounts, &scope, Some("default"), "a")
+            .await
+            .ok()
+    })
+    .await;
+    assert_eq!(
+        first.types.map(|t| t.kind).as_deref(),
+        Some("ServiceAccount")
+    );
+    within("the dynamic watch", server.wait_for_watches(1)).await;
+    let requests = server.requests();
+    let before = requests.snapshot();
+    for _ in 0..10 {
+        let missing = cached
+            .get_dynamic(&service_accounts, &scope, Some("default"), "zzz")
+            .await;
+        assert!(
+            matches!(&missing, Err(e) if e.is_not_found() && e.to_string().contains("ServiceAccount")),
+            "{missing:?}"
+        );
+        let labelled = cached
+            .list_dynamic(
+                &service_accounts,
+                &scope,
+                Some("default"),
+                &kbr_runtime::client::ListOptions::default().labels([("app", "x")]),
+            )
+            .await?;
+        let names: Vec<String> = labelled.iter().map(name_of).collect();
+        assert_eq!(names, ["a", "c"]);
+    }
+    assert_eq!(
+        requests.snapshot(),
+        before,
+        "dynamic reads hit the API server"
+    );
+    let unnamespaced = cached
+        .get_dynamic(&service_accounts, &scope, None, "a")
+        .await;
+    assert!(
+        matches!(
+            unnamespaced,
+            Err(kbr_runtime::Error::MissingNamespace { .. })
+        ),
+        "{unnamespaced:?}"
+    );
+    running.stop().await?;
+    Ok(())
+}

@@ -98,7 +98,7 @@ pub(super) async fn list_cached_by_fields<K: Object>(
     informer_of: InformerOf<K>,
 ) -> Result<Vec<K>, Error> {
     let namespace = namespace.filter(|_| is_namespaced::<K>());
-    let informer = cached_informer(cache, namespace, informer_of).await?;
+    let informer = cached_informer(cache, namespace, &kind_of::<K>(), informer_of).await?;
     let candidates = informer.select(requirements)?;
     let mut items: Vec<K> = candidates
         .into_iter()

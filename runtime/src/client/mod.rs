@@ -88,6 +88,7 @@
 //! # let _ = (cm, all); Ok(()) }
 //! ```
 
+mod dynamic;
 mod index;
 mod metadata;
 mod options;
@@ -102,7 +103,7 @@ use serde::de::DeserializeOwned;
 
 pub use self::options::ListOptions;
 use crate::Error;
-use crate::cache::{Cache, InformerOf, SharedInformer, parse_exact_selector};
+use crate::cache::{Cache, CachedKind, InformerOf, SharedInformer, parse_exact_selector};
 use crate::resource::scoped::{self, Scoped, is_namespaced, kind_of};
 
 /// The bounds of every kind a [`Client`] reads or writes: a typed Kubernetes resource with a
@@ -407,7 +408,7 @@ impl Client {
 }
 
 /// Sorts cached objects by namespace, then name.
-fn sort_by_key<K: Object>(items: &mut [K]) {
+fn sort_by_key<K: kube::Resource>(items: &mut [K]) {
     items.sort_by(|a, b| {
         (a.meta().namespace.as_deref(), a.meta().name.as_deref())
             .cmp(&(b.meta().namespace.as_deref(), b.meta().name.as_deref()))
@@ -447,7 +448,7 @@ async fn list_cached<K: Object>(
         return index::list_cached_by_fields(cache, namespace, &requirements, options, informer_of)
             .await;
     }
-    let informer = cached_informer(cache, namespace, informer_of).await?;
+    let informer = cached_informer(cache, namespace, &kind_of::<K>(), informer_of).await?;
     let mut items: Vec<K> = informer
         .store()
         .state()
@@ -468,7 +469,7 @@ async fn get_cached<K: Object>(
     name: &str,
     informer_of: InformerOf<K>,
 ) -> Result<K, Error> {
-    let informer = cached_informer(cache, namespace, informer_of).await?;
+    let informer = cached_informer(cache, namespace, &kind_of::<K>(), informer_of).await?;
     let mut key = kube::runtime::reflector::ObjectRef::<K>::new(name);
     if let Some(ns) = namespace {
         key = key.within(ns);
@@ -480,12 +481,13 @@ async fn get_cached<K: Object>(
         .ok_or_else(|| Error::not_found(&kind_of::<K>(), namespace, name))
 }
 
-/// The synced informer `informer_of` returns (of `K`: full, or metadata-only), checking the
-/// cache runs and watches `namespace`.
-async fn cached_informer<K: Object>(
+/// The synced informer `informer_of` returns (of `K`: full, metadata-only or dynamic),
+/// checking the cache runs and watches `namespace`; errors name `kind`.
+async fn cached_informer<K: CachedKind>(
     cache: &Cache,
     namespace: Option<&str>,
-    informer_of: InformerOf<K>,
+    kind: &str,
+    informer_of: impl FnOnce(&Cache) -> Arc<SharedInformer<K>>,
 ) -> Result<Arc<SharedInformer<K>>, Error> {
     if !cache.is_started() {
         return Err(Error::CacheNotStarted);
@@ -494,7 +496,7 @@ async fn cached_informer<K: Object>(
         && !cache.watches_namespace(ns)
     {
         return Err(Error::NamespaceNotWatched {
-            kind: kind_of::<K>(),
+            kind: kind.to_string(),
             namespace: ns.to_string(),
         });
     }
@@ -505,7 +507,7 @@ async fn cached_informer<K: Object>(
             .wait_until_ready()
             .await
             .map_err(|_| Error::CacheNotSynced {
-                kind: kind_of::<K>(),
+                kind: kind.to_string(),
             })?;
     }
     Ok(informer)
