@@ -49,7 +49,9 @@
 //! informer however many controllers watch it; a cluster-scoped one always watches
 //! cluster-wide. They take no [`CacheOptions`], and the client's typed writes do not reach them
 //! at once. [`Controller::watches_dynamic`](crate::Controller::watches_dynamic) and
-//! [`Controller::owns_dynamic`](crate::Controller::owns_dynamic) read them.
+//! [`Controller::owns_dynamic`](crate::Controller::owns_dynamic),
+//! [`Client::get_dynamic`](crate::Client::get_dynamic) and
+//! [`Client::list_dynamic`](crate::Client::list_dynamic) read them.
 
 //!
 //! # Objects that do not decode
