@@ -48,7 +48,7 @@
 //! They are keyed by group, version and kind instead of a Rust type, so each GVK has one
 //! informer however many controllers watch it; a cluster-scoped one always watches
 //! cluster-wide. They take no [`CacheOptions`], and the client's typed writes do not reach them
-//! at once. [`Controller::watches_dynamic`](crate::Controller::watches_dynamic) and
+//! at once. [`Controller::watches_dynamic`](crate::Controller::watches_dynamic),
 //! [`Controller::owns_dynamic`](crate::Controller::owns_dynamic),
 //! [`Client::get_dynamic`](crate::Client::get_dynamic) and
 //! [`Client::list_dynamic`](crate::Client::list_dynamic) read them.
