@@ -62,12 +62,23 @@ pub(crate) fn key(resource: &ApiResource) -> String {
 /// `Api<DynamicObject>` for `resource`, in the given namespace only for namespaced kinds.
 pub(crate) fn list_watch(resource: ApiResource, scope: Scope) -> ListWatch<Dyn> {
     Arc::new(move |client, namespace, config| {
-        let api: Api<DynamicObject> = match (namespace, &scope) {
-            (Some(ns), Scope::Namespaced) => Api::namespaced_with(client, ns, &resource),
-            _ => Api::all_with(client, &resource),
-        };
+        let api = api(client, &resource, &scope, namespace);
         watcher(api, config).map(|result| result.map(wrap)).boxed()
     })
+}
+
+/// An `Api` of `resource` in `namespace` for namespaced kinds; of all namespaces when
+/// `namespace` is `None`, and always for cluster-scoped kinds.
+pub(crate) fn api(
+    client: kube::Client,
+    resource: &ApiResource,
+    scope: &Scope,
+    namespace: Option<&str>,
+) -> Api<DynamicObject> {
+    match (namespace, scope) {
+        (Some(ns), Scope::Namespaced) => Api::namespaced_with(client, ns, resource),
+        _ => Api::all_with(client, resource),
+    }
 }
 
 /// `Event<DynamicObject>` as the informer's `Event<Decoded<Dyn>>` (a `DynamicObject` always

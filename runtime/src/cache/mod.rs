@@ -75,7 +75,7 @@
 //! one such object keeps the informer from ever syncing.
 
 mod decode;
-mod dynamic;
+pub(crate) mod dynamic;
 mod index;
 mod informer;
 mod metadata;

@@ -6,40 +6,12 @@
 //! [`Controller::owns_dynamic`](crate::Controller::owns_dynamic) read), keyed by group, version
 //! and kind and started and synced on first use. An uncached client asks the API server.
 
-use kube::Api;
 use kube::core::discovery::Scope;
 use kube::core::{ApiResource, DynamicObject};
-use kube::runtime::reflector::ObjectRef;
 
-use super::{Client, ListOptions, cached_informer, sort_by_key};
+use super::{Client, ListOptions, cached_informer, get_cached, listed, namespace_of};
 use crate::Error;
-use crate::cache::Dyn;
-
-/// The namespace a read of `resource` uses: `namespace` for namespaced kinds (an error naming
-/// the object if missing), `None` for cluster-scoped ones.
-fn scoped_namespace<'a>(
-    resource: &ApiResource,
-    scope: &Scope,
-    namespace: Option<&'a str>,
-    name: &str,
-) -> Result<Option<&'a str>, Error> {
-    match (scope, namespace.filter(|ns| !ns.is_empty())) {
-        (Scope::Cluster, _) => Ok(None),
-        (Scope::Namespaced, Some(ns)) => Ok(Some(ns)),
-        (Scope::Namespaced, None) => Err(Error::MissingNamespace {
-            kind: resource.kind.clone(),
-            name: name.to_string(),
-        }),
-    }
-}
-
-/// An `Api` of `resource` in `namespace` (`None`: all namespaces, or cluster-scoped).
-fn api(client: &Client, resource: &ApiResource, namespace: Option<&str>) -> Api<DynamicObject> {
-    match namespace {
-        Some(ns) => Api::namespaced_with(client.kube.clone(), ns, resource),
-        None => Api::all_with(client.kube.clone(), resource),
-    }
-}
+use crate::cache::{Dyn, dynamic};
 
 impl Client {
     /// Reads the object `name` of the kind `resource` (`scope`: whether its objects live in
@@ -69,23 +41,18 @@ impl Client {
         namespace: Option<&str>,
         name: &str,
     ) -> Result<DynamicObject, Error> {
-        let namespace = scoped_namespace(resource, scope, namespace, name)?;
+        let namespaced = matches!(scope, Scope::Namespaced);
+        let namespace = namespace_of(namespaced, &resource.kind, namespace, name)?;
         let Some(cache) = &self.cache else {
-            return Ok(api(self, resource, namespace).get(name).await?);
+            return Ok(dynamic::api(self.kube.clone(), resource, scope, namespace)
+                .get(name)
+                .await?);
         };
-        let informer = cached_informer(cache, namespace, &resource.kind, |cache| {
+        let Dyn(obj) = get_cached(cache, namespace, name, &resource.kind, |cache| {
             cache.dynamic_informer(resource, scope)
         })
         .await?;
-        let mut key = ObjectRef::<Dyn>::new(name);
-        if let Some(ns) = namespace {
-            key = key.within(ns);
-        }
-        informer
-            .store()
-            .get(&key)
-            .map(|obj| obj.0.clone())
-            .ok_or_else(|| Error::not_found(&resource.kind, namespace, name))
+        Ok(obj)
     }
 
     /// Lists the objects of the kind `resource` in `namespace` (`None` = all namespaces, or
@@ -104,7 +71,7 @@ impl Client {
     ) -> Result<Vec<DynamicObject>, Error> {
         let namespace = namespace.filter(|_| matches!(scope, Scope::Namespaced));
         let Some(cache) = &self.cache else {
-            let list = api(self, resource, namespace)
+            let list = dynamic::api(self.kube.clone(), resource, scope, namespace)
                 .list(&options.to_list_params())
                 .await?;
             return Ok(list.items);
@@ -118,17 +85,9 @@ impl Client {
             cache.dynamic_informer(resource, scope)
         })
         .await?;
-        let mut items: Vec<DynamicObject> = informer
-            .store()
-            .state()
+        Ok(listed(&informer, namespace, options)
             .into_iter()
-            .filter(|o| namespace.is_none() || o.0.metadata.namespace.as_deref() == namespace)
-            .filter(|o| {
-                options.matches(o.0.metadata.labels.as_ref().unwrap_or(&Default::default()))
-            })
-            .map(|o| o.0.clone())
-            .collect();
-        sort_by_key(&mut items);
-        Ok(items)
+            .map(|Dyn(obj)| obj)
+            .collect())
     }
 }

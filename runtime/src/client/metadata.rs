@@ -18,7 +18,7 @@ use kube::core::PartialObjectMeta;
 use super::{Client, ListOptions, Object, get_cached, list_cached, required_namespace};
 use crate::Error;
 use crate::cache::Cache;
-use crate::resource::scoped::{self, Scoped, is_namespaced};
+use crate::resource::scoped::{self, Scoped, is_namespaced, kind_of};
 
 impl Client {
     /// Reads the metadata of the object `name` of kind `K` (in `namespace` for namespaced kinds;
@@ -48,7 +48,14 @@ impl Client {
             let api = scoped::api::<PartialObjectMeta<K>>(&self.kube, namespace);
             return Ok(api.get(name).await?.0);
         };
-        get_cached(cache, namespace, name, Cache::metadata_informer::<K>).await
+        get_cached(
+            cache,
+            namespace,
+            name,
+            &kind_of::<K>(),
+            Cache::metadata_informer::<K>,
+        )
+        .await
     }
 
     /// Lists the metadata of the objects of kind `K` in `namespace` (`None` = all namespaces,

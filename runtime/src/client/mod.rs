@@ -201,7 +201,14 @@ impl Client {
             let api = scoped::api::<K>(&self.kube, namespace);
             return Ok(api.get(name).await?.0);
         };
-        get_cached(cache, namespace, name, Cache::informer::<K>).await
+        get_cached(
+            cache,
+            namespace,
+            name,
+            &kind_of::<K>(),
+            Cache::informer::<K>,
+        )
+        .await
     }
 
     /// Lists objects of kind `K` in `namespace` (`None` = all namespaces, or cluster-scoped),
@@ -420,13 +427,23 @@ fn required_namespace<'a, K: Object>(
     namespace: Option<&'a str>,
     name: &str,
 ) -> Result<Option<&'a str>, Error> {
-    if !is_namespaced::<K>() {
+    namespace_of(is_namespaced::<K>(), &kind_of::<K>(), namespace, name)
+}
+
+/// `namespace` when `namespaced` (an error naming `kind` and `name` if missing), else `None`.
+fn namespace_of<'a>(
+    namespaced: bool,
+    kind: &str,
+    namespace: Option<&'a str>,
+    name: &str,
+) -> Result<Option<&'a str>, Error> {
+    if !namespaced {
         return Ok(None);
     }
     match namespace.filter(|ns| !ns.is_empty()) {
         Some(ns) => Ok(Some(ns)),
         None => Err(Error::MissingNamespace {
-            kind: kind_of::<K>(),
+            kind: kind.to_string(),
             name: name.to_string(),
         }),
     }
@@ -449,6 +466,16 @@ async fn list_cached<K: Object>(
             .await;
     }
     let informer = cached_informer(cache, namespace, &kind_of::<K>(), informer_of).await?;
+    Ok(listed(&informer, namespace, options))
+}
+
+/// The objects of `informer`'s store in `namespace` (`None` = all) whose labels match
+/// `options`, sorted by namespace then name.
+fn listed<K: CachedKind>(
+    informer: &SharedInformer<K>,
+    namespace: Option<&str>,
+    options: &ListOptions,
+) -> Vec<K> {
     let mut items: Vec<K> = informer
         .store()
         .state()
@@ -458,18 +485,20 @@ async fn list_cached<K: Object>(
         .map(|o| K::clone(&o))
         .collect();
     sort_by_key(&mut items);
-    Ok(items)
+    items
 }
 
 /// The object `name` in `namespace` (checked by [`required_namespace`]) from the informer
-/// `informer_of` returns; [`Error::NotFound`] if absent.
-async fn get_cached<K: Object>(
+/// `informer_of` returns (of `K`: full, metadata-only or dynamic); [`Error::NotFound`] naming
+/// `kind` if absent.
+async fn get_cached<K: CachedKind>(
     cache: &Cache,
     namespace: Option<&str>,
     name: &str,
-    informer_of: InformerOf<K>,
+    kind: &str,
+    informer_of: impl FnOnce(&Cache) -> Arc<SharedInformer<K>>,
 ) -> Result<K, Error> {
-    let informer = cached_informer(cache, namespace, &kind_of::<K>(), informer_of).await?;
+    let informer = cached_informer(cache, namespace, kind, informer_of).await?;
     let mut key = kube::runtime::reflector::ObjectRef::<K>::new(name);
     if let Some(ns) = namespace {
         key = key.within(ns);
@@ -478,7 +507,7 @@ async fn get_cached<K: Object>(
         .store()
         .get(&key)
         .map(|obj| K::clone(&obj))
-        .ok_or_else(|| Error::not_found(&kind_of::<K>(), namespace, name))
+        .ok_or_else(|| Error::not_found(kind, namespace, name))
 }
 
 /// The synced informer `informer_of` returns (of `K`: full, metadata-only or dynamic),
