@@ -45,7 +45,7 @@ pub(super) struct Node {
     /// `x-kubernetes-list-map-keys`.
     pub(super) list_map_keys: Vec<String>,
     /// `x-kubernetes-map-type`.
-    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
+    #[cfg_attr(not(feature = "cel"), allow(dead_code))]
     pub(super) map_type: Option<String>,
     pub(super) properties: BTreeMap<String, Node>,
     pub(super) items: Option<Box<Node>>,

@@ -112,7 +112,7 @@ impl ObjectSchema {
         let mut validator = Validator { errors: Vec::new() };
         validator.node(&self.root, object, old, "", self.resource_root);
         let mut errors = validator.errors;
-        #[cfg(feature = "testing")]
+        #[cfg(feature = "cel")]
         cel_walk::walk(&self.root, object, old, "", &mut errors);
         let _ = &mut errors;
         errors
@@ -147,7 +147,7 @@ impl ObjectSchema {
 
 /// The CEL side of [`ObjectSchema::validate`]: `apiextensions-apiserver/pkg/apiserver/schema/
 /// cel/validation.go`'s walk (`validate`, `validateMap`, `validateArray`).
-#[cfg(feature = "testing")]
+#[cfg(feature = "cel")]
 mod cel_walk {
     use std::collections::HashMap;
     use std::sync::Arc;
@@ -383,7 +383,7 @@ mod tests {
         );
     }
 
-    #[cfg(feature = "testing")]
+    #[cfg(feature = "cel")]
     #[test]
     fn rules_that_do_not_compile_or_need_missing_libraries_are_refused() {
         let with_rule = |rule: &str| {
@@ -404,7 +404,7 @@ mod tests {
         assert!(with_rule("has(self.a)").is_ok());
     }
 
-    #[cfg(feature = "testing")]
+    #[cfg(feature = "cel")]
     #[test]
     fn cel_rules_report_message_expression_reason_and_field_path() {
         let schema = schema(json!({"type": "object",

@@ -15,8 +15,8 @@
 //! `find`/`findAll`: a rule calling one is refused at install with an error saying so, rather
 //! than passing silently. `optionalOldSelf` rules also run on create, with `oldSelf` a CEL
 //! optional (`optional.none()` on create, `optional.of(old)` on update). The runtime cost
-//! budget is not modelled. Evaluation needs feature `testing` (where
-//! the `cel` crate comes from); without it rules are parsed for nothing and never evaluated.
+//! budget is not modelled. Compiling and evaluating rules needs feature `cel` (on by default,
+//! and implied by `testing`); without it rules are never compiled nor evaluated.
 
 use serde_json::Value;
 
@@ -39,7 +39,7 @@ const UNSUPPORTED: &[&str] = &[
 ];
 
 /// One compiled rule.
-#[cfg_attr(not(feature = "testing"), allow(dead_code))]
+#[cfg_attr(not(feature = "cel"), allow(dead_code))]
 pub(super) struct Rule {
     pub(super) text: String,
     pub(super) message: String,
@@ -49,9 +49,9 @@ pub(super) struct Rule {
     pub(super) uses_old_self: bool,
     /// `optionalOldSelf`: the rule also runs on create, `oldSelf` being a CEL optional.
     pub(super) optional_old_self: bool,
-    #[cfg(feature = "testing")]
+    #[cfg(feature = "cel")]
     program: cel::Program,
-    #[cfg(feature = "testing")]
+    #[cfg(feature = "cel")]
     message_program: Option<cel::Program>,
 }
 
@@ -61,7 +61,7 @@ impl std::fmt::Debug for Rule {
     }
 }
 
-#[cfg(feature = "testing")]
+#[cfg(feature = "cel")]
 static ENV: std::sync::LazyLock<std::sync::Arc<cel::Env>> = std::sync::LazyLock::new(|| {
     let mut env = cel::Env::stdlib();
     // Both extensions declare new functions only; failing would be a bug of the crate.
@@ -70,7 +70,7 @@ static ENV: std::sync::LazyLock<std::sync::Arc<cel::Env>> = std::sync::LazyLock:
     std::sync::Arc::new(env)
 });
 
-#[cfg(feature = "testing")]
+#[cfg(feature = "cel")]
 fn compile_text(text: &str) -> Result<(cel::Program, bool), String> {
     let program = ENV.compile(text).map_err(|e| e.to_string())?;
     let references = program.references();
@@ -84,13 +84,13 @@ fn compile_text(text: &str) -> Result<(cel::Program, bool), String> {
     Ok((program, uses_old_self))
 }
 
-#[cfg(not(feature = "testing"))]
+#[cfg(not(feature = "cel"))]
 fn compile_text(text: &str) -> Result<((), bool), String> {
     let _ = UNSUPPORTED;
     Ok(((), text.contains("oldSelf")))
 }
 
-#[cfg_attr(not(feature = "testing"), allow(dead_code))]
+#[cfg_attr(not(feature = "cel"), allow(dead_code))]
 impl Rule {
     /// Compiles one entry of `x-kubernetes-validations` at `path`.
     pub(super) fn compile(rule: &Value, path: &str) -> Result<Self, FieldError> {
@@ -113,7 +113,7 @@ impl Rule {
             .get("messageExpression")
             .and_then(Value::as_str)
             .filter(|m| !m.is_empty());
-        #[cfg(feature = "testing")]
+        #[cfg(feature = "cel")]
         let message_program = match message_expression {
             Some(expression) => Some(compile_text(expression).map(|(p, _)| p).map_err(|why| {
                 refuse(
@@ -124,7 +124,7 @@ impl Rule {
             })?),
             None => None,
         };
-        #[cfg(not(feature = "testing"))]
+        #[cfg(not(feature = "cel"))]
         let _ = (program, message_expression);
         Ok(Self {
             message: rule
@@ -146,9 +146,9 @@ impl Rule {
             uses_old_self,
             optional_old_self: rule.get("optionalOldSelf") == Some(&Value::Bool(true)),
             text,
-            #[cfg(feature = "testing")]
+            #[cfg(feature = "cel")]
             program,
-            #[cfg(feature = "testing")]
+            #[cfg(feature = "cel")]
             message_program,
         })
     }
@@ -163,7 +163,7 @@ impl Rule {
     }
 
     /// The message, else the rule (`ruleErrorString`).
-    #[cfg(feature = "testing")]
+    #[cfg(feature = "cel")]
     fn error_string(&self) -> &str {
         if self.message.is_empty() {
             self.text.trim()
@@ -197,7 +197,7 @@ impl Rule {
 
 /// Evaluates the rules of one node: `old` is the correlated old value (update only);
 /// `unchanged` skips the rules that do not use `oldSelf` (ratcheting).
-#[cfg(feature = "testing")]
+#[cfg(feature = "cel")]
 pub(super) fn evaluate(
     node: &super::node::Node,
     value: &cel::Value,
