@@ -19,7 +19,7 @@
 //! The public surface is controller-runtime's `cache.Cache` and `cache.Informer`, kept small:
 //! [`Manager::cache`](crate::Manager::cache) hands out a [`Cache`] (a cheap clone of the
 //! manager's), whose [`Cache::get_informer`] gives an [`Informer`] handle with the kind's
-//! reflector [`Store`], [`Informer::has_synced`], [`Informer::wait_for_sync`],
+//! reflector [`Store`](kube::runtime::reflector::Store), [`Informer::has_synced`], [`Informer::wait_for_sync`],
 //! [`Informer::add_event_handler`] and [`Informer::add_index`] (the same indexes as
 //! [`Client::index_field`](crate::Client::index_field)), and [`Cache::wait_for_cache_sync`]
 //! waits for every informer. Reads of objects go through the [`Client`](crate::Client), which
@@ -76,10 +76,12 @@
 
 mod decode;
 pub(crate) mod dynamic;
+mod event;
 mod index;
 mod informer;
 mod metadata;
 mod options;
+mod shared_informer;
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -87,17 +89,18 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use kube::core::discovery::Scope;
 use kube::core::{ApiResource, PartialObjectMeta};
-use kube::runtime::reflector::Store;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 pub(crate) use self::decode::DecodeReporter;
 pub(crate) use self::dynamic::Dyn;
+pub use self::event::Event;
 pub use self::index::IndexError;
-pub(crate) use self::index::{FieldRequirement, parse_exact_selector};
-pub(crate) use self::informer::Informer as SharedInformer;
-use self::informer::full_objects;
-pub use self::informer::{CachedKind, Event};
+pub(crate) use self::index::parse_exact_selector;
+pub use self::informer::{EventHandlerRegistration, Informer};
+pub(crate) use self::shared_informer::SharedInformer;
+use self::shared_informer::full_objects;
+use crate::resource::Object;
 
 /// Who made a write through the manager's client: the controller (an id unique in the process)
 /// and the object (`ObjectRef` display form) whose reconcile made it. Events a write causes
@@ -129,7 +132,7 @@ struct Entry {
     erased: Arc<dyn ErasedInformer>,
 }
 
-impl<K: CachedKind> ErasedInformer for Arc<SharedInformer<K>> {
+impl<K: Object> ErasedInformer for Arc<SharedInformer<K>> {
     fn kind(&self) -> &str {
         SharedInformer::kind(self)
     }
@@ -169,7 +172,7 @@ impl InformerKey {
 }
 
 /// `(apiVersion, kind)` of `K`; the same for `PartialObjectMeta<K>`.
-fn gvk_of<K: CachedKind>() -> (String, String) {
+fn gvk_of<K: Object>() -> (String, String) {
     (K::api_version(&()).into_owned(), K::kind(&()).into_owned())
 }
 
@@ -287,11 +290,8 @@ impl Cache {
     /// # }
     /// ```
     #[must_use]
-    pub fn get_informer<K: CachedKind>(&self) -> Informer<K> {
-        Informer {
-            shared: self.informer::<K>(),
-            stop: self.core.inner.stop.subscribe(),
-        }
+    pub fn get_informer<K: Object>(&self) -> Informer<K> {
+        Informer::new(self.informer::<K>(), self.core.inner.stop.subscribe())
     }
 
     /// Waits until the cache runs and every informer created so far (and any created while
@@ -345,7 +345,7 @@ impl Cache {
     /// The informer for `K`, created (and started, if the cache runs) on first use, with the
     /// [`CacheOptions`] of `K`'s group/version/kind. For `K` = `PartialObjectMeta<C>` it is the
     /// metadata-only informer of `C` ([`Cache::metadata_informer`]).
-    pub(crate) fn informer<K: CachedKind>(&self) -> Arc<SharedInformer<K>> {
+    pub(crate) fn informer<K: Object>(&self) -> Arc<SharedInformer<K>> {
         self.informer_with::<K>(
             InformerKey::of::<K>(),
             Some(gvk_of::<K>()),
@@ -361,9 +361,7 @@ impl Cache {
     /// metadata-only `Accept` headers and stores only each object's metadata, typed as `C`.
     /// Keyed apart from a full informer of `C`; takes `C`'s [`CacheOptions`]. See the
     /// [module docs](self).
-    pub(crate) fn metadata_informer<C: CachedKind>(
-        &self,
-    ) -> Arc<SharedInformer<PartialObjectMeta<C>>> {
+    pub(crate) fn metadata_informer<C: Object>(&self) -> Arc<SharedInformer<PartialObjectMeta<C>>> {
         self.informer::<PartialObjectMeta<C>>()
     }
 
@@ -393,7 +391,7 @@ impl Cache {
     /// The informer under `key`, created on first use by `make` from the cache's namespaces and
     /// the [`CacheOptions`] registered for the group/version/kind `options_of` (none: no
     /// selectors).
-    fn informer_with<K: CachedKind>(
+    fn informer_with<K: Object>(
         &self,
         key: InformerKey,
         options_of: Option<(String, String)>,
@@ -426,7 +424,7 @@ impl Cache {
     }
 
     /// The informer for `K` if one exists (a write never starts an informer).
-    pub(crate) fn existing_informer<K: CachedKind>(&self) -> Option<Arc<SharedInformer<K>>> {
+    pub(crate) fn existing_informer<K: Object>(&self) -> Option<Arc<SharedInformer<K>>> {
         let state = self.lock();
         let entry = state.informers.get(&InformerKey::of::<K>())?;
         Arc::clone(&entry.any).downcast::<SharedInformer<K>>().ok()
@@ -436,7 +434,7 @@ impl Cache {
     /// (`created`: a create), to `K`'s informer and to `K`'s metadata-only informer (its
     /// metadata, typed as `K`) if there are any (see [`SharedInformer::observe_write`]), tagged with the
     /// current task's [`Writer`].
-    pub(crate) fn observe_write<K: CachedKind>(&self, obj: &K, created: bool) {
+    pub(crate) fn observe_write<K: Object>(&self, obj: &K, created: bool) {
         let strip = self.core.inner.strip_managed_fields;
         let writer = WRITER.try_with(Clone::clone).ok();
         if let Some(informer) = self.existing_informer::<PartialObjectMeta<K>>() {
@@ -454,7 +452,7 @@ impl Cache {
 
     /// Read-your-own-writes for a delete the API server finished at once (full and
     /// metadata-only informers of `K`).
-    pub(crate) fn observe_delete<K: CachedKind>(&self, obj: &K) {
+    pub(crate) fn observe_delete<K: Object>(&self, obj: &K) {
         let writer = WRITER.try_with(Clone::clone).ok();
         if let Some(informer) = self.existing_informer::<PartialObjectMeta<K>>() {
             informer.observe_delete(&metadata::partial_of(obj, false), writer.clone());
@@ -466,7 +464,7 @@ impl Cache {
 
     /// Restricts the informer of `K` to `options`' selectors (controller-runtime's
     /// `cache.Options.ByObject`); fails once the cache started.
-    pub(crate) fn set_options<K: CachedKind>(
+    pub(crate) fn set_options<K: Object>(
         &self,
         options: CacheOptions,
     ) -> Result<(), AlreadyStarted> {
@@ -538,137 +536,6 @@ impl Cache {
         let tasks = std::mem::take(&mut self.lock().tasks);
         for task in tasks {
             let _ = task.await;
-        }
-    }
-}
-
-/// One kind's shared informer: controller-runtime's `cache.Informer`, from
-/// [`Cache::get_informer`]. A cheap handle; clones share the informer.
-pub struct Informer<K: CachedKind> {
-    shared: Arc<SharedInformer<K>>,
-    stop: watch::Receiver<bool>,
-}
-
-impl<K: CachedKind> Clone for Informer<K> {
-    fn clone(&self) -> Self {
-        Self {
-            shared: Arc::clone(&self.shared),
-            stop: self.stop.clone(),
-        }
-    }
-}
-
-impl<K: CachedKind> std::fmt::Debug for Informer<K> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Informer")
-            .field("kind", &self.shared.kind())
-            .field("synced", &self.shared.has_synced())
-            .finish_non_exhaustive()
-    }
-}
-
-impl<K: CachedKind> Informer<K> {
-    /// The kind (`ConfigMap`).
-    #[must_use]
-    pub fn kind(&self) -> &str {
-        self.shared.kind()
-    }
-
-    /// The reflector store: every cached object of the kind, readable without the API server
-    /// (client-go's `GetStore`/`GetIndexer`). Empty until the informer synced; objects are
-    /// shared (`Arc`), never copy them out to mutate in place.
-    #[must_use]
-    pub fn store(&self) -> Store<K> {
-        self.shared.store()
-    }
-
-    /// Whether the first full list is in the store (client-go's `HasSynced`).
-    #[must_use]
-    pub fn has_synced(&self) -> bool {
-        self.shared.has_synced()
-    }
-
-    /// Waits until the informer synced (`cache.WaitForCacheSync` on one informer): `true`
-    /// then, `false` if the cache stops (or is dropped) before. Waits across the manager's
-    /// start.
-    pub async fn wait_for_sync(&self) -> bool {
-        let mut synced = self.shared.synced();
-        let mut stop = self.stop.clone();
-        tokio::select! {
-            biased;
-            result = synced.wait_for(|synced| *synced) => result.is_ok(),
-            _ = stop.wait_for(|stopped| *stopped) => self.shared.has_synced(),
-        }
-    }
-
-    /// Registers `handler` for every add, update and delete of the kind (client-go's
-    /// `AddEventHandler`); objects already in the synced store come first as
-    /// [`Event::Added`]. The handler is removed when the returned registration is dropped.
-    ///
-    /// The informer calls `handler` itself, in event order, under its lock, for every event —
-    /// nothing is buffered for a slow handler. So it must be quick and must not block, and it
-    /// must not call into the cache (no [`Cache::get_informer`], no informer method, no cached
-    /// read): that deadlocks. Hand work to a queue or channel instead. A panic is logged and
-    /// the handler keeps receiving later events.
-    pub fn add_event_handler(
-        &self,
-        handler: impl Fn(&Event<K>) + Send + Sync + 'static,
-    ) -> EventHandlerRegistration {
-        let id = self
-            .shared
-            .add_handler(Box::new(move |event, _writer| handler(event)));
-        EventHandlerRegistration::new(&self.shared, id)
-    }
-
-    /// Adds an index named `name` (controller-runtime's `Informer.AddIndexers`, and what
-    /// [`Client::index_field`](crate::Client::index_field) registers): `func` returns the values
-    /// an object is indexed under; [`Client::list_by_index`](crate::Client::list_by_index)
-    /// answers from it. Built from the current store, kept up to date from then on.
-    ///
-    /// # Errors
-    /// [`IndexError::Conflict`] if the kind already has an index of that name.
-    pub fn add_index(
-        &self,
-        name: &str,
-        func: impl Fn(&K) -> Vec<String> + Send + Sync + 'static,
-    ) -> Result<(), IndexError> {
-        self.shared.add_index(name, Arc::new(func))
-    }
-}
-
-/// An event handler of an informer, from [`Informer::add_event_handler`] (client-go's
-/// `ResourceEventHandlerRegistration`): dropping it removes the handler
-/// (`RemoveEventHandler`).
-#[must_use = "dropping the registration removes the event handler"]
-pub struct EventHandlerRegistration {
-    remove: Option<Box<dyn FnOnce() + Send + Sync>>,
-}
-
-impl EventHandlerRegistration {
-    /// Removes handler `id` from `informer` on drop (no-op once the informer is gone).
-    pub(crate) fn new<K: CachedKind>(informer: &Arc<SharedInformer<K>>, id: u64) -> Self {
-        let informer = Arc::downgrade(informer);
-        Self {
-            remove: Some(Box::new(move || {
-                if let Some(informer) = informer.upgrade() {
-                    informer.remove_handler(id);
-                }
-            })),
-        }
-    }
-}
-
-impl std::fmt::Debug for EventHandlerRegistration {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EventHandlerRegistration")
-            .finish_non_exhaustive()
-    }
-}
-
-impl Drop for EventHandlerRegistration {
-    fn drop(&mut self) {
-        if let Some(remove) = self.remove.take() {
-            remove();
         }
     }
 }

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use super::{Client, ListOptions, Object, cached_informer};
 use crate::Error;
-use crate::cache::{Cache, FieldRequirement, IndexError, InformerOf};
-use crate::field_selector::escape_value;
+use crate::cache::{Cache, IndexError, InformerOf};
+use crate::field_selector::{Operator, Requirement, escape_value};
 use crate::resource::scoped::{is_namespaced, kind_of};
 
 impl Client {
@@ -68,8 +68,9 @@ impl Client {
         index: &str,
         value: &str,
     ) -> Result<Vec<K>, Error> {
-        let requirements = [FieldRequirement {
+        let requirements = [Requirement {
             field: index.to_string(),
+            operator: Operator::Equals,
             value: value.to_string(),
         }];
         let Some(cache) = &self.cache else {
@@ -93,7 +94,7 @@ impl Client {
 pub(super) async fn list_cached_by_fields<K: Object>(
     cache: &Cache,
     namespace: Option<&str>,
-    requirements: &[FieldRequirement],
+    requirements: &[Requirement],
     options: &ListOptions,
     informer_of: InformerOf<K>,
 ) -> Result<Vec<K>, Error> {

@@ -99,39 +99,13 @@ use std::sync::Arc;
 use kube::api::ObjectMeta;
 pub use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 
 pub use self::options::ListOptions;
 use crate::Error;
-use crate::cache::{Cache, CachedKind, InformerOf, SharedInformer, parse_exact_selector};
+use crate::cache::{Cache, InformerOf, SharedInformer, parse_exact_selector};
+/// The bounds of every kind a [`Client`] reads or writes (controller-runtime's `client.Object`).
+pub use crate::resource::Object;
 use crate::resource::scoped::{self, Scoped, is_namespaced, kind_of};
-
-/// The bounds of every kind a [`Client`] reads or writes: a typed Kubernetes resource with a
-/// compile-time GVK that (de)serializes as JSON. Implemented for every such type (all
-/// k8s-openapi kinds and every `#[derive(CustomResource)]` kind).
-pub trait Object:
-    kube::Resource<DynamicType = ()>
-    + Clone
-    + Serialize
-    + DeserializeOwned
-    + Debug
-    + Send
-    + Sync
-    + 'static
-{
-}
-
-impl<K> Object for K where
-    K: kube::Resource<DynamicType = ()>
-        + Clone
-        + Serialize
-        + DeserializeOwned
-        + Debug
-        + Send
-        + Sync
-        + 'static
-{
-}
 
 /// Reads and writes objects of any kind: controller-runtime's `client.Client`.
 ///
@@ -471,7 +445,7 @@ async fn list_cached<K: Object>(
 
 /// The objects of `informer`'s store in `namespace` (`None` = all) whose labels match
 /// `options`, sorted by namespace then name.
-fn listed<K: CachedKind>(
+fn listed<K: Object>(
     informer: &SharedInformer<K>,
     namespace: Option<&str>,
     options: &ListOptions,
@@ -491,7 +465,7 @@ fn listed<K: CachedKind>(
 /// The object `name` in `namespace` (checked by [`required_namespace`]) from the informer
 /// `informer_of` returns (of `K`: full, metadata-only or dynamic); [`Error::NotFound`] naming
 /// `kind` if absent.
-async fn get_cached<K: CachedKind>(
+async fn get_cached<K: Object>(
     cache: &Cache,
     namespace: Option<&str>,
     name: &str,
@@ -512,7 +486,7 @@ async fn get_cached<K: CachedKind>(
 
 /// The synced informer `informer_of` returns (of `K`: full, metadata-only or dynamic),
 /// checking the cache runs and watches `namespace`; errors name `kind`.
-async fn cached_informer<K: CachedKind>(
+async fn cached_informer<K: Object>(
     cache: &Cache,
     namespace: Option<&str>,
     kind: &str,

@@ -32,7 +32,8 @@ use kube::runtime::reflector::ObjectRef;
 use tokio::sync::mpsc;
 
 use super::predicate::Predicate;
-use crate::cache::{Cache, CachedKind, Event, EventHandlerRegistration, SharedInformer, Writer};
+use crate::cache::{Cache, Event, EventHandlerRegistration, SharedInformer, Writer};
+use crate::resource::Object;
 use crate::resource::scoped::is_namespaced;
 
 /// A source of reconcile keys of kind `K` (controller-runtime's `source.Source`).
@@ -182,7 +183,7 @@ fn start_kind<K, C>(
 ) -> BoxFuture<'static, ()>
 where
     K: Resource<DynamicType = ()> + 'static,
-    C: CachedKind,
+    C: Object,
 {
     let informer = informer(&ctx.cache);
     let controller = ctx.controller;
@@ -211,12 +212,12 @@ where
 }
 
 /// `handler.EnqueueRequestForOwner(.., OnlyControllerOwner())` over kind `C`.
-pub(crate) struct Owns<C: CachedKind> {
+pub(crate) struct Owns<C: Object> {
     predicate: SourcePredicate<C>,
     informer: SourceInformer<C>,
 }
 
-impl<C: CachedKind> Owns<C> {
+impl<C: Object> Owns<C> {
     /// Over the full-object informer of `C`.
     pub(crate) fn new(predicate: SourcePredicate<C>) -> Self {
         Self::reading(predicate, Cache::informer::<C>)
@@ -256,7 +257,7 @@ where
 impl<K, C> Source<K> for Owns<C>
 where
     K: Resource<DynamicType = ()> + 'static,
-    C: CachedKind,
+    C: Object,
 {
     fn register(&self, cache: &Cache) {
         (self.informer)(cache);
@@ -270,13 +271,13 @@ where
 }
 
 /// `handler.EnqueueRequestsFromMapFunc` over kind `O`.
-pub(crate) struct Watches<O: CachedKind, F> {
+pub(crate) struct Watches<O: Object, F> {
     mapper: F,
     predicate: SourcePredicate<O>,
     informer: SourceInformer<O>,
 }
 
-impl<O: CachedKind, F> Watches<O, F> {
+impl<O: Object, F> Watches<O, F> {
     /// Over the full-object informer of `O`.
     pub(crate) fn new(mapper: F, predicate: SourcePredicate<O>) -> Self {
         Self::reading(mapper, predicate, Cache::informer::<O>)
@@ -299,7 +300,7 @@ impl<O: CachedKind, F> Watches<O, F> {
 impl<K, O, I, F> Source<K> for Watches<O, F>
 where
     K: Resource<DynamicType = ()> + 'static,
-    O: CachedKind,
+    O: Object,
     I: IntoIterator<Item = ObjectRef<K>>,
     F: Fn(&O) -> I + Send + Sync + 'static,
 {
@@ -408,7 +409,7 @@ impl<K: Resource<DynamicType = ()>> Periodic<K> {
     }
 }
 
-impl<K: CachedKind> Source<K> for Periodic<K> {
+impl<K: Object> Source<K> for Periodic<K> {
     fn start(self: Box<Self>, ctx: SourceContext<K>) -> BoxFuture<'static, ()> {
         let interval = self.interval.max(Duration::from_millis(1));
         let keys = self.keys;

@@ -283,13 +283,7 @@ where
 
 impl<K, F, Fut> Reconciler for FnReconciler<K, F>
 where
-    K: kbr_runtime::kube::Resource<DynamicType = ()>
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
+    K: kbr_runtime::client::Object,
     F: Fn(Arc<K>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<Action, Error>> + Send,
 {
