@@ -567,17 +567,20 @@ async fn the_public_cache_syncs_serves_stores_and_calls_event_handlers() -> Test
 
     // A late handler first sees the store's objects as `Added`, then every event, in order.
     let (tx, mut events) = mpsc::unbounded_channel();
-    let registration = informer.add_event_handler(move |event: &Event<ConfigMap>| {
+    // Each with its origin: the replay is the initial list, the rest come by the watch (the
+    // test's client is not the manager's, so nothing is read-your-own-writes).
+    let registration = informer.add_event_handler(move |event: &Event<ConfigMap>, origin| {
         let what = match event {
             Event::Added(_) => "added",
             Event::Updated { .. } => "updated",
             Event::Deleted(_) => "deleted",
         };
-        let _ = tx.send(format!("{what} {}", name_of(event.object().as_ref())));
+        let name = name_of(event.object().as_ref());
+        let _ = tx.send(format!("{what} {name} ({origin:?})"));
     });
     assert_eq!(
         within("replay", events.recv()).await.as_deref(),
-        Some("added before")
+        Some("added before (InitialList)")
     );
     let after = client.create(&configmap(NS, "after", "1")).await?;
     client
@@ -589,7 +592,11 @@ async fn the_public_cache_syncs_serves_stores_and_calls_event_handlers() -> Test
         )
         .await?;
     client.delete(&after).await?;
-    for expected in ["added after", "updated after", "deleted after"] {
+    for expected in [
+        "added after (Watch)",
+        "updated after (Watch)",
+        "deleted after (Watch)",
+    ] {
         assert_eq!(
             within(expected, events.recv()).await.as_deref(),
             Some(expected)
@@ -647,7 +654,7 @@ async fn a_slow_controller_queues_one_entry_per_object_not_per_event() -> TestRe
     let events = Arc::new(AtomicUsize::new(0));
     let counted = events.clone();
     let informer = manager.cache().get_informer::<ConfigMap>();
-    let _counter = informer.add_event_handler(move |_: &Event<ConfigMap>| {
+    let _counter = informer.add_event_handler(move |_: &Event<ConfigMap>, _| {
         counted.fetch_add(1, Ordering::SeqCst);
     });
     let addrs = manager.serving_addresses();

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use kube::runtime::reflector::Store;
 use tokio::sync::watch;
 
-use super::event::Event;
+use super::event::{Event, Origin};
 use super::index::IndexError;
 use super::shared_informer::SharedInformer;
 use crate::resource::Object;
@@ -77,8 +77,9 @@ impl<K: Object> Informer<K> {
     }
 
     /// Registers `handler` for every add, update and delete of the kind (client-go's
-    /// `AddEventHandler`); objects already in the synced store come first as
-    /// [`Event::Added`]. The handler is removed when the returned registration is dropped.
+    /// `AddEventHandler`), with where each comes from ([`Origin`]); objects already in the
+    /// synced store come first as [`Event::Added`] with [`Origin::InitialList`] (client-go's
+    /// `isInInitialList`). The handler is removed when the returned registration is dropped.
     ///
     /// The informer calls `handler` itself, in event order, under its lock, for every event —
     /// nothing is buffered for a slow handler. So it must be quick and must not block, and it
@@ -87,11 +88,9 @@ impl<K: Object> Informer<K> {
     /// the handler keeps receiving later events.
     pub fn add_event_handler(
         &self,
-        handler: impl Fn(&Event<K>) + Send + Sync + 'static,
+        handler: impl Fn(&Event<K>, Origin) + Send + Sync + 'static,
     ) -> EventHandlerRegistration {
-        let id = self
-            .shared
-            .add_handler(Box::new(move |event, _writer| handler(event)));
+        let id = self.shared.add_handler(Box::new(handler));
         EventHandlerRegistration::new(&self.shared, id)
     }
 

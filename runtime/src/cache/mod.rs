@@ -94,7 +94,7 @@ use tokio::task::JoinHandle;
 
 pub(crate) use self::decode::DecodeReporter;
 pub(crate) use self::dynamic::Dyn;
-pub use self::event::Event;
+pub use self::event::{Event, Origin};
 pub use self::index::IndexError;
 pub(crate) use self::index::parse_exact_selector;
 pub use self::informer::{EventHandlerRegistration, Informer};
@@ -102,21 +102,6 @@ pub(crate) use self::shared_informer::SharedInformer;
 use self::shared_informer::full_objects;
 use crate::resource::Object;
 
-/// Who made a write through the manager's client: the controller (an id unique in the process)
-/// and the object (`ObjectRef` display form) whose reconcile made it. Events a write causes
-/// carry it, so that controller's sources can ignore the echo of its own write.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Writer {
-    /// The controller's id.
-    pub(crate) controller: u64,
-    /// The reconciled object's key.
-    pub(crate) object: Arc<str>,
-}
-
-tokio::task_local! {
-    /// Set around each reconcile: the [`Writer`] of the client's writes on that task.
-    pub(crate) static WRITER: Writer;
-}
 pub use self::options::{CacheOptions, Namespaces};
 
 /// Type-erased informer operations the cache needs for lifecycle and readiness.
@@ -432,13 +417,12 @@ impl Cache {
 
     /// Read-your-own-writes: hands `obj`, just returned by the API server for a write
     /// (`created`: a create), to `K`'s informer and to `K`'s metadata-only informer (its
-    /// metadata, typed as `K`) if there are any (see [`SharedInformer::observe_write`]), tagged with the
-    /// current task's [`Writer`].
+    /// metadata, typed as `K`) if there are any (see [`SharedInformer::observe_write`]). Their
+    /// event handlers are called on this task, with [`Origin::Write`].
     pub(crate) fn observe_write<K: Object>(&self, obj: &K, created: bool) {
         let strip = self.core.inner.strip_managed_fields;
-        let writer = WRITER.try_with(Clone::clone).ok();
         if let Some(informer) = self.existing_informer::<PartialObjectMeta<K>>() {
-            informer.observe_write(metadata::partial_of(obj, strip), created, writer.clone());
+            informer.observe_write(metadata::partial_of(obj, strip), created);
         }
         let Some(informer) = self.existing_informer::<K>() else {
             return;
@@ -447,18 +431,17 @@ impl Cache {
         if strip {
             obj.meta_mut().managed_fields = None;
         }
-        informer.observe_write(obj, created, writer);
+        informer.observe_write(obj, created);
     }
 
     /// Read-your-own-writes for a delete the API server finished at once (full and
     /// metadata-only informers of `K`).
     pub(crate) fn observe_delete<K: Object>(&self, obj: &K) {
-        let writer = WRITER.try_with(Clone::clone).ok();
         if let Some(informer) = self.existing_informer::<PartialObjectMeta<K>>() {
-            informer.observe_delete(&metadata::partial_of(obj, false), writer.clone());
+            informer.observe_delete(&metadata::partial_of(obj, false));
         }
         if let Some(informer) = self.existing_informer::<K>() {
-            informer.observe_delete(obj, writer);
+            informer.observe_delete(obj);
         }
     }
 

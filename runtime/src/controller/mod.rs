@@ -85,6 +85,7 @@
 
 mod backoff;
 mod dynamic;
+mod echo;
 mod metadata;
 pub mod predicate;
 mod queue;

@@ -27,9 +27,10 @@ use tracing::Instrument;
 
 use super::Controller;
 use super::backoff::ExponentialBackoff;
+use super::echo::{self, ControllerId, is_echo};
 use super::queue::WorkQueue;
-use super::source::{SourceContext, is_echo, writer_id};
-use crate::cache::{Cache, Event, EventHandlerRegistration, WRITER};
+use super::source::SourceContext;
+use crate::cache::{Cache, Event, EventHandlerRegistration};
 use crate::metrics::{ControllerMetrics, Metrics, ReconcileResult};
 use crate::{Action, Reconciler};
 
@@ -78,8 +79,8 @@ enum Outcome {
 /// Shared by the event handlers and the workers of one controller.
 struct State<K: kube::Resource<DynamicType = ()>> {
     name: String,
-    /// This controller's identity in [`Writer`](crate::cache::Writer) tags (unique per controller in the process).
-    id: u64,
+    /// This controller's identity, for echo suppression.
+    id: ControllerId,
     queue: Arc<WorkQueue<ObjectRef<K>>>,
     backoff: ExponentialBackoff<ObjectRef<K>>,
     /// Keys queued and not yet started, with when they were first queued
@@ -150,12 +151,6 @@ fn reconcile_id() -> String {
     )
 }
 
-/// Identities of controllers in this process, for [`Writer`](crate::cache::Writer) tags.
-fn next_controller_id() -> u64 {
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    NEXT.fetch_add(1, Ordering::Relaxed)
-}
-
 async fn run<R: Reconciler>(controller: Controller<R>, ctx: RunContext) {
     let name = controller.name();
     let workers = controller.max_concurrent_reconciles;
@@ -163,7 +158,7 @@ async fn run<R: Reconciler>(controller: Controller<R>, ctx: RunContext) {
     let informer = ctx.cache.informer::<R::Object>();
     let store = informer.store();
     let (queue, timers) = WorkQueue::new(controller.debounce);
-    let id = next_controller_id();
+    let id = ControllerId::next();
     let state = Arc::new(State {
         name: name.clone(),
         id,
@@ -177,7 +172,7 @@ async fn run<R: Reconciler>(controller: Controller<R>, ctx: RunContext) {
     // `source.Kind` of the reconciled kind (`For`): an event handler on its informer.
     let predicates = controller.predicates;
     let handler_state = state.clone();
-    let primary = informer.add_handler(Box::new(move |event, writer| {
+    let primary = informer.add_handler(Box::new(move |event, origin| {
         let key = match event {
             Event::Deleted(o) if predicates.iter().all(|p| p.delete(o)) => {
                 let key = ObjectRef::from_obj(&**o);
@@ -201,7 +196,7 @@ async fn run<R: Reconciler>(controller: Controller<R>, ctx: RunContext) {
         };
         // The echo of this controller's own write to the object it was reconciling: that
         // reconcile produced this state, so it is not a change to react to.
-        if let Some(key) = key.filter(|key| !is_echo(key, writer, id)) {
+        if let Some(key) = key.filter(|key| !is_echo(id, origin, key)) {
             handler_state.trigger(key);
         }
     }));
@@ -327,11 +322,11 @@ async fn deleted_one<R: Reconciler>(
         namespace = key.namespace.as_deref().unwrap_or(""),
         name = %key.name,
     );
-    let writer = writer_id(state.id, key);
     let task = AbortOnDrop(tokio::spawn(
-        WRITER
-            .scope(writer, async move { reconciler.on_deleted(last).await })
-            .instrument(span.clone()),
+        echo::scope(state.id, key.clone(), async move {
+            reconciler.on_deleted(last).await
+        })
+        .instrument(span.clone()),
     ));
     let outcome = task.await;
     let _entered = span.enter();
@@ -348,7 +343,7 @@ async fn deleted_one<R: Reconciler>(
     }
 }
 
-/// One reconcile on its own task: span, metrics, the [`Writer`](crate::cache::Writer) tag of the client's writes,
+/// One reconcile on its own task, marked for echo suppression: span, metrics,
 /// error log. Aborted if the worker is dropped (forced shutdown).
 async fn reconcile_one<R: Reconciler>(
     reconciler: Arc<R>,
@@ -364,11 +359,11 @@ async fn reconcile_one<R: Reconciler>(
         name = %key.name,
         reconcile_id = %reconcile_id(),
     );
-    let writer = writer_id(state.id, key);
     let task = AbortOnDrop(tokio::spawn(
-        WRITER
-            .scope(writer, async move { reconciler.reconcile(obj).await })
-            .instrument(span.clone()),
+        echo::scope(state.id, key.clone(), async move {
+            reconciler.reconcile(obj).await
+        })
+        .instrument(span.clone()),
     ));
     let started = Instant::now();
     let outcome = task.await;

@@ -31,8 +31,9 @@ use kube::Resource;
 use kube::runtime::reflector::ObjectRef;
 use tokio::sync::mpsc;
 
+use super::echo::{ControllerId, is_echo};
 use super::predicate::Predicate;
-use crate::cache::{Cache, Event, EventHandlerRegistration, SharedInformer, Writer};
+use crate::cache::{Cache, Event, EventHandlerRegistration, SharedInformer};
 use crate::resource::Object;
 use crate::resource::scoped::is_namespaced;
 
@@ -78,7 +79,7 @@ pub trait Source<K: Resource<DynamicType = ()>>: Send + 'static {
 pub struct SourceContext<K: Resource<DynamicType = ()>> {
     cache: Cache,
     enqueue: Arc<dyn Fn(ObjectRef<K>) + Send + Sync>,
-    controller: u64,
+    controller: ControllerId,
 }
 
 impl<K: Resource<DynamicType = ()>> Clone for SourceContext<K> {
@@ -102,7 +103,7 @@ impl<K: Resource<DynamicType = ()>> std::fmt::Debug for SourceContext<K> {
 impl<K: Resource<DynamicType = ()>> SourceContext<K> {
     pub(crate) fn new(
         cache: Cache,
-        controller: u64,
+        controller: ControllerId,
         enqueue: impl Fn(ObjectRef<K>) + Send + Sync + 'static,
     ) -> Self {
         Self {
@@ -125,26 +126,6 @@ impl<K: Resource<DynamicType = ()>> SourceContext<K> {
     pub fn enqueue(&self, key: ObjectRef<K>) {
         (self.enqueue)(key);
     }
-}
-
-/// The tag of writes made while controller `controller` reconciles `key`.
-pub(crate) fn writer_id<K: Resource<DynamicType = ()>>(
-    controller: u64,
-    key: &ObjectRef<K>,
-) -> Writer {
-    Writer {
-        controller,
-        object: key.to_string().into(),
-    }
-}
-
-/// Whether `key` is the echo of its own reconcile's write (`writer`) in controller `controller`.
-pub(crate) fn is_echo<K: Resource<DynamicType = ()>>(
-    key: &ObjectRef<K>,
-    writer: Option<&Writer>,
-    controller: u64,
-) -> bool {
-    writer.is_some_and(|w| w.controller == controller && *w == writer_id(controller, key))
 }
 
 /// The objects an event is about (old and new for updates).
@@ -188,14 +169,14 @@ where
     let informer = informer(&ctx.cache);
     let controller = ctx.controller;
     let enqueue = Arc::clone(&ctx.enqueue);
-    let id = informer.add_handler(Box::new(move |event, writer| {
+    let id = informer.add_handler(Box::new(move |event, origin| {
         if !passes(predicate.as_deref(), event) {
             return;
         }
         let mut keys: Vec<ObjectRef<K>> = Vec::new();
         for obj in objects(event) {
             for key in map(obj) {
-                if !keys.contains(&key) && !is_echo(&key, writer, controller) {
+                if !keys.contains(&key) && !is_echo(controller, origin, &key) {
                     keys.push(key);
                 }
             }

@@ -7,13 +7,12 @@
 
 use kube::Resource;
 
-use super::super::Writer;
-use super::super::event::Event;
+use super::super::event::{Event, Origin};
 use crate::resource::scoped;
 
-/// An event handler: called with each event and the client write that caused it, if any (see
-/// the module docs for what it may do).
-pub(crate) type Handler<K> = Box<dyn Fn(&Event<K>, Option<&Writer>) + Send + Sync>;
+/// An event handler: called with each event and where it comes from (see the module docs for
+/// what it may do).
+pub(crate) type Handler<K> = Box<dyn Fn(&Event<K>, Origin) + Send + Sync>;
 
 /// The event handlers of one informer, by id, in registration order.
 pub(super) struct Handlers<K> {
@@ -53,9 +52,9 @@ impl<K: Resource<DynamicType = ()>> Handlers<K> {
     }
 
     /// Tells every handler about `event`.
-    pub(super) fn dispatch(&self, event: &Event<K>, writer: Option<&Writer>) {
+    pub(super) fn dispatch(&self, event: &Event<K>, origin: Origin) {
         for (_, handler) in &self.handlers {
-            call(handler, event, writer);
+            call(handler, event, origin);
         }
     }
 }
@@ -64,9 +63,9 @@ impl<K: Resource<DynamicType = ()>> Handlers<K> {
 pub(super) fn call<K: Resource<DynamicType = ()>>(
     handler: &Handler<K>,
     event: &Event<K>,
-    writer: Option<&Writer>,
+    origin: Origin,
 ) {
-    let called = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(event, writer)));
+    let called = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(event, origin)));
     if called.is_err() {
         let kind = scoped::kind_of::<K>();
         tracing::error!(%kind, "an event handler panicked; the event was dropped for it");

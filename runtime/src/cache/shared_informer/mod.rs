@@ -40,7 +40,6 @@ use tokio::sync::watch;
 pub(crate) use self::dispatch::Handler;
 pub(crate) use self::list_watch::{ListWatch, full_objects};
 use self::reflector::Reflector;
-use super::Writer;
 use super::decode::{DecodeReporter, Decoded, Undecodable};
 use super::index::{IndexError, IndexFn};
 use super::options::CacheOptions;
@@ -240,12 +239,12 @@ impl<K: Object> SharedInformer<K> {
     }
 
     /// Read-your-own-writes: `obj` is what the API server returned for a write through the
-    /// manager's client (`created`: a create); `writer` tags the events it causes. The store
+    /// manager's client (`created`: a create); the events it causes are [`Origin::Write`](super::Origin::Write). The store
     /// takes it at once if it is newer than what the store holds (by resourceVersion; see the
     /// `client` module docs for the rules and failure cases), never before the initial sync,
     /// for an object outside the watched namespaces, or with selectors (whether the object
     /// still matches is the API server's call). Returns whether the store changed.
-    pub(crate) fn observe_write(&self, obj: K, created: bool, writer: Option<Writer>) -> bool {
+    pub(crate) fn observe_write(&self, obj: K, created: bool) -> bool {
         let options = self.options();
         if options.label_selector.is_some() || options.field_selector.is_some() {
             return false;
@@ -254,13 +253,13 @@ impl<K: Object> SharedInformer<K> {
         if !state.has_synced() || !state.covers(&obj) {
             return false;
         }
-        state.store.write(obj, created, writer)
+        state.store.write(obj, created)
     }
 
     /// Read-your-own-writes for a delete the API server finished at once (no finalizers): the
     /// object leaves the store now if it is the one deleted (same uid). Returns whether it did.
-    pub(crate) fn observe_delete(&self, obj: &K, writer: Option<Writer>) -> bool {
+    pub(crate) fn observe_delete(&self, obj: &K) -> bool {
         let mut state = self.lock();
-        state.has_synced() && state.store.delete(obj, writer)
+        state.has_synced() && state.store.delete(obj)
     }
 }

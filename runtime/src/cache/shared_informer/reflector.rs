@@ -20,6 +20,7 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 
 use super::super::decode::{Reported, Undecodable};
+use super::super::event::Origin;
 use super::store::CacheStore;
 use crate::resource::Object;
 
@@ -146,8 +147,8 @@ impl<K: Object> Reflector<K> {
             return false;
         }
         match event {
-            watcher::Event::Apply(obj) => self.store.upsert(obj, None),
-            watcher::Event::Delete(obj) => self.store.remove(obj, None),
+            watcher::Event::Apply(obj) => self.store.upsert(obj, Origin::Watch),
+            watcher::Event::Delete(obj) => self.store.remove(obj, Origin::Watch),
             watcher::Event::Init => self.partitions[index].begin_relist(),
             watcher::Event::InitApply(obj) => {
                 if let Some(buffer) = self.partitions[index].relist.as_mut() {
@@ -165,7 +166,7 @@ impl<K: Object> Reflector<K> {
         let (listed, undecodable) = self.partitions[index].end_relist();
         let keys: HashSet<ObjectRef<K>> = listed.iter().map(ObjectRef::from_obj).collect();
         for obj in listed {
-            self.store.upsert(obj, None);
+            self.store.upsert(obj, Origin::Relist);
         }
         let partition = &self.partitions[index];
         let stale: Vec<Arc<K>> = self
@@ -177,7 +178,7 @@ impl<K: Object> Reflector<K> {
             .filter(|o| !listed_undecodable(&undecodable, o.as_ref()))
             .collect();
         for obj in stale {
-            self.store.remove(K::clone(&obj), None);
+            self.store.remove(K::clone(&obj), Origin::Relist);
         }
         self.prune_reported(index, &undecodable);
     }

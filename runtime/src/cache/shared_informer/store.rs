@@ -10,9 +10,8 @@ use kube::Resource;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::watcher;
 
-use super::super::Writer;
 use super::super::decode::Undecodable;
-use super::super::event::Event;
+use super::super::event::{Event, Origin};
 use super::super::index::{IndexError, IndexFn, Indexes};
 use super::dispatch::{Handler, Handlers, call};
 use crate::field_selector::Requirement;
@@ -81,7 +80,7 @@ impl<K: Object> CacheStore<K> {
     pub(super) fn add_handler(&mut self, handler: Handler<K>, replay: bool) -> u64 {
         if replay {
             for obj in self.reader.state() {
-                call(&handler, &Event::Added(obj), None);
+                call(&handler, &Event::Added(obj), Origin::InitialList);
             }
         }
         self.handlers.add(handler)
@@ -116,7 +115,8 @@ impl<K: Object> CacheStore<K> {
     pub(super) fn announce_initial_sync(&mut self) {
         self.indexes.rebuild(&self.reader);
         for obj in self.reader.state() {
-            self.handlers.dispatch(&Event::Added(obj), None);
+            self.handlers
+                .dispatch(&Event::Added(obj), Origin::InitialList);
         }
     }
 
@@ -125,9 +125,10 @@ impl<K: Object> CacheStore<K> {
         self.reader.state()
     }
 
-    /// Stores `obj` and tells the event handlers, unless the store already holds this version
-    /// or a newer one of the same object (the watch echo of a write the client stored already).
-    pub(super) fn upsert(&mut self, obj: K, writer: Option<Writer>) {
+    /// Stores `obj` and tells the event handlers (the change comes from `origin`), unless the
+    /// store already holds this version or a newer one of the same object (the watch echo of a
+    /// write the client stored already).
+    pub(super) fn upsert(&mut self, obj: K, origin: Origin) {
         let key = ObjectRef::from_obj(&obj);
         let old = self.reader.get(&key);
         if let Some(old) = &old
@@ -142,16 +143,14 @@ impl<K: Object> CacheStore<K> {
         };
         self.indexes.upsert(&new);
         match old {
-            Some(old) => self
-                .handlers
-                .dispatch(&Event::Updated { old, new }, writer.as_ref()),
-            None => self.handlers.dispatch(&Event::Added(new), writer.as_ref()),
+            Some(old) => self.handlers.dispatch(&Event::Updated { old, new }, origin),
+            None => self.handlers.dispatch(&Event::Added(new), origin),
         }
     }
 
     /// Removes `obj` and tells the event handlers; a delete of an object the client already
     /// removed (same uid, no longer stored) is not told twice.
-    pub(super) fn remove(&mut self, obj: K, writer: Option<Writer>) {
+    pub(super) fn remove(&mut self, obj: K, origin: Origin) {
         let key = ObjectRef::from_obj(&obj);
         let uid = obj.meta().uid.clone().unwrap_or_default();
         let stored = self.reader.get(&key);
@@ -163,15 +162,14 @@ impl<K: Object> CacheStore<K> {
             .apply_watcher_event(&watcher::Event::Delete(obj));
         self.indexes.remove(&key);
         self.deleted.insert(uid);
-        self.handlers
-            .dispatch(&Event::Deleted(last), writer.as_ref());
+        self.handlers.dispatch(&Event::Deleted(last), origin);
     }
 
     /// Read-your-own-writes: takes `obj`, what the API server returned for a write (`created`:
     /// a create), if it is newer than what the store holds: a stored object only by a newer
     /// version of itself (same uid, greater resourceVersion), a missing one only by a create of
     /// an object not seen deleted. Returns whether the store changed.
-    pub(super) fn write(&mut self, obj: K, created: bool, writer: Option<Writer>) -> bool {
+    pub(super) fn write(&mut self, obj: K, created: bool) -> bool {
         let uid = obj.meta().uid.clone().unwrap_or_default();
         let newer = match self.reader.get(&ObjectRef::from_obj(&obj)) {
             Some(stored) => {
@@ -182,17 +180,17 @@ impl<K: Object> CacheStore<K> {
             None => created && !self.deleted.contains(&uid),
         };
         if newer {
-            self.upsert(obj, writer);
+            self.upsert(obj, Origin::Write);
         }
         newer
     }
 
     /// Read-your-own-writes for a delete the API server finished at once: the object leaves
     /// the store if it is the one deleted (same uid). Returns whether it did.
-    pub(super) fn delete(&mut self, obj: &K, writer: Option<Writer>) -> bool {
+    pub(super) fn delete(&mut self, obj: &K) -> bool {
         match self.reader.get(&ObjectRef::from_obj(obj)) {
             Some(stored) if stored.meta().uid.is_some() && stored.meta().uid == obj.meta().uid => {
-                self.remove(K::clone(&stored), writer);
+                self.remove(K::clone(&stored), Origin::Write);
                 true
             }
             _ => false,
@@ -209,7 +207,7 @@ impl<K: Object> CacheStore<K> {
         };
         let same = stored.meta().uid == item.meta.uid;
         if same == deleted {
-            self.remove(K::clone(&stored), None);
+            self.remove(K::clone(&stored), Origin::Watch);
         }
     }
 }

@@ -9,21 +9,20 @@ use tokio::sync::mpsc;
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 
-use super::super::Writer;
 use super::super::decode::{DecodeReporter, Decoded};
-use super::super::event::Event;
+use super::super::event::{Event, Origin};
 use super::super::options::CacheOptions;
 use super::{SharedInformer, full_objects};
 use crate::metrics::InformerMetrics;
 
 /// What an event handler was called with.
-type Notification = (Event<ConfigMap>, Option<Writer>);
+type Notification = (Event<ConfigMap>, Origin);
 
 /// An event handler that forwards every call to a channel the test reads.
 fn subscribe(informer: &SharedInformer<ConfigMap>) -> mpsc::UnboundedReceiver<Notification> {
     let (tx, rx) = mpsc::unbounded_channel();
-    informer.add_handler(Box::new(move |event, writer| {
-        let _ = tx.send((event.clone(), writer.cloned()));
+    informer.add_handler(Box::new(move |event, origin| {
+        let _ = tx.send((event.clone(), origin));
     }));
     rx
 }
@@ -68,8 +67,12 @@ fn synced(
     }
     reporter.receive(&informer, watcher::Event::InitDone);
     assert!(informer.has_synced());
+    // A handler added after the sync is told the store as the initial list.
     let mut events = subscribe(&informer);
-    while events.try_recv().is_ok() {}
+    while let Ok((event, origin)) = events.try_recv() {
+        assert!(matches!(event, Event::Added(_)), "{event:?}");
+        assert_eq!(origin, Origin::InitialList);
+    }
     (informer, events, reporter)
 }
 
@@ -165,7 +168,7 @@ fn a_watch_modified_that_does_not_decode_keeps_the_last_decodable_version() {
     assert_eq!(reporter.count(), 2);
     // Once it decodes again, controllers see the update from the last decodable version.
     reporter.receive(&informer, watcher::Event::Apply(good("a", "4", "ua")));
-    let Ok((Event::Updated { old, new }, None)) = events.try_recv() else {
+    let Ok((Event::Updated { old, new }, Origin::Watch)) = events.try_recv() else {
         panic!("no update event");
     };
     assert_eq!(old.metadata.resource_version.as_deref(), Some("1"));
@@ -181,7 +184,7 @@ fn an_undecodable_object_of_another_uid_replaces_a_deleted_one() {
     reporter.receive(&informer, watcher::Event::Apply(bad("a", "5", "other")));
     assert_eq!(stored(&informer, "a"), None);
     assert!(
-        matches!(events.try_recv(), Ok((Event::Deleted(o), None)) if o.metadata.uid.as_deref() == Some("ua"))
+        matches!(events.try_recv(), Ok((Event::Deleted(o), Origin::Watch)) if o.metadata.uid.as_deref() == Some("ua"))
     );
 }
 
@@ -201,7 +204,8 @@ fn a_relist_keeps_the_last_decodable_version_of_an_undecodable_object() {
     assert_eq!(stored(&informer, "b"), None);
     assert_eq!(stored(&informer, "c"), None);
     let mut deleted = Vec::new();
-    while let Ok((event, _)) = events.try_recv() {
+    while let Ok((event, origin)) = events.try_recv() {
+        assert_eq!(origin, Origin::Relist);
         let Event::Deleted(obj) = event else {
             panic!("unexpected {event:?}");
         };
@@ -224,7 +228,7 @@ fn deleting_an_undecodable_object_removes_its_last_decodable_version() {
     reporter.receive(&informer, watcher::Event::Apply(bad("a", "2", "ua")));
     reporter.receive(&informer, watcher::Event::Delete(bad("a", "3", "ua")));
     assert_eq!(stored(&informer, "a"), None);
-    let Ok((Event::Deleted(last), None)) = events.try_recv() else {
+    let Ok((Event::Deleted(last), Origin::Watch)) = events.try_recv() else {
         panic!("no delete event");
     };
     assert_eq!(last.metadata.resource_version.as_deref(), Some("1"));
