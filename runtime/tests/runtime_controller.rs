@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use kbr_runtime::client::{ListOptions, Patch, PatchParams};
 use kbr_runtime::controller::predicate::GenerationChanged;
+use kbr_runtime::controller::source::Kind;
 use kbr_runtime::k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStatus};
 use kbr_runtime::k8s_openapi::api::core::v1::{
     ConfigMap, Container, PodSpec, PodTemplateSpec, Secret, ServiceAccount,
@@ -199,7 +200,7 @@ async fn one_key_is_never_reconciled_concurrently() -> TestResult {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn owned_object_changes_enqueue_the_owner() -> TestResult {
     let env = TestEnv::start(Scheme::new()).await?;
-    owned_changes_enqueue_the_owner(&env, |c| c.owns::<Secret>()).await
+    owned_changes_enqueue_the_owner(&env, |c| c.owns(Kind::<Secret>::new())).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -691,7 +692,7 @@ async fn a_create_then_a_reconcile_of_the_same_owner_does_not_create_again() -> 
                 Ok(Action::requeue(Duration::ZERO))
             }
         }))
-        .owns::<Secret>(),
+        .owns(Kind::<Secret>::new()),
     )?;
     let running = Running::start(manager);
     let client = Client::new(server.kube_client());
@@ -739,7 +740,7 @@ async fn the_echo_of_an_own_write_does_not_enqueue_the_owner_again() -> TestResu
                 Ok(Action::await_change())
             }
         }))
-        .owns::<Secret>(),
+        .owns(Kind::<Secret>::new()),
     )?;
     let running = Running::start(manager);
     let client = Client::new(server.kube_client());
@@ -837,10 +838,13 @@ async fn predicates_on_owned_and_watched_kinds_filter_deletes() -> TestResult {
     let mut manager = manager_on(&env, options_on(&env, &["default"]));
     manager.add_controller(
         Controller::new(sends_names(tx))
-            .owns_with::<Secret>(NoDeletes)
-            .watches_with(NoDeletes, |sa: &ServiceAccount| {
-                Some(ObjectRef::<ConfigMap>::new(&name_of(sa)).within("default"))
-            }),
+            .owns(Kind::<Secret>::new().with_predicate(NoDeletes))
+            .watches(
+                Kind::<ServiceAccount>::new().with_predicate(NoDeletes),
+                |sa: &ServiceAccount| {
+                    Some(ObjectRef::<ConfigMap>::new(&name_of(sa)).within("default"))
+                },
+            ),
     )?;
     let running = Running::start(manager);
     let client = env.client();

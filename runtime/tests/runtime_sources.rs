@@ -18,7 +18,7 @@ use kbr_runtime::controller::predicate::{
     AnnotationsChanged, GenerationChanged, LabelSelector, LabelsChanged, Predicate,
     ResourceVersionChanged,
 };
-use kbr_runtime::controller::source::{Channel, Periodic};
+use kbr_runtime::controller::source::{Channel, Kind, Periodic};
 use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
 use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kbr_runtime::kube::core::Selector;
@@ -346,10 +346,11 @@ async fn every_builtin_predicate_filters_creates_updates_and_deletes_on_every_so
         manager.add_controller(
             Controller::new(Reporter { tx })
                 .with_predicate(Boxed(for_p.parent))
-                .owns_with::<Child>(Boxed(owns_p.child))
-                .watches_with(Boxed(watches_p.watched), |w: &Watched| {
-                    Some(ObjectRef::<Parent>::new(&w.spec.target).within(NS))
-                }),
+                .owns(Kind::<Child>::new().with_predicate(Boxed(owns_p.child)))
+                .watches(
+                    Kind::<Watched>::new().with_predicate(Boxed(watches_p.watched)),
+                    |w: &Watched| Some(ObjectRef::<Parent>::new(&w.spec.target).within(NS)),
+                ),
         )?;
         // The Parents owned and watched objects map to: `a` for rows, `b` for sentinels.
         let mut parents = Vec::new();

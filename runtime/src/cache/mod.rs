@@ -38,8 +38,8 @@
 //! `apiVersion`/`kind`, without `managedFields` when those are stripped. It is keyed apart from
 //! the full informer of `K` (both may exist), takes `K`'s [`CacheOptions`], counts for readiness
 //! and stops with the cache, and the client's writes of `K` reach it at once like the full
-//! one. [`Controller::owns_metadata`](crate::Controller::owns_metadata),
-//! [`Controller::watches_metadata`](crate::Controller::watches_metadata),
+//! one. Controllers' sources of a
+//! [`Kind::metadata`](crate::controller::source::Kind::metadata),
 //! [`Client::get_metadata`](crate::Client::get_metadata) and
 //! [`Client::list_metadata`](crate::Client::list_metadata) read it.
 //!
@@ -48,8 +48,8 @@
 //! They are keyed by group, version and kind instead of a Rust type, so each GVK has one
 //! informer however many controllers watch it; a cluster-scoped one always watches
 //! cluster-wide. They take no [`CacheOptions`], and the client's typed writes do not reach them
-//! at once. [`Controller::watches_dynamic`](crate::Controller::watches_dynamic),
-//! [`Controller::owns_dynamic`](crate::Controller::owns_dynamic),
+//! at once. Controllers' sources of a
+//! [`Kind::dynamic`](crate::controller::source::Kind::dynamic),
 //! [`Client::get_dynamic`](crate::Client::get_dynamic) and
 //! [`Client::list_dynamic`](crate::Client::list_dynamic) read them.
 

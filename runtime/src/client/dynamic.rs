@@ -1,9 +1,9 @@
 //! Reads of kinds known only at run time: controller-runtime's client `Get`/`List` of
 //! `unstructured.Unstructured`, as [`Client`] methods over kube's [`DynamicObject`].
 //!
-//! A cached client serves them from the cache's dynamic informer of the kind (the one
-//! [`Controller::watches_dynamic`](crate::Controller::watches_dynamic) and
-//! [`Controller::owns_dynamic`](crate::Controller::owns_dynamic) read), keyed by group, version
+//! A cached client serves them from the cache's dynamic informer of the kind (the one a
+//! controller's [`Kind::dynamic`](crate::controller::source::Kind::dynamic) reads), keyed by
+//! group, version
 //! and kind and started and synced on first use. An uncached client asks the API server.
 
 use kube::core::discovery::Scope;

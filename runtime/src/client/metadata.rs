@@ -1,9 +1,8 @@
 //! Metadata-only reads: controller-runtime's client `Get`/`List` of
 //! `metav1.PartialObjectMetadata` (`PartialObjectMetadataList`), as [`Client`] methods.
 //!
-//! A cached client serves them from the cache's metadata-only informer of the kind (the one
-//! [`Controller::owns_metadata`](crate::Controller::owns_metadata) and
-//! [`Controller::watches_metadata`](crate::Controller::watches_metadata) read), started and
+//! A cached client serves them from the cache's metadata-only informer of the kind (the one a
+//! controller's [`Kind::metadata`](crate::controller::source::Kind::metadata) reads), started and
 //! synced on first use like the full informer of [`Client::get`]; it holds only each object's
 //! metadata, so reading the metadata of many Secrets or Pods does not cache their data. The
 //! client's own writes of `K` reach it at once (read-your-own-writes, see the

@@ -27,10 +27,11 @@ use tracing::Instrument;
 
 use super::Controller;
 use super::backoff::ExponentialBackoff;
-use super::echo::{self, ControllerId, is_echo};
+use super::echo::{self, ControllerId};
+use super::handler::{EventHandler, Queue};
 use super::queue::WorkQueue;
-use super::source::SourceContext;
-use crate::cache::{Cache, Event, EventHandlerRegistration};
+use super::source::{KindSource, Source, SourceContext};
+use crate::cache::Cache;
 use crate::metrics::{ControllerMetrics, Metrics, ReconcileResult};
 use crate::{Action, Reconciler};
 
@@ -169,46 +170,33 @@ async fn run<R: Reconciler>(controller: Controller<R>, ctx: RunContext) {
         metrics,
     });
 
-    // `source.Kind` of the reconciled kind (`For`): an event handler on its informer.
-    let predicates = controller.predicates;
-    let handler_state = state.clone();
-    let primary = informer.add_handler(Box::new(move |event, origin| {
-        let key = match event {
-            Event::Deleted(o) if predicates.iter().all(|p| p.delete(o)) => {
-                let key = ObjectRef::from_obj(&**o);
-                handler_state
+    let queue_state = state.clone();
+    let context = SourceContext::new(
+        ctx.cache.clone(),
+        Queue {
+            controller: id,
+            add: Arc::new(move |key, _priority| queue_state.trigger(key)),
+        },
+    );
+    // `For`: the reconciled kind is a source like the others, whose handler enqueues the
+    // object itself and keeps the last state of a deleted one for `on_deleted`.
+    let deleted_state = state.clone();
+    let primary = KindSource::new(
+        controller.primary,
+        EventHandler::Object {
+            key: |obj: &R::Object| ObjectRef::from_obj(obj),
+            deleted: Box::new(move |key, last| {
+                deleted_state
                     .deleted
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
-                    .insert(key.clone(), o.clone());
-                // Even when its own reconcile deleted it: `on_deleted` runs once for every
-                // deleted object, and the last state stored above is not left behind.
-                handler_state.trigger(key);
-                return;
-            }
-            Event::Added(o) if predicates.iter().all(|p| p.create(o)) => {
-                Some(ObjectRef::from_obj(&**o))
-            }
-            Event::Updated { old, new } if predicates.iter().all(|p| p.update(old, new)) => {
-                Some(ObjectRef::from_obj(&**new))
-            }
-            _ => None,
-        };
-        // The echo of this controller's own write to the object it was reconciling: that
-        // reconcile produced this state, so it is not a change to react to.
-        if let Some(key) = key.filter(|key| !is_echo(id, origin, key)) {
-            handler_state.trigger(key);
-        }
-    }));
-    let primary = EventHandlerRegistration::new(&informer, primary);
-    let enqueue_state = state.clone();
-    let context = SourceContext::new(ctx.cache.clone(), id, move |key| {
-        enqueue_state.trigger(key);
-    });
-    let sources: Vec<BoxFuture<'static, ()>> = controller
-        .sources
-        .into_iter()
-        .map(|source| source.start(context.clone()))
+                    .insert(key, last);
+            }),
+        },
+    );
+    let sources: Vec<BoxFuture<'static, ()>> = std::iter::once(Box::new(primary) as Box<_>)
+        .chain(controller.sources)
+        .map(|source: Box<dyn Source<R::Object>>| source.start(context.clone()))
         .collect();
     drop(context);
     let mut stop = ctx.stop;
@@ -223,8 +211,8 @@ async fn run<R: Reconciler>(controller: Controller<R>, ctx: RunContext) {
             _ = stop.wait_for(|stopped| *stopped) => {}
             () = sources => {}
         }
-        // Stop: no handler or source enqueues any more, then the workers drain.
-        drop(primary);
+        // Stop: the sources are dropped with the select (their event handlers removed), so
+        // nothing enqueues any more; then the workers drain.
         feeder_state.queue.shut_down();
     };
     let _timers = AbortOnDrop(tokio::spawn(queue.clone().run_timers(timers)));
@@ -410,6 +398,8 @@ mod tests {
     async fn a_stopped_controller_leaves_no_event_handler_behind() {
         use k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
 
+        use crate::controller::source::Kind;
+
         struct Noop;
         impl Reconciler for Noop {
             type Object = ConfigMap;
@@ -428,8 +418,10 @@ mod tests {
         let mut manager =
             crate::Manager::with_client(server.kube_client(), crate::Scheme::new(), options);
         let controller = Controller::new(Noop)
-            .owns::<Secret>()
-            .watches(|_: &ServiceAccount| None::<ObjectRef<ConfigMap>>);
+            .owns(Kind::<Secret>::new())
+            .watches(Kind::<ServiceAccount>::new(), |_| {
+                None::<ObjectRef<ConfigMap>>
+            });
         assert!(manager.add_controller(controller).is_ok());
         let cache = manager.cache();
         let counts = || {

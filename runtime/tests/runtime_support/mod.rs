@@ -215,8 +215,8 @@ pub fn sends_names(tx: mpsc::UnboundedSender<String>) -> SendsNames {
 
 /// Runs a ConfigMap controller in namespace `default` of `env`, with the sources `sources`
 /// adds, and checks that creating, labelling and deleting a Secret controlled by ConfigMap
-/// `owner` each reconcile the owner: the common test of `owns`, `owns_metadata` and
-/// `owns_dynamic`.
+/// `owner` each reconcile the owner: the common test of `owns` over a kind, its metadata and
+/// a dynamic kind.
 pub async fn owned_changes_enqueue_the_owner(
     env: &TestEnv,
     sources: impl FnOnce(Controller<SendsNames>) -> Controller<SendsNames>,
