@@ -4,8 +4,10 @@
 //!
 //! Semantics, as client-go's `Typed` queue defines them:
 //!
-//! - **dirty** set: keys that need a reconcile. [`WorkQueue::add`] of a key that is already
-//!   dirty does nothing, so any number of triggers while a key waits fold into one reconcile.
+//! - **dirty** set: keys that need a reconcile, with when each became dirty (client-go's
+//!   `addTimes`, for `workqueue_queue_duration_seconds`). [`WorkQueue::add`] of a key that is
+//!   already dirty does nothing, so any number of triggers while a key waits fold into one
+//!   reconcile. It is the only record of pending work: the controller keeps none of its own.
 //! - **processing** set: keys handed to a worker by [`WorkQueue::get`] and not yet
 //!   [`done`](WorkQueue::done). A key added while it is processing is only marked dirty; `done`
 //!   puts it back into the queue once. So a key is never reconciled by two workers at once, and
@@ -16,10 +18,13 @@
 //!   (`Action::requeue`), error backoff (`AddRateLimited`, with the per-key
 //!   [`ExponentialBackoff`](super::ExponentialBackoff) and its `Forget`) and the debounce use it.
 //! - **debounce** (kube-runtime's `controller::Config::debounce`; client-go has none): with a
-//!   non-zero debounce, a trigger for a key that is neither dirty nor waiting does not queue it
-//!   at once but after the debounce, and further triggers in that window fold into it. The window
-//!   starts at the first trigger and is not extended by later ones, so a key that changes
-//!   continuously is still reconciled once per window.
+//!   non-zero debounce, an [`add`](WorkQueue::add) of a key that is neither dirty nor waiting does
+//!   not queue it at once but after the debounce, and further adds in that window fold into it.
+//!   The window starts at the first add and is not extended by later ones, so a key that changes
+//!   continuously is still reconciled once per window. Delayed adds are not debounced.
+//! - **metrics** (client-go's `queueMetrics`): the queue counts `workqueue_adds_total` (a key
+//!   becoming dirty), keeps `workqueue_depth` and observes `workqueue_queue_duration_seconds`
+//!   (from becoming dirty to a worker taking it).
 //! - **shutdown** (`ShutDown`): adds are ignored and [`WorkQueue::get`] returns `None` at once,
 //!   so workers finish their in-flight reconcile and stop; keys still queued are dropped (the
 //!   next leader or process start lists everything again).
@@ -33,11 +38,14 @@ use std::time::Duration;
 use tokio::sync::{Notify, mpsc};
 use tokio::time::Instant;
 
+use crate::metrics::ControllerMetrics;
+
 struct Inner<T> {
     /// Keys ready for a worker, in the order they became ready (client-go's `queue`).
     queue: VecDeque<T>,
-    /// Keys that need a reconcile: queued, or processing and triggered again.
-    dirty: HashSet<T>,
+    /// Keys that need a reconcile (queued, or processing and added again), with when each
+    /// became dirty.
+    dirty: HashMap<T, Instant>,
     /// Keys a worker holds.
     processing: HashSet<T>,
     /// Keys waiting for a delayed add, with the earliest time they become ready.
@@ -54,17 +62,21 @@ pub(crate) struct WorkQueue<T> {
     /// Delayed adds, for the timer task ([`WorkQueue::run_timers`]).
     timers: mpsc::UnboundedSender<(Instant, T)>,
     debounce: Duration,
+    metrics: ControllerMetrics,
 }
 
 impl<T: Eq + Hash + Clone + Send + 'static> WorkQueue<T> {
-    /// An empty queue with `debounce` (zero: no debounce) and the receiver of its delayed adds,
-    /// to be driven by [`WorkQueue::run_timers`].
-    pub(crate) fn new(debounce: Duration) -> (Arc<Self>, mpsc::UnboundedReceiver<(Instant, T)>) {
+    /// An empty queue with `debounce` (zero: no debounce) reporting to `metrics`, and the
+    /// receiver of its delayed adds, to be driven by [`WorkQueue::run_timers`].
+    pub(crate) fn new(
+        debounce: Duration,
+        metrics: ControllerMetrics,
+    ) -> (Arc<Self>, mpsc::UnboundedReceiver<(Instant, T)>) {
         let (timers, rx) = mpsc::unbounded_channel();
         let queue = Arc::new(Self {
             inner: Mutex::new(Inner {
                 queue: VecDeque::new(),
-                dirty: HashSet::new(),
+                dirty: HashMap::new(),
                 processing: HashSet::new(),
                 waiting: HashMap::new(),
                 shutting_down: false,
@@ -72,6 +84,7 @@ impl<T: Eq + Hash + Clone + Send + 'static> WorkQueue<T> {
             ready: Notify::new(),
             timers,
             debounce,
+            metrics,
         });
         (queue, rx)
     }
@@ -80,35 +93,40 @@ impl<T: Eq + Hash + Clone + Send + 'static> WorkQueue<T> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// A trigger for `key` (an event): queued now, or after the debounce. Returns whether the
-    /// key became dirty (it was not queued, waiting or dirty already).
-    pub(crate) fn trigger(&self, key: T) -> bool {
+    /// Asks for a reconcile of `key` (client-go's `Add`): marks it dirty and queues it unless a
+    /// worker holds it — or, with a debounce, does so once the debounce passed. Returns whether
+    /// it will become dirty (`false`: folded into a pending reconcile, or shutting down).
+    pub(crate) fn add(&self, key: T) -> bool {
         if self.debounce.is_zero() {
-            return self.add(key);
+            return self.insert(key);
         }
         {
             let inner = self.lock();
-            if inner.shutting_down || inner.dirty.contains(&key) || inner.waiting.contains_key(&key)
+            if inner.shutting_down
+                || inner.dirty.contains_key(&key)
+                || inner.waiting.contains_key(&key)
             {
                 return false;
             }
         }
         self.add_after(key, self.debounce);
-        false
+        true
     }
 
-    /// Marks `key` dirty and queues it unless a worker holds it (client-go's `Add`). Returns
-    /// whether it became dirty (`false`: folded into a pending reconcile, or shutting down).
-    pub(crate) fn add(&self, key: T) -> bool {
+    /// Marks `key` dirty and queues it unless a worker holds it, now. Returns whether it became
+    /// dirty.
+    fn insert(&self, key: T) -> bool {
         let mut inner = self.lock();
-        if inner.shutting_down || inner.dirty.contains(&key) {
+        if inner.shutting_down || inner.dirty.contains_key(&key) {
             return false;
         }
-        inner.dirty.insert(key.clone());
+        inner.dirty.insert(key.clone(), Instant::now());
+        self.metrics.queue_added();
         if inner.processing.contains(&key) {
             return true;
         }
         inner.queue.push_back(key);
+        self.metrics.set_depth(inner.queue.len());
         drop(inner);
         self.ready.notify_one();
         true
@@ -118,7 +136,7 @@ impl<T: Eq + Hash + Clone + Send + 'static> WorkQueue<T> {
     /// earlier time.
     pub(crate) fn add_after(&self, key: T, delay: Duration) {
         if delay.is_zero() {
-            self.add(key);
+            self.insert(key);
             return;
         }
         let at = Instant::now() + delay;
@@ -146,7 +164,10 @@ impl<T: Eq + Hash + Clone + Send + 'static> WorkQueue<T> {
                     return None;
                 }
                 if let Some(key) = inner.queue.pop_front() {
-                    inner.dirty.remove(&key);
+                    if let Some(since) = inner.dirty.remove(&key) {
+                        self.metrics.queue_waited(since.elapsed());
+                    }
+                    self.metrics.set_depth(inner.queue.len());
                     inner.processing.insert(key.clone());
                     if !inner.queue.is_empty() {
                         // Another worker may take the next one (one permit per `notify_one`
@@ -165,14 +186,16 @@ impl<T: Eq + Hash + Clone + Send + 'static> WorkQueue<T> {
     pub(crate) fn done(&self, key: &T) {
         let mut inner = self.lock();
         inner.processing.remove(key);
-        if inner.dirty.contains(key) && !inner.shutting_down {
+        if inner.dirty.contains_key(key) && !inner.shutting_down {
             inner.queue.push_back(key.clone());
+            self.metrics.set_depth(inner.queue.len());
             drop(inner);
             self.ready.notify_one();
         }
     }
 
     /// Keys queued and not yet handed to a worker (client-go's `Len`).
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.lock().queue.len()
     }
@@ -223,7 +246,7 @@ impl<T: Eq + Hash + Clone + Send + 'static> WorkQueue<T> {
                             }
                         };
                         if due {
-                            self.add(key);
+                            self.insert(key);
                         }
                     }
                 }
@@ -268,9 +291,13 @@ impl<T> Ord for Entry<T> {
 mod tests {
     use super::*;
 
+    fn metrics() -> ControllerMetrics {
+        crate::metrics::Metrics::new().controller("test", 1)
+    }
+
     #[tokio::test]
     async fn adds_while_queued_fold_into_one() {
-        let (queue, _timers) = WorkQueue::<&str>::new(Duration::ZERO);
+        let (queue, _timers) = WorkQueue::<&str>::new(Duration::ZERO, metrics());
         assert!(queue.add("a"));
         assert!(!queue.add("a"));
         assert!(queue.add("b"));
@@ -282,7 +309,7 @@ mod tests {
 
     #[tokio::test]
     async fn adds_while_processing_requeue_once_after_done() {
-        let (queue, _timers) = WorkQueue::<&str>::new(Duration::ZERO);
+        let (queue, _timers) = WorkQueue::<&str>::new(Duration::ZERO, metrics());
         queue.add("a");
         assert_eq!(queue.get().await, Some("a"));
         for _ in 0..100 {
@@ -299,7 +326,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn delayed_adds_keep_the_earliest_time_and_fire_once() {
-        let (queue, timers) = WorkQueue::<&str>::new(Duration::ZERO);
+        let (queue, timers) = WorkQueue::<&str>::new(Duration::ZERO, metrics());
         let timer_task = tokio::spawn(queue.clone().run_timers(timers));
         queue.add_after("a", Duration::from_secs(10));
         queue.add_after("a", Duration::from_secs(1));
@@ -317,10 +344,10 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn debounce_folds_a_burst_into_one_add() {
-        let (queue, timers) = WorkQueue::<&str>::new(Duration::from_millis(50));
+        let (queue, timers) = WorkQueue::<&str>::new(Duration::from_millis(50), metrics());
         let timer_task = tokio::spawn(queue.clone().run_timers(timers));
         for _ in 0..20 {
-            queue.trigger("a");
+            queue.add("a");
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
         assert_eq!(queue.len(), 0, "nothing queued inside the window");
@@ -331,7 +358,7 @@ mod tests {
 
     #[tokio::test]
     async fn shutdown_wakes_waiting_workers() {
-        let (queue, _timers) = WorkQueue::<&str>::new(Duration::ZERO);
+        let (queue, _timers) = WorkQueue::<&str>::new(Duration::ZERO, metrics());
         let waiting = tokio::spawn({
             let queue = queue.clone();
             async move { queue.get().await }

@@ -4,7 +4,7 @@
 //! through the per-key [`ExponentialBackoff`], every terminal path of a key `forget`s it.
 //!
 //! The reconciled kind and the owned and watched kinds feed the queue through event handlers
-//! the informers call (see [`super::source`]): a handler filters, maps and `trigger`s, all
+//! the informers call (see [`super::source`]): a handler filters, maps and adds keys, all
 //! synchronous, so no buffer between informer and queue grows with the event rate. When the
 //! manager stops, the handlers are removed and the sources' futures dropped.
 
@@ -28,7 +28,7 @@ use tracing::Instrument;
 use super::Controller;
 use super::backoff::ExponentialBackoff;
 use super::echo::{self, ControllerId};
-use super::handler::{EventHandler, Queue};
+use super::handler::{EventHandler, Priority, Queue};
 use super::queue::WorkQueue;
 use super::source::{KindSource, Source, SourceContext};
 use crate::cache::Cache;
@@ -84,39 +84,17 @@ struct State<K: kube::Resource<DynamicType = ()>> {
     id: ControllerId,
     queue: Arc<WorkQueue<ObjectRef<K>>>,
     backoff: ExponentialBackoff<ObjectRef<K>>,
-    /// Keys queued and not yet started, with when they were first queued
-    /// (`workqueue_queue_duration_seconds`).
-    pending: Mutex<HashMap<ObjectRef<K>, Instant>>,
     /// Last states of deleted objects whose `on_deleted` has not succeeded yet.
     deleted: Mutex<HashMap<ObjectRef<K>, Arc<K>>>,
     metrics: ControllerMetrics,
 }
 
 impl<K: kube::Resource<DynamicType = ()> + 'static> State<K> {
-    /// An event asks for a reconcile of `key`.
-    fn trigger(&self, key: ObjectRef<K>) {
-        {
-            let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-            if !pending.contains_key(&key) {
-                pending.insert(key.clone(), Instant::now());
-                self.metrics.queue_added();
-            }
-        }
-        self.queue.trigger(key);
-        self.metrics.set_depth(self.queue.len());
-    }
-
-    /// A worker took `key` from the queue.
-    fn dequeued(&self, key: &ObjectRef<K>) {
-        let since = self
-            .pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(key);
-        if let Some(since) = since {
-            self.metrics.queue_waited(since.elapsed());
-        }
-        self.metrics.set_depth(self.queue.len());
+    /// Asks for a reconcile of `key` at `priority`. The work queue serves keys in order; the
+    /// priority is for issue 27's priority queue, which orders by it.
+    fn add(&self, key: ObjectRef<K>, priority: Priority) {
+        let _ = priority;
+        self.queue.add(key);
     }
 }
 
@@ -158,14 +136,13 @@ async fn run<R: Reconciler>(controller: Controller<R>, ctx: RunContext) {
     let metrics = ctx.metrics.controller(&name, workers);
     let informer = ctx.cache.informer::<R::Object>();
     let store = informer.store();
-    let (queue, timers) = WorkQueue::new(controller.debounce);
+    let (queue, timers) = WorkQueue::new(controller.debounce, metrics.clone());
     let id = ControllerId::next();
     let state = Arc::new(State {
         name: name.clone(),
         id,
         queue: queue.clone(),
         backoff: ExponentialBackoff::new(controller.backoff.0, controller.backoff.1),
-        pending: Mutex::new(HashMap::new()),
         deleted: Mutex::new(HashMap::new()),
         metrics,
     });
@@ -175,7 +152,7 @@ async fn run<R: Reconciler>(controller: Controller<R>, ctx: RunContext) {
         ctx.cache.clone(),
         Queue {
             controller: id,
-            add: Arc::new(move |key, _priority| queue_state.trigger(key)),
+            add: Arc::new(move |key, priority| queue_state.add(key, priority)),
         },
     );
     // `For`: the reconciled kind is a source like the others, whose handler enqueues the
@@ -245,7 +222,6 @@ async fn worker<R: Reconciler>(
         return;
     }
     while let Some(key) = state.queue.get().await {
-        state.dequeued(&key);
         let current = store.get(&key);
         let gone = state
             .deleted
