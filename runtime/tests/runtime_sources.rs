@@ -1,6 +1,6 @@
 //! Event sources and the public cache: every built-in predicate on every source kind (For,
 //! Owns, Watches) for creates, updates and deletes; channel and periodic sources; the cache's
-//! `get_informer`, `wait_for_cache_sync` and event handlers; and a slow controller whose queue
+//! `informer`, `wait_for_cache_sync` and event handlers; and a slow controller whose queue
 //! holds one entry per object however many events arrive. On the fake API server, or on
 //! envtest when `KUBEBUILDER_ASSETS` is set.
 #![cfg(feature = "testing")]
@@ -535,7 +535,7 @@ async fn the_public_cache_syncs_serves_stores_and_calls_event_handlers() -> Test
     client.create(&configmap(NS, "before", "1")).await?;
     let manager = manager_on(&env, options_on(&env, &[NS]));
     let cache = manager.cache();
-    let informer = cache.get_informer::<ConfigMap>();
+    let informer = cache.informer::<ConfigMap>();
     // The informer's indexes are the client's: one registry, one name space.
     informer.add_index("data.value", |cm: &ConfigMap| vec![value(cm)])?;
     let again = manager
@@ -608,7 +608,7 @@ async fn the_public_cache_syncs_serves_stores_and_calls_event_handlers() -> Test
     assert!(within("handler removed", events.recv()).await.is_none());
 
     // A kind first asked for while the manager runs is started and synced too.
-    let late = cache.get_informer::<kbr_runtime::k8s_openapi::api::core::v1::Secret>();
+    let late = cache.informer::<kbr_runtime::k8s_openapi::api::core::v1::Secret>();
     assert!(within("late informer sync", late.wait_for_sync()).await);
     assert!(within("cache sync again", cache.wait_for_cache_sync()).await);
     running.stop().await?;
@@ -654,7 +654,7 @@ async fn a_slow_controller_queues_one_entry_per_object_not_per_event() -> TestRe
     )?;
     let events = Arc::new(AtomicUsize::new(0));
     let counted = events.clone();
-    let informer = manager.cache().get_informer::<ConfigMap>();
+    let informer = manager.cache().informer::<ConfigMap>();
     let _counter = informer.add_event_handler(move |_: &Event<ConfigMap>, _| {
         counted.fetch_add(1, Ordering::SeqCst);
     });

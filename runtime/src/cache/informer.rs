@@ -13,7 +13,7 @@ use super::shared_informer::SharedInformer;
 use crate::resource::Object;
 
 /// One kind's shared informer: controller-runtime's `cache.Informer`, from
-/// [`Cache::get_informer`](super::Cache::get_informer). A cheap handle; clones share the informer.
+/// [`Cache::informer`](super::Cache::informer). A cheap handle; clones share the informer.
 pub struct Informer<K: Object> {
     shared: Arc<SharedInformer<K>>,
     stop: watch::Receiver<bool>,
@@ -83,7 +83,7 @@ impl<K: Object> Informer<K> {
     ///
     /// The informer calls `handler` itself, in event order, under its lock, for every event —
     /// nothing is buffered for a slow handler. So it must be quick and must not block, and it
-    /// must not call into the cache (no [`Cache::get_informer`](super::Cache::get_informer), no informer method, no cached
+    /// must not call into the cache (no [`Cache::informer`](super::Cache::informer), no informer method, no cached
     /// read): that deadlocks. Hand work to a queue or channel instead. A panic is logged and
     /// the handler keeps receiving later events.
     pub fn add_event_handler(

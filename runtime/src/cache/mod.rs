@@ -18,7 +18,7 @@
 //!
 //! The public surface is controller-runtime's `cache.Cache` and `cache.Informer`, kept small:
 //! [`Manager::cache`](crate::Manager::cache) hands out a [`Cache`] (a cheap clone of the
-//! manager's), whose [`Cache::get_informer`] gives an [`Informer`] handle with the kind's
+//! manager's), whose [`Cache::informer`] gives an [`Informer`] handle with the kind's
 //! reflector [`Store`](kube::runtime::reflector::Store), [`Informer::has_synced`], [`Informer::wait_for_sync`],
 //! [`Informer::add_event_handler`] and [`Informer::add_index`] (the same indexes as
 //! [`Client::index_field`](crate::Client::index_field)), and [`Cache::wait_for_cache_sync`]
@@ -191,8 +191,8 @@ struct CacheState {
     tasks: Vec<JoinHandle<()>>,
 }
 
-/// Which informer of the cache holds `K`: [`Cache::informer`] (full objects of `K`) or
-/// [`Cache::metadata_informer`] (`K` = `PartialObjectMeta<C>`, controller-runtime's
+/// Which informer of the cache holds `K`: [`Cache::shared_informer`] (full objects of `K`, or
+/// the metadata of `C` for `K` = `PartialObjectMeta<C>`, controller-runtime's
 /// `builder.OnlyMetadata`). Sources and cached reads take one.
 pub(crate) type InformerOf<K> = fn(&Cache) -> Arc<SharedInformer<K>>;
 
@@ -204,7 +204,7 @@ pub(crate) struct AlreadyStarted;
 ///
 /// A cheap handle (clones share one cache), from [`Manager::cache`](crate::Manager::cache).
 /// One informer per kind, created on first use by a controller, a cached read or
-/// [`Cache::get_informer`], and started with the manager (or at once if it runs already).
+/// [`Cache::informer`], and started with the manager (or at once if it runs already).
 #[derive(Clone)]
 pub struct Cache {
     core: Arc<Core>,
@@ -263,10 +263,16 @@ impl Cache {
     /// started at once if the cache runs, else when the manager starts. Every caller shares it
     /// (one list+watch per kind), including the controllers and the cached client.
     ///
+    /// For `K` = [`PartialObjectMeta<C>`] it is the *metadata-only* informer of `C`
+    /// (controller-runtime's informer of `metav1.PartialObjectMetadata` with `C`'s GVK): it
+    /// lists and watches `C` with the metadata-only `Accept` headers and stores only each
+    /// object's metadata, typed as `C`; it is keyed apart from the full informer of `C` and
+    /// takes `C`'s [`CacheOptions`] (see the [module docs](self)).
+    ///
     /// ```no_run
     /// use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
     /// # async fn demo(manager: &kbr_runtime::Manager) {
-    /// let informer = manager.cache().get_informer::<ConfigMap>();
+    /// let informer = manager.cache().informer::<ConfigMap>();
     /// // … once the manager runs:
     /// if informer.wait_for_sync().await {
     ///     let cached: usize = informer.store().state().len();
@@ -275,8 +281,11 @@ impl Cache {
     /// # }
     /// ```
     #[must_use]
-    pub fn get_informer<K: Object>(&self) -> Informer<K> {
-        Informer::new(self.informer::<K>(), self.core.inner.stop.subscribe())
+    pub fn informer<K: Object>(&self) -> Informer<K> {
+        Informer::new(
+            self.shared_informer::<K>(),
+            self.core.inner.stop.subscribe(),
+        )
     }
 
     /// Waits until the cache runs and every informer created so far (and any created while
@@ -327,10 +336,9 @@ impl Cache {
             .any(|ns| ns.as_deref().is_none_or(|ns| ns == namespace))
     }
 
-    /// The informer for `K`, created (and started, if the cache runs) on first use, with the
-    /// [`CacheOptions`] of `K`'s group/version/kind. For `K` = `PartialObjectMeta<C>` it is the
-    /// metadata-only informer of `C` ([`Cache::metadata_informer`]).
-    pub(crate) fn informer<K: Object>(&self) -> Arc<SharedInformer<K>> {
+    /// The shared informer behind [`Cache::informer`]: created (and started, if the cache runs)
+    /// on first use, with the [`CacheOptions`] of `K`'s group/version/kind.
+    pub(crate) fn shared_informer<K: Object>(&self) -> Arc<SharedInformer<K>> {
         self.informer_with::<K>(
             InformerKey::of::<K>(),
             Some(gvk_of::<K>()),
@@ -338,16 +346,6 @@ impl Cache {
                 SharedInformer::with_list_watch(namespaces, options, full_objects())
             },
         )
-    }
-
-    /// The metadata-only informer of `C` (controller-runtime's informer for
-    /// `metav1.PartialObjectMetadata` of `C`'s GVK), created (and started, if the cache runs) on
-    /// first use: an informer of `PartialObjectMeta<C>`, which lists and watches `C` with the
-    /// metadata-only `Accept` headers and stores only each object's metadata, typed as `C`.
-    /// Keyed apart from a full informer of `C`; takes `C`'s [`CacheOptions`]. See the
-    /// [module docs](self).
-    pub(crate) fn metadata_informer<C: Object>(&self) -> Arc<SharedInformer<PartialObjectMeta<C>>> {
-        self.informer::<PartialObjectMeta<C>>()
     }
 
     /// The informer of the dynamic kind `resource` (`scope`: whether its objects live in
@@ -562,8 +560,8 @@ mod tests {
                 decode: DecodeReporter::default(),
             },
         );
-        let full = cache.informer::<ConfigMap>();
-        let metadata = cache.metadata_informer::<ConfigMap>();
+        let full = cache.shared_informer::<ConfigMap>();
+        let metadata = cache.shared_informer::<PartialObjectMeta<ConfigMap>>();
         // Keyed apart from the full informer, and found again as itself.
         assert!(!Arc::ptr_eq(
             &(full.clone() as Arc<dyn Any + Send + Sync>),
@@ -571,7 +569,7 @@ mod tests {
         ));
         assert!(Arc::ptr_eq(
             &metadata,
-            &cache.metadata_informer::<ConfigMap>()
+            &cache.shared_informer::<PartialObjectMeta<ConfigMap>>()
         ));
         assert_eq!(
             cache.unsynced_kinds(),

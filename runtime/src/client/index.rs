@@ -49,7 +49,7 @@ impl Client {
                 name: name.to_string(),
             });
         };
-        cache.informer::<K>().add_index(name, Arc::new(func))
+        cache.shared_informer::<K>().add_index(name, Arc::new(func))
     }
 
     /// Lists the objects of kind `K` in `namespace` (`None` = all) whose index `index` holds
@@ -82,7 +82,7 @@ impl Client {
             namespace,
             &requirements,
             &ListOptions::default(),
-            Cache::informer::<K>,
+            Cache::shared_informer::<K>,
         )
         .await
     }

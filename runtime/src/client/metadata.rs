@@ -52,7 +52,7 @@ impl Client {
             namespace,
             name,
             &kind_of::<K>(),
-            Cache::metadata_informer::<K>,
+            Cache::shared_informer::<PartialObjectMeta<K>>,
         )
         .await
     }
@@ -80,6 +80,12 @@ impl Client {
                 .map(|Scoped(partial)| partial)
                 .collect());
         };
-        list_cached(cache, namespace, options, Cache::metadata_informer::<K>).await
+        list_cached(
+            cache,
+            namespace,
+            options,
+            Cache::shared_informer::<PartialObjectMeta<K>>,
+        )
+        .await
     }
 }

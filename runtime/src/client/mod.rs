@@ -180,7 +180,7 @@ impl Client {
             namespace,
             name,
             &kind_of::<K>(),
-            Cache::informer::<K>,
+            Cache::shared_informer::<K>,
         )
         .await
     }
@@ -204,7 +204,7 @@ impl Client {
             let list = api.list(&options.to_list_params()).await?;
             return Ok(list.items.into_iter().map(|s| s.0).collect());
         };
-        list_cached(cache, namespace, options, Cache::informer::<K>).await
+        list_cached(cache, namespace, options, Cache::shared_informer::<K>).await
     }
 
     /// Creates `obj` (namespace from `metadata.namespace`; `metadata.name` or `generateName`

@@ -58,7 +58,7 @@ impl<R: Reconciler> Runnable for Controller<R> {
     }
 
     fn register(&self, cache: &Cache) {
-        cache.informer::<R::Object>();
+        cache.shared_informer::<R::Object>();
         for source in &self.sources {
             source.register(cache);
         }
@@ -134,7 +134,7 @@ async fn run<R: Reconciler>(controller: Controller<R>, ctx: RunContext) {
     let name = controller.name();
     let workers = controller.max_concurrent_reconciles;
     let metrics = ctx.metrics.controller(&name, workers);
-    let informer = ctx.cache.informer::<R::Object>();
+    let informer = ctx.cache.shared_informer::<R::Object>();
     let store = informer.store();
     let (queue, timers) = WorkQueue::new(controller.debounce, metrics.clone());
     let id = ControllerId::next();
@@ -402,9 +402,9 @@ mod tests {
         let cache = manager.cache();
         let counts = || {
             [
-                cache.informer::<ConfigMap>().handler_count(),
-                cache.informer::<Secret>().handler_count(),
-                cache.informer::<ServiceAccount>().handler_count(),
+                cache.shared_informer::<ConfigMap>().handler_count(),
+                cache.shared_informer::<Secret>().handler_count(),
+                cache.shared_informer::<ServiceAccount>().handler_count(),
             ]
         };
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

@@ -199,7 +199,7 @@ impl Manager {
 
     /// The manager's informer cache (controller-runtime's `mgr.GetCache()`): a handle sharing
     /// the informers the controllers and [`Manager::client`] read, for
-    /// [`Cache::get_informer`](crate::cache::Cache::get_informer) and
+    /// [`Cache::informer`](crate::cache::Cache::informer) and
     /// [`Cache::wait_for_cache_sync`](crate::cache::Cache::wait_for_cache_sync).
     #[must_use]
     pub fn cache(&self) -> Cache {

@@ -31,11 +31,11 @@ struct Typed<T>(PhantomData<fn() -> T>);
 
 impl<T: Object> Informs<T> for Typed<T> {
     fn register(&self, cache: &Cache) {
-        cache.informer::<T>();
+        cache.shared_informer::<T>();
     }
 
     fn subscribe(&self, cache: &Cache, handler: ViewHandler<T>) -> EventHandlerRegistration {
-        let informer = cache.informer::<T>();
+        let informer = cache.shared_informer::<T>();
         let id = informer.add_handler(Box::new(move |event, origin| {
             handler(EventRef::of(event), origin);
         }));

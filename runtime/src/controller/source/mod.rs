@@ -65,7 +65,7 @@ use crate::cache::Cache;
 /// ```
 pub trait Source<K: Resource<DynamicType = ()>>: Send + 'static {
     /// Called when the controller is added to the manager, before the cache starts: create
-    /// (with [`Cache::get_informer`]) the informers the source will read, so the manager starts
+    /// (with [`Cache::informer`]) the informers the source will read, so the manager starts
     /// them and `/readyz` waits for them. Default: none.
     fn register(&self, cache: &Cache) {
         let _ = cache;

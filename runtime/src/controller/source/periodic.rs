@@ -67,7 +67,7 @@ impl<K: Object> Source<K> for Periodic<K> {
     fn start(self: Box<Self>, ctx: SourceContext<K>) -> BoxFuture<'static, ()> {
         let interval = self.interval.max(Duration::from_millis(1));
         let keys = self.keys;
-        let store = ctx.cache.get_informer::<K>().store();
+        let store = ctx.cache.informer::<K>().store();
         Box::pin(async move {
             let start = tokio::time::Instant::now() + interval;
             let mut ticks = tokio::time::interval_at(start, interval);
