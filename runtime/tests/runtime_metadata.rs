@@ -444,7 +444,9 @@ async fn metadata_informers_take_the_cache_options_of_their_kind() -> TestResult
         .owns(Kind::<Secret>::metadata()),
     )?;
     manager.cache_options::<Secret>(kbr_runtime::cache::CacheOptions {
-        label_selector: Some("app=in".into()),
+        label_selector: Some(kbr_runtime::kube::core::Selector::from_iter([(
+            "app", "in",
+        )])),
         field_selector: None,
     })?;
     let cached = manager.client();

@@ -15,8 +15,7 @@ use std::time::Duration;
 use kbr_runtime::cache::{Event, IndexError};
 use kbr_runtime::client::{Object, Patch, PatchParams};
 use kbr_runtime::controller::predicate::{
-    AnnotationsChanged, GenerationChanged, LabelSelector, LabelsChanged, Predicate,
-    ResourceVersionChanged,
+    AnnotationsChanged, GenerationChanged, LabelsChanged, Predicate, ResourceVersionChanged,
 };
 use kbr_runtime::controller::source::{Channel, Kind, Periodic};
 use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
@@ -114,7 +113,7 @@ impl Reconciler for Reporter {
     }
 }
 
-/// The label the [`LabelSelector`] rows select on.
+/// The label the label-selector rows select on.
 fn selected() -> Selector {
     [("app", "yes")].into_iter().collect()
 }
@@ -306,8 +305,8 @@ fn cases() -> Vec<Case> {
         // Objects pass while `app=yes`: the create of an unlabelled one, the update that
         // removes the match and the delete of the no longer matching object are filtered.
         Case {
-            name: "LabelSelector",
-            predicates: || predicates(LabelSelector::new(selected())),
+            name: "Selector",
+            predicates: || predicates(selected()),
             rows: vec![
                 (Create { labelled: false }, false),
                 (Labels { matching: true }, true),
@@ -319,8 +318,8 @@ fn cases() -> Vec<Case> {
             ],
         },
         Case {
-            name: "LabelSelector (matching delete)",
-            predicates: || predicates(LabelSelector::new(selected())),
+            name: "Selector (matching delete)",
+            predicates: || predicates(selected()),
             rows: vec![(Create { labelled: true }, true), (Delete, true)],
         },
     ]

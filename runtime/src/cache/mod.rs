@@ -539,7 +539,7 @@ mod tests {
             },
         );
         let restricted = CacheOptions {
-            label_selector: Some("app=x".into()),
+            label_selector: Some(kube::core::Selector::from_iter([("app", "x")])),
             field_selector: None,
         };
         assert!(cache.set_options::<ConfigMap>(restricted.clone()).is_ok());

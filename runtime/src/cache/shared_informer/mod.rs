@@ -194,7 +194,7 @@ impl<K: Object> SharedInformer<K> {
         let mut events = stream::select_all(streams);
         tracing::debug!(
             kind = %self.kind,
-            label_selector = options.label_selector.as_deref(),
+            label_selector = options.label_selector.as_ref().map(ToString::to_string),
             field_selector = options.field_selector.as_deref(),
             "informer started"
         );
