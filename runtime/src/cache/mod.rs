@@ -191,11 +191,6 @@ struct CacheState {
     tasks: Vec<JoinHandle<()>>,
 }
 
-/// Which informer of the cache holds `K`: [`Cache::shared_informer`] (full objects of `K`, or
-/// the metadata of `C` for `K` = `PartialObjectMeta<C>`, controller-runtime's
-/// `builder.OnlyMetadata`). Sources and cached reads take one.
-pub(crate) type InformerOf<K> = fn(&Cache) -> Arc<SharedInformer<K>>;
-
 /// [`Cache::set_options`] was called after [`Cache::start`].
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct AlreadyStarted;

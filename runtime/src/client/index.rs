@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::{Client, ListOptions, Object, cached_informer};
 use crate::Error;
-use crate::cache::{Cache, IndexError, InformerOf};
+use crate::cache::{Cache, IndexError};
 use crate::field_selector::{Operator, Requirement, escape_value};
 use crate::resource::scoped::{is_namespaced, kind_of};
 
@@ -77,29 +77,26 @@ impl Client {
             let options = ListOptions::default().fields(format!("{index}={}", escape_value(value)));
             return self.list(namespace, &options).await;
         };
-        list_cached_by_fields(
-            cache,
-            namespace,
-            &requirements,
-            &ListOptions::default(),
-            Cache::shared_informer::<K>,
-        )
-        .await
+        list_cached_by_fields(cache, namespace, &requirements, &ListOptions::default()).await
     }
 }
 
-/// A cached list from the informer `informer_of` returns, filtered by exact-match field
-/// requirements (on indexes, `metadata.name` and `metadata.namespace`) and `options`' label
-/// selector.
+/// A cached list from the informer of `K`, filtered by exact-match field requirements (on
+/// indexes, `metadata.name` and `metadata.namespace`) and `options`' label selector.
 pub(super) async fn list_cached_by_fields<K: Object>(
     cache: &Cache,
     namespace: Option<&str>,
     requirements: &[Requirement],
     options: &ListOptions,
-    informer_of: InformerOf<K>,
 ) -> Result<Vec<K>, Error> {
     let namespace = namespace.filter(|_| is_namespaced::<K>());
-    let informer = cached_informer(cache, namespace, &kind_of::<K>(), informer_of).await?;
+    let informer = cached_informer(
+        cache,
+        namespace,
+        &kind_of::<K>(),
+        Cache::shared_informer::<K>,
+    )
+    .await?;
     let candidates = informer.select(requirements)?;
     let mut items: Vec<K> = candidates
         .into_iter()

@@ -11,13 +11,14 @@
 //!
 //! Either way the returned [`PartialObjectMeta<K>`] carries the `apiVersion`/`kind` of `K`
 //! (controller-runtime restores the GVK the server replaced by `PartialObjectMetadata` too).
+//!
+//! `get_metadata::<K>` and `list_metadata::<K>` are [`Client::get`] and [`Client::list`] of
+//! `PartialObjectMeta<K>`, which is an [`Object`] whose informer is the metadata-only one.
 
 use kube::core::PartialObjectMeta;
 
-use super::{Client, ListOptions, Object, get_cached, list_cached, required_namespace};
+use super::{Client, ListOptions, Object};
 use crate::Error;
-use crate::cache::Cache;
-use crate::resource::scoped::{self, Scoped, is_namespaced, kind_of};
 
 impl Client {
     /// Reads the metadata of the object `name` of kind `K` (in `namespace` for namespaced kinds;
@@ -42,19 +43,7 @@ impl Client {
         namespace: Option<&str>,
         name: &str,
     ) -> Result<PartialObjectMeta<K>, Error> {
-        let namespace = required_namespace::<K>(namespace, name)?;
-        let Some(cache) = &self.cache else {
-            let api = scoped::api::<PartialObjectMeta<K>>(&self.kube, namespace);
-            return Ok(api.get(name).await?.0);
-        };
-        get_cached(
-            cache,
-            namespace,
-            name,
-            &kind_of::<K>(),
-            Cache::shared_informer::<PartialObjectMeta<K>>,
-        )
-        .await
+        self.get::<PartialObjectMeta<K>>(namespace, name).await
     }
 
     /// Lists the metadata of the objects of kind `K` in `namespace` (`None` = all namespaces,
@@ -70,22 +59,6 @@ impl Client {
         namespace: Option<&str>,
         options: &ListOptions,
     ) -> Result<Vec<PartialObjectMeta<K>>, Error> {
-        let namespace = namespace.filter(|_| is_namespaced::<K>());
-        let Some(cache) = &self.cache else {
-            let api = scoped::api::<PartialObjectMeta<K>>(&self.kube, namespace);
-            let list = api.list(&options.to_list_params()).await?;
-            return Ok(list
-                .items
-                .into_iter()
-                .map(|Scoped(partial)| partial)
-                .collect());
-        };
-        list_cached(
-            cache,
-            namespace,
-            options,
-            Cache::shared_informer::<PartialObjectMeta<K>>,
-        )
-        .await
+        self.list::<PartialObjectMeta<K>>(namespace, options).await
     }
 }

@@ -102,7 +102,7 @@ use serde::Serialize;
 
 pub use self::options::ListOptions;
 use crate::Error;
-use crate::cache::{Cache, InformerOf, SharedInformer, parse_exact_selector};
+use crate::cache::{Cache, SharedInformer, parse_exact_selector};
 /// The bounds of every kind a [`Client`] reads or writes (controller-runtime's `client.Object`).
 pub use crate::resource::Object;
 use crate::resource::scoped::{self, Scoped, is_namespaced, kind_of};
@@ -204,7 +204,7 @@ impl Client {
             let list = api.list(&options.to_list_params()).await?;
             return Ok(list.items.into_iter().map(|s| s.0).collect());
         };
-        list_cached(cache, namespace, options, Cache::shared_informer::<K>).await
+        list_cached(cache, namespace, options).await
     }
 
     /// Creates `obj` (namespace from `metadata.namespace`; `metadata.name` or `generateName`
@@ -229,12 +229,7 @@ impl Client {
     /// Replaces `obj` (a full update guarded by its `metadata.resourceVersion`). Errors:
     /// [`Error::Conflict`] when the object changed since it was read — re-read and retry.
     pub async fn update<K: Object>(&self, obj: &K) -> Result<K, Error> {
-        let (api, name) = self.target::<K>(obj.meta())?;
-        let updated = api
-            .replace(name, &PostParams::default(), &Scoped(obj.clone()))
-            .await?
-            .0;
-        Ok(self.wrote(updated, false))
+        self.replace(obj, Part::Object).await
     }
 
     /// Patches the object `name`: `Patch::Merge` (JSON merge patch), `Patch::Json` (RFC 6902),
@@ -258,9 +253,8 @@ impl Client {
         patch: &Patch<P>,
         params: &PatchParams,
     ) -> Result<K, Error> {
-        let api = self.api::<K>(namespace, name)?;
-        let patched = api.patch(name, params, patch).await?.0;
-        Ok(self.wrote_unless_dry_run(patched, params))
+        self.patch_part(namespace, name, patch, params, Part::Object)
+            .await
     }
 
     /// Server-side applies `obj` as `field_manager`, forcing ownership of conflicting fields
@@ -317,12 +311,7 @@ impl Client {
     /// Errors: [`Error::Conflict`], [`Error::NotFound`] (also when the kind has no status
     /// subresource).
     pub async fn update_status<K: Object>(&self, obj: &K) -> Result<K, Error> {
-        let (api, name) = self.target::<K>(obj.meta())?;
-        let updated = api
-            .replace_status(name, &PostParams::default(), &Scoped(obj.clone()))
-            .await?
-            .0;
-        Ok(self.wrote(updated, false))
+        self.replace(obj, Part::Status).await
     }
 
     /// Patches the `status` subresource of `name` (see [`Client::patch`] for the patch types).
@@ -344,9 +333,36 @@ impl Client {
         patch: &Patch<P>,
         params: &PatchParams,
     ) -> Result<K, Error> {
+        self.patch_part(namespace, name, patch, params, Part::Status)
+            .await
+    }
+
+    /// Replaces `part` of `obj` (a full update guarded by its `resourceVersion`).
+    async fn replace<K: Object>(&self, obj: &K, part: Part) -> Result<K, Error> {
+        let (api, name) = self.target::<K>(obj.meta())?;
+        let (params, body) = (PostParams::default(), Scoped(obj.clone()));
+        let replaced = match part {
+            Part::Object => api.replace(name, &params, &body).await?,
+            Part::Status => api.replace_status(name, &params, &body).await?,
+        };
+        Ok(self.wrote(replaced.0, false))
+    }
+
+    /// Patches `part` of the object `name`.
+    async fn patch_part<K: Object, P: Serialize + Debug>(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        patch: &Patch<P>,
+        params: &PatchParams,
+        part: Part,
+    ) -> Result<K, Error> {
         let api = self.api::<K>(namespace, name)?;
-        let patched = api.patch_status(name, params, patch).await?.0;
-        Ok(self.wrote_unless_dry_run(patched, params))
+        let patched = match part {
+            Part::Object => api.patch(name, params, patch).await?,
+            Part::Status => api.patch_status(name, params, patch).await?,
+        };
+        Ok(self.wrote_unless_dry_run(patched.0, params))
     }
 
     /// Read-your-own-writes: a cached client hands what the API server returned for a write
@@ -388,6 +404,14 @@ impl Client {
     }
 }
 
+/// Which part of an object a write replaces or patches: the object (its main resource) or its
+/// `status` subresource.
+#[derive(Clone, Copy, Debug)]
+enum Part {
+    Object,
+    Status,
+}
+
 /// Sorts cached objects by namespace, then name.
 fn sort_by_key<K: kube::Resource>(items: &mut [K]) {
     items.sort_by(|a, b| {
@@ -423,23 +447,28 @@ fn namespace_of<'a>(
     }
 }
 
-/// A cached list of `K` in `namespace` (`None` = all) from the informer `informer_of` returns
-/// (full or metadata-only), filtered by `options`, sorted by namespace then name.
+/// A cached list of `K` in `namespace` (`None` = all) from the informer of `K` (full, or
+/// metadata-only for `PartialObjectMeta<_>`), filtered by `options`, sorted by namespace then
+/// name.
 async fn list_cached<K: Object>(
     cache: &Cache,
     namespace: Option<&str>,
     options: &ListOptions,
-    informer_of: InformerOf<K>,
 ) -> Result<Vec<K>, Error> {
     if let Some(selector) = &options.field_selector {
         let requirements =
             parse_exact_selector(selector).ok_or_else(|| Error::CachedFieldSelector {
                 selector: selector.clone(),
             })?;
-        return index::list_cached_by_fields(cache, namespace, &requirements, options, informer_of)
-            .await;
+        return index::list_cached_by_fields(cache, namespace, &requirements, options).await;
     }
-    let informer = cached_informer(cache, namespace, &kind_of::<K>(), informer_of).await?;
+    let informer = cached_informer(
+        cache,
+        namespace,
+        &kind_of::<K>(),
+        Cache::shared_informer::<K>,
+    )
+    .await?;
     Ok(listed(&informer, namespace, options))
 }
 
