@@ -11,6 +11,7 @@
 //! | `controller_runtime_reconcile_total` | counter | `controller`, `result` (`success`, `error`, `requeue`, `requeue_after`) |
 //! | `controller_runtime_reconcile_errors_total` | counter | `controller` |
 //! | `controller_runtime_reconcile_panics_total` | counter | `controller` |
+//! | `controller_runtime_reconcile_timeouts_total` | counter | `controller` |
 //! | `controller_runtime_reconcile_time_seconds` | histogram | `controller` |
 //! | `controller_runtime_max_concurrent_reconciles` | gauge | `controller` |
 //! | `controller_runtime_active_workers` | gauge | `controller` |
@@ -93,6 +94,7 @@ pub(crate) struct Metrics {
     reconcile_total: Family<ResultLabels, Counter>,
     reconcile_errors: Family<ControllerLabels, Counter>,
     reconcile_panics: Family<ControllerLabels, Counter>,
+    reconcile_timeouts: Family<ControllerLabels, Counter>,
     reconcile_time: HistogramFamily,
     max_concurrent: Family<ControllerLabels, Gauge>,
     active_workers: Family<ControllerLabels, Gauge>,
@@ -121,6 +123,7 @@ impl Metrics {
             reconcile_total: Family::default(),
             reconcile_errors: Family::default(),
             reconcile_panics: Family::default(),
+            reconcile_timeouts: Family::default(),
             reconcile_time: Family::new_with_constructor(reconcile_histogram),
             max_concurrent: Family::default(),
             active_workers: Family::default(),
@@ -148,6 +151,11 @@ impl Metrics {
                 "controller_runtime_reconcile_panics",
                 "Total number of reconciliation panics per controller",
                 metrics.reconcile_panics.clone(),
+            );
+            r.register(
+                "controller_runtime_reconcile_timeouts",
+                "Total number of reconciliation timeouts per controller",
+                metrics.reconcile_timeouts.clone(),
             );
             r.register(
                 "controller_runtime_reconcile_time_seconds",
@@ -233,6 +241,7 @@ impl Metrics {
             .clone();
         let errors = self.reconcile_errors.get_or_create(&c).clone();
         let panics = self.reconcile_panics.get_or_create(&c).clone();
+        let timeouts = self.reconcile_timeouts.get_or_create(&c).clone();
         let time = self.reconcile_time.get_or_create(&c).clone();
         let active_workers = self.active_workers.get_or_create(&c).clone();
         let depth = self.queue_depth.get_or_create(&q).clone();
@@ -246,6 +255,7 @@ impl Metrics {
             requeue_after,
             errors,
             panics,
+            timeouts,
             time,
             active_workers,
             depth,
@@ -303,6 +313,7 @@ pub(crate) struct ControllerMetrics {
     requeue_after: Counter,
     errors: Counter,
     panics: Counter,
+    timeouts: Counter,
     time: Histogram,
     active_workers: Gauge,
     depth: Gauge,
@@ -337,6 +348,12 @@ impl ControllerMetrics {
         if panicked {
             self.panics.inc();
         }
+    }
+
+    /// A reconcile exceeded the controller's reconcile timeout and was cancelled
+    /// (`controller_runtime_reconcile_timeouts_total`; it also ends as an error).
+    pub(crate) fn reconcile_timed_out(&self) {
+        self.timeouts.inc();
     }
 
     pub(crate) fn queue_added(&self) {

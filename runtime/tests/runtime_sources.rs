@@ -721,16 +721,6 @@ async fn set(client: &Client, name: &str, value: &str) -> Result<ConfigMap, Erro
         .await
 }
 
-async fn bound(
-    mut rx: tokio::sync::watch::Receiver<Option<kbr_runtime::manager::ServingAddresses>>,
-) -> kbr_runtime::manager::ServingAddresses {
-    within("servers to bind", rx.wait_for(Option::is_some))
-        .await
-        .ok()
-        .and_then(|a| *a)
-        .unwrap_or_default()
-}
-
 /// Deletes ConfigMaps whose value is `delete-me` through the manager's client; reports
 /// `on_deleted`.
 struct SelfDeleter {

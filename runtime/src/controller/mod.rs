@@ -93,6 +93,7 @@ pub mod predicate;
 mod queue;
 mod run;
 pub mod source;
+mod worker;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -131,6 +132,7 @@ pub struct Controller<R: Reconciler> {
     max_concurrent_reconciles: usize,
     backoff: (Duration, Duration),
     debounce: Duration,
+    reconcile_timeout: Option<Duration>,
 }
 
 impl<R: Reconciler> std::fmt::Debug for Controller<R> {
@@ -168,6 +170,7 @@ impl<R: Reconciler> Controller<R> {
             max_concurrent_reconciles: 1,
             backoff: (Duration::from_millis(5), Duration::from_secs(1000)),
             debounce: DEFAULT_DEBOUNCE,
+            reconcile_timeout: None,
         }
     }
 
@@ -296,6 +299,22 @@ impl<R: Reconciler> Controller<R> {
     #[must_use]
     pub fn debounce(mut self, debounce: Duration) -> Self {
         self.debounce = debounce;
+        self
+    }
+
+    /// Bounds every reconcile (and [`Reconciler::on_deleted`]) of this controller to `timeout`
+    /// (controller-runtime's `controller.Options.ReconciliationTimeout`; default none). A
+    /// reconcile still running at its timeout is cancelled — its task is dropped at its next
+    /// `.await`, so a reconcile blocking a thread without awaiting cannot be cancelled —, logged
+    /// ("Reconcile timed out and was cancelled"), counted in
+    /// `controller_runtime_reconcile_timeouts_total` and, like an error, in
+    /// `controller_runtime_reconcile_errors_total` and `controller_runtime_reconcile_total
+    /// {result="error"}`, and retried with the key's backoff. Its worker is free at once, so
+    /// one hung reconcile no longer holds a worker for good. Writes the cancelled reconcile
+    /// made stay made; reconcilers are idempotent.
+    #[must_use]
+    pub fn reconcile_timeout(mut self, timeout: Duration) -> Self {
+        self.reconcile_timeout = Some(timeout);
         self
     }
 }
