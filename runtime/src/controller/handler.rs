@@ -132,6 +132,9 @@ fn passes<T: 'static>(predicates: &[Box<dyn Predicate<T>>], event: &EventRef<'_,
 /// The keys of the last states of deleted reconciled objects: called with each key and state.
 type Deleted<T, K> = Box<dyn Fn(ObjectRef<K>, Arc<T>) + Send + Sync>;
 
+/// A mapping function of [`EventHandler::Map`]: the keys an object stands for.
+type MapFn<T, K> = Box<dyn Fn(&T) -> Vec<ObjectRef<K>> + Send + Sync>;
+
 /// What keys of the reconciled kind `K` an object of type `T` stands for:
 /// controller-runtime's `handler.EventHandler`s.
 pub(crate) enum EventHandler<T, K: Resource<DynamicType = ()>> {
@@ -145,7 +148,7 @@ pub(crate) enum EventHandler<T, K: Resource<DynamicType = ()>> {
     /// object the object's controller owner reference names.
     ControllerOwner,
     /// `handler.EnqueueRequestsFromMapFunc` (`Watches`): the keys a function returns.
-    Map(Box<dyn Fn(&T) -> Vec<ObjectRef<K>> + Send + Sync>),
+    Map(MapFn<T, K>),
 }
 
 impl<T: Resource, K: Resource<DynamicType = ()> + 'static> EventHandler<T, K> {
