@@ -183,14 +183,15 @@ pub(crate) fn encode(managed: &Managed) -> Option<Value> {
             (Value::Object(entry), seconds(time.as_deref()))
         })
         .collect();
-    let key = |e: &Value, k: &str| e.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
-    entries.sort_by(|(p, ps), (q, qs)| {
-        key(p, "operation")
-            .cmp(&key(q, "operation"))
-            .then(ps.cmp(qs))
-            .then_with(|| key(p, "manager").cmp(&key(q, "manager")))
-            .then_with(|| key(p, "apiVersion").cmp(&key(q, "apiVersion")))
-            .then_with(|| key(p, "subresource").cmp(&key(q, "subresource")))
+    entries.sort_by_cached_key(|(e, seconds)| {
+        let key = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+        (
+            key("operation"),
+            *seconds,
+            key("manager"),
+            key("apiVersion"),
+            key("subresource"),
+        )
     });
     Some(Value::Array(entries.into_iter().map(|(e, _)| e).collect()))
 }

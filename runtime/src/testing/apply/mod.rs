@@ -76,6 +76,8 @@ pub(crate) fn manager_or_user_agent(field_manager: Option<&str>, user_agent: &st
 }
 
 /// Fields never owned by anyone (`stripmeta.go`).
+static STRIP: std::sync::LazyLock<FieldSet> = std::sync::LazyLock::new(strip_set);
+
 fn strip_set() -> FieldSet {
     let f = |name: &str| PathElement::Field(name.into());
     let mut paths = vec![vec![f("apiVersion")], vec![f("kind")], vec![f("metadata")]];
@@ -222,7 +224,9 @@ impl FieldManager {
         if managed.fields.is_empty() && !meta::uid(live).is_empty() {
             return;
         }
-        self.record_update(&without_managed_fields(live), new, &mut managed, manager);
+        // The live object's managedFields are an atomic list nobody owns: comparing it as is
+        // changes nobody's fields.
+        self.record_update(live, new, &mut managed, manager);
         managed::cap_update_managers(&mut managed);
         meta::set(new, "managedFields", managed::encode(&managed));
     }
@@ -318,7 +322,7 @@ impl FieldManager {
 /// `stripMetaManager.stripFields`: `manager`'s entry without the fields nobody owns.
 fn strip(fields: &mut ManagedFields, manager: &str) {
     if let Some(owned) = fields.get_mut(manager) {
-        owned.set = owned.set.difference(&strip_set());
+        owned.set = owned.set.difference(&STRIP);
         if owned.set.is_empty() {
             fields.remove(manager);
         }

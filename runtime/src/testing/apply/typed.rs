@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::fieldset::{FieldSet, Path, PathElement};
+use super::fieldset::{FieldSet, PathElement};
 use super::schema::{Atom, ListType, MapType, Ty};
 
 /// Which part of an atom handles a value (`deduceAtom` then `handleAtom`'s order).
@@ -128,58 +128,90 @@ pub(super) fn item_element(list: &ListType, item: &Value) -> Result<PathElement,
     Ok(PathElement::Key(key))
 }
 
-fn child(path: &[PathElement], pe: PathElement) -> Path {
-    let mut p = path.to_vec();
-    p.push(pe);
-    p
+/// A walk's paths below one node (relative to it), and whether the node's own path is one.
+#[derive(Default)]
+struct Below {
+    set: FieldSet,
+    this: bool,
+}
+
+impl Below {
+    fn this() -> Self {
+        Self {
+            set: FieldSet::default(),
+            this: true,
+        }
+    }
+}
+
+/// Adds `below` under `pe` in `set` (no empty child sets are kept).
+fn put(set: &mut FieldSet, pe: &PathElement, below: Below) {
+    if below.this {
+        set.members.insert(pe.clone());
+    }
+    if !below.set.members.is_empty() || !below.set.children.is_empty() {
+        set.children.insert(pe.clone(), below.set);
+    }
 }
 
 /// Every field and item `v` sets (`TypedValue.ToFieldSet`): leaves, atomic lists and maps,
 /// list items, empty or null fields and fields of deduced maps.
 pub(crate) fn to_field_set(v: &Value, ty: &Ty) -> FieldSet {
-    let mut set = FieldSet::default();
-    field_set_walk(v, ty, &[], &mut set);
-    set
+    field_set_walk(v, ty).set
 }
 
-fn field_set_walk(v: &Value, ty: &Ty, path: &[PathElement], set: &mut FieldSet) {
+fn field_set_walk(v: &Value, ty: &Ty) -> Below {
     let atom = ty.atom();
     match handler(&atom, Some(v)) {
-        Handler::Scalar => set.insert(path),
-        Handler::List(list) if !list.associative => set.insert(path),
+        Handler::Scalar => Below::this(),
+        Handler::List(list) if !list.associative => Below::this(),
         Handler::List(list) => {
-            let Value::Array(items) = v else { return };
+            let Value::Array(items) = v else {
+                return Below::default();
+            };
             let elements: Vec<Option<PathElement>> =
                 items.iter().map(|i| item_element(list, i).ok()).collect();
             let mut seen = BTreeMap::new();
             for pe in elements.iter().flatten() {
-                *seen.entry(pe.clone()).or_insert(0) += 1;
+                *seen.entry(pe).or_insert(0) += 1;
             }
+            let mut out = FieldSet::default();
             for (pe, count) in &seen {
                 if *count > 1 {
-                    set.insert(&child(path, pe.clone()));
+                    out.members.insert((*pe).clone());
                 }
             }
-            for (item, pe) in items.iter().zip(elements) {
-                let Some(pe) = pe.filter(|pe| seen.get(pe) == Some(&1)) else {
+            for (item, pe) in items.iter().zip(&elements) {
+                let Some(pe) = pe.as_ref().filter(|pe| seen.get(pe) == Some(&1)) else {
                     continue;
                 };
-                let p = child(path, pe);
-                field_set_walk(item, &list.elem, &p, set);
-                set.insert(&p);
+                let mut below = field_set_walk(item, &list.elem);
+                below.this = true;
+                put(&mut out, pe, below);
+            }
+            Below {
+                set: out,
+                this: false,
             }
         }
-        Handler::Map(map) if map.atomic => set.insert(path),
+        Handler::Map(map) if map.atomic => Below::this(),
         Handler::Map(map) => {
-            let Value::Object(fields) = v else { return };
+            let Value::Object(fields) = v else {
+                return Below::default();
+            };
+            let mut out = FieldSet::default();
             for (name, value) in fields {
-                let p = child(path, PathElement::Field(name.clone()));
-                field_set_walk(value, &field_type(map, name), &p, set);
+                let mut below = field_set_walk(value, &field_type(map, name));
                 let empty = matches!(value, Value::Null)
                     || matches!(value, Value::Object(m) if m.is_empty());
                 if empty || !map.fields.contains_key(name) {
-                    set.insert(&p);
+                    below.this = true;
                 }
+                put(&mut out, &PathElement::Field(name.clone()), below);
+            }
+            Below {
+                set: out,
+                this: false,
             }
         }
     }
@@ -208,45 +240,55 @@ impl Comparison {
     }
 }
 
-/// Compares `lhs` (the live object) with `rhs` (the new one) (`TypedValue.Compare`).
-pub(crate) fn compare(lhs: &Value, rhs: &Value, ty: &Ty) -> Comparison {
-    let mut out = Comparison::default();
-    compare_walk(Some(lhs), Some(rhs), ty, &[], &mut out);
-    out
+/// A comparison below one node.
+#[derive(Default)]
+struct Diff {
+    removed: Below,
+    modified: Below,
+    added: Below,
 }
 
-fn compare_walk(
-    lhs: Option<&Value>,
-    rhs: Option<&Value>,
-    ty: &Ty,
-    path: &[PathElement],
-    out: &mut Comparison,
-) {
+impl Diff {
+    fn put(&mut self, pe: &PathElement, below: Diff) {
+        put(&mut self.removed.set, pe, below.removed);
+        put(&mut self.modified.set, pe, below.modified);
+        put(&mut self.added.set, pe, below.added);
+    }
+}
+
+/// Compares `lhs` (the live object) with `rhs` (the new one) (`TypedValue.Compare`).
+pub(crate) fn compare(lhs: &Value, rhs: &Value, ty: &Ty) -> Comparison {
+    let diff = compare_walk(Some(lhs), Some(rhs), ty);
+    Comparison {
+        removed: diff.removed.set,
+        modified: diff.modified.set,
+        added: diff.added.set,
+    }
+}
+
+fn compare_walk(lhs: Option<&Value>, rhs: Option<&Value>, ty: &Ty) -> Diff {
     let atom = ty.atom();
     let (handler, also) = pair_handler(&atom, lhs, rhs);
+    let mut out = Diff::default();
     if let Some(lhs_handler) = also {
-        compare_handle(lhs_handler, lhs, rhs, path, out);
+        compare_handle(lhs_handler, lhs, rhs, &mut out);
     }
-    let in_leaf = compare_handle(handler, lhs, rhs, path, out);
+    let in_leaf = compare_handle(handler, lhs, rhs, &mut out);
     if !in_leaf {
         match (lhs, rhs) {
-            (None, _) => out.added.insert(path),
-            (_, None) => out.removed.insert(path),
+            (None, _) => out.added.this = true,
+            (_, None) => out.removed.this = true,
             _ => {}
         }
     }
+    out
 }
 
-fn compare_leaf(
-    lhs: Option<&Value>,
-    rhs: Option<&Value>,
-    path: &[PathElement],
-    out: &mut Comparison,
-) {
+fn compare_leaf(lhs: Option<&Value>, rhs: Option<&Value>, out: &mut Diff) {
     match (lhs, rhs) {
-        (None, _) => out.added.insert(path),
-        (_, None) => out.removed.insert(path),
-        (Some(l), Some(r)) if l != r => out.modified.insert(path),
+        (None, _) => out.added.this = true,
+        (_, None) => out.removed.this = true,
+        (Some(l), Some(r)) if l != r => out.modified.this = true,
         _ => {}
     }
 }
@@ -256,22 +298,21 @@ fn compare_handle(
     handler: Handler<'_>,
     lhs: Option<&Value>,
     rhs: Option<&Value>,
-    path: &[PathElement],
-    out: &mut Comparison,
+    out: &mut Diff,
 ) -> bool {
     match handler {
         Handler::Scalar => {
-            compare_leaf(lhs, rhs, path, out);
+            compare_leaf(lhs, rhs, out);
             true
         }
         Handler::List(list) => {
             let (l, r) = (lhs.and_then(Value::as_array), rhs.and_then(Value::as_array));
             let empty = |x: Option<&Vec<Value>>| x.is_none_or(Vec::is_empty);
             if !list.associative || (empty(l) && empty(r)) {
-                compare_leaf(lhs, rhs, path, out);
+                compare_leaf(lhs, rhs, out);
                 return true;
             }
-            compare_items(list, l, r, path, out);
+            compare_items(list, l, r, out);
             false
         }
         Handler::Map(map) => {
@@ -281,16 +322,20 @@ fn compare_handle(
             );
             let empty = |x: Option<&serde_json::Map<String, Value>>| x.is_none_or(|m| m.is_empty());
             if map.atomic || (empty(l) && empty(r)) {
-                compare_leaf(lhs, rhs, path, out);
+                compare_leaf(lhs, rhs, out);
                 return true;
             }
-            let keys = l.into_iter().chain(r).flat_map(|m| m.keys());
-            let mut done = std::collections::BTreeSet::new();
-            for name in keys {
-                if done.insert(name) {
-                    let p = child(path, PathElement::Field(name.clone()));
-                    let (lv, rv) = (l.and_then(|m| m.get(name)), r.and_then(|m| m.get(name)));
-                    compare_walk(lv, rv, &field_type(map, name), &p, out);
+            let mut visit = |name: &String| {
+                let (lv, rv) = (l.and_then(|m| m.get(name)), r.and_then(|m| m.get(name)));
+                let below = compare_walk(lv, rv, &field_type(map, name));
+                out.put(&PathElement::Field(name.clone()), below);
+            };
+            for name in l.into_iter().flat_map(|m| m.keys()) {
+                visit(name);
+            }
+            for name in r.into_iter().flat_map(|m| m.keys()) {
+                if !l.is_some_and(|m| m.contains_key(name)) {
+                    visit(name);
                 }
             }
             false
@@ -316,41 +361,38 @@ fn compare_items(
     list: &ListType,
     lhs: Option<&Vec<Value>>,
     rhs: Option<&Vec<Value>>,
-    path: &[PathElement],
-    out: &mut Comparison,
+    out: &mut Diff,
 ) {
     let (l, r) = (index_items(list, lhs), index_items(list, rhs));
     let all: std::collections::BTreeSet<&PathElement> = l.keys().chain(r.keys()).collect();
     for pe in all {
         let none = Vec::new();
         let (lv, rv) = (l.get(pe).unwrap_or(&none), r.get(pe).unwrap_or(&none));
-        let p = child(path, pe.clone());
-        match (lv.len(), rv.len()) {
-            (0..=1, 0..=1) => compare_walk(
-                lv.first().copied(),
-                rv.first().copied(),
-                &list.elem,
-                &p,
-                out,
-            ),
+        let below = match (lv.len(), rv.len()) {
+            (0..=1, 0..=1) => compare_walk(lv.first().copied(), rv.first().copied(), &list.elem),
             (2.., 2..) => {
-                if lv != rv {
-                    out.modified.insert(&p);
-                }
+                let mut d = Diff::default();
+                d.modified.this = lv != rv;
+                d
             }
             (2.., _) => {
-                if let Some(r) = rv.first() {
-                    compare_walk(None, Some(r), &list.elem, &p, out);
-                }
-                out.removed.insert(&p);
+                let mut d = match rv.first() {
+                    Some(r) => compare_walk(None, Some(r), &list.elem),
+                    None => Diff::default(),
+                };
+                d.removed.this = true;
+                d
             }
             (_, _) => {
-                if let Some(l) = lv.first() {
-                    compare_walk(Some(l), None, &list.elem, &p, out);
-                }
-                out.added.insert(&p);
+                let mut d = match lv.first() {
+                    Some(l) => compare_walk(Some(l), None, &list.elem),
+                    None => Diff::default(),
+                };
+                d.added.this = true;
+                d
             }
-        }
+        };
+        out.put(pe, below);
     }
 }
 
