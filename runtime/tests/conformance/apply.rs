@@ -4,6 +4,7 @@
 //! apiVersion, subresource and `fieldsV1` — but not their `time`, and not their order (the
 //! server orders by time first, which a second boundary between writes can change).
 
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
@@ -354,6 +355,59 @@ pub async fn undeclared_fields_in_an_applied_configuration_fail(ctx: &Ctx) -> Te
         format!(
             "failed to create typed patch object (/u; conformance.kbr.dev/v1, Kind=Rack): .spec.bogus: field not declared in schema"
         )
+    );
+    Ok(())
+}
+
+/// kube-apiserver builds the merge types of built-in kinds from its OpenAPI (apimachinery
+/// `managedfields.NewTypeConverter`, kube-openapi `pkg/schemaconv`): a Deployment's
+/// containers are keyed by `name`, their env by `name`, their ports by `containerPort` and
+/// `protocol` (defaulted to `TCP` in the key, structured-merge-diff `typed/helpers.go`), its
+/// selector is an atomic map.
+pub async fn built_in_kinds_key_lists_as_their_openapi_says(ctx: &Ctx) -> TestResult {
+    let api: Api<Deployment> = ctx.api();
+    let deployment = |container: Value| {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+               "spec": {"selector": {"matchLabels": {"app": "d"}},
+                        "template": {"metadata": {"labels": {"app": "d"}},
+                                     "spec": {"containers": [container]}}}})
+    };
+    let app = json!({"name": "app", "image": "app:1", "ports": [{"containerPort": 80}],
+                     "env": [{"name": "A", "value": "1"}]});
+    api.patch("d", &applied_by("one"), &Patch::Apply(deployment(app)))
+        .await?;
+    let sidecar = json!({"name": "sidecar", "image": "sidecar:1"});
+    let both = api
+        .patch("d", &applied_by("two"), &Patch::Apply(deployment(sidecar)))
+        .await?;
+    let containers: Vec<String> = both
+        .spec
+        .template
+        .spec
+        .iter()
+        .flat_map(|p| p.containers.iter().map(|c| c.name.clone()))
+        .collect();
+    assert_eq!(containers, ["app", "sidecar"]);
+    let owned = |container: Value| {
+        json!({"f:spec": {"f:selector": {}, "f:template": {
+            "f:metadata": {"f:labels": {"f:app": {}}},
+            "f:spec": {"f:containers": container}}}})
+    };
+    let app_fields = json!({"k:{\"name\":\"app\"}": {".": {}, "f:image": {}, "f:name": {},
+        "f:env": {"k:{\"name\":\"A\"}": {".": {}, "f:name": {}, "f:value": {}}},
+        "f:ports": {"k:{\"containerPort\":80,\"protocol\":\"TCP\"}": {".": {}, "f:containerPort": {}}}}});
+    let sidecar_fields =
+        json!({"k:{\"name\":\"sidecar\"}": {".": {}, "f:image": {}, "f:name": {}}});
+    let applied: Vec<_> = entries(&both)
+        .into_iter()
+        .filter(|e| e.1 == "Apply")
+        .collect();
+    assert_eq!(
+        applied,
+        [
+            entry("one", "Apply", "apps/v1", "", owned(app_fields)),
+            entry("two", "Apply", "apps/v1", "", owned(sidecar_fields)),
+        ]
     );
     Ok(())
 }

@@ -72,6 +72,7 @@ macro_rules! for_each_case {
             managed_fields::managed_fields_reset_and_the_first_apply,
             managed_fields::status_writes_record_their_subresource,
             apply::undeclared_fields_in_an_applied_configuration_fail,
+            apply::built_in_kinds_key_lists_as_their_openapi_says,
             status::generation_and_the_status_subresource,
             status::status_writes_are_conditional_and_status_only,
             lists::label_selectors,
