@@ -35,6 +35,8 @@ cargo fmt --all --check
 
 step "kbr-runtime layers: no module uses one of its own or a higher layer (docs/design-notes.md)"
 cargo test -p kbr-runtime --all-features --test layers
+step "no files importing each other in a circle inside a module, in any crate"
+cargo test -p kbr-runtime --all-features --test file_cycles
 
 step "cargo clippy (workspace, all targets, all features)"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
