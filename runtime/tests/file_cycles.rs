@@ -467,9 +467,7 @@ const KNOWN_CIRCLES: &[&str] = &[
     "kbr_runtime::client",
     "kbr_runtime::crd::shape",
     "kbr_runtime::crd::structural",
-    "kbr_runtime::manager",
     "kbr_runtime::testing",
-    "kbr_runtime::testing::envtest",
     "kbr_bench",
     "kbr_bench::sample",
 ];
