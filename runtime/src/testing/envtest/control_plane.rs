@@ -210,11 +210,11 @@ async fn start_in(
     )?;
 
     let deadline = Deadline::after(env.start_timeout);
-    let etcd_args = flags::merge(flags::etcd(layout), &env.etcd_flags);
+    let etcd_args = flags::merge(flags::etcd(layout), env.etcd_flags);
     let mut etcd = Process::spawn("etcd", &assets.binary("etcd"), &etcd_args, dir)?;
     ready::etcd(&mut etcd, layout.etcd_client_port, &deadline).await?;
 
-    let apiserver_args = flags::merge(flags::apiserver(layout), &env.api_server_flags);
+    let apiserver_args = flags::merge(flags::apiserver(layout), env.api_server_flags);
     let binary = assets.binary("kube-apiserver");
     let mut apiserver = Process::spawn("kube-apiserver", &binary, &apiserver_args, dir)?;
     let config = client_config(&url, ca.cert_der(), token)?;
