@@ -101,7 +101,6 @@ impl<K: kube::Resource<DynamicType = ()> + 'static> State<K> {
             }
         }
         self.queue.trigger(key);
-        self.metrics.set_depth(self.queue.len());
     }
 
     /// A worker took `key` from the queue.
@@ -114,7 +113,6 @@ impl<K: kube::Resource<DynamicType = ()> + 'static> State<K> {
         if let Some(since) = since {
             self.metrics.queue_waited(since.elapsed());
         }
-        self.metrics.set_depth(self.queue.len());
     }
 }
 
@@ -162,7 +160,11 @@ async fn run<R: Reconciler>(controller: Controller<R>, ctx: RunContext) {
     let metrics = ctx.metrics.controller(&name, workers);
     let informer = ctx.cache.informer::<R::Object>();
     let store = informer.store();
-    let (queue, timers) = WorkQueue::new(controller.debounce);
+    let (queue, timers) = WorkQueue::with_options(
+        controller.debounce,
+        controller.queue_options,
+        metrics.queue_depth(),
+    );
     let id = next_controller_id();
     let state = Arc::new(State {
         name: name.clone(),
