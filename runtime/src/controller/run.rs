@@ -27,7 +27,7 @@ use tracing::Instrument;
 
 use super::Controller;
 use super::backoff::ExponentialBackoff;
-use super::queue::WorkQueue;
+use super::queue::{AddOptions, NORMAL_PRIORITY, WorkQueue};
 use super::source::{SourceContext, is_echo, writer_id};
 use crate::cache::{Cache, Event, EventHandlerRegistration, WRITER};
 use crate::metrics::{ControllerMetrics, Metrics, ReconcileResult};
@@ -302,8 +302,11 @@ async fn worker<R: Reconciler>(
         match reconcile_one(reconciler.clone(), obj, &key, &state).await {
             Outcome::Done(action) => {
                 state.backoff.forget(&key);
-                if let Some(delay) = action.requeue_after() {
-                    state.queue.add_after(key.clone(), delay);
+                if let Some(after) = action.requeue_after() {
+                    let priority = action.priority().unwrap_or(NORMAL_PRIORITY);
+                    state
+                        .queue
+                        .add_with(key.clone(), AddOptions { priority, after });
                 }
             }
             Outcome::Failed => {
