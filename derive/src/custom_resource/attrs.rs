@@ -3,39 +3,9 @@
 use syn::{Attribute, LitStr, Path};
 
 use super::nested::{PrintColumn, Scale, read_printcolumn, read_scale};
+use crate::keys::{RESOURCE_KEYS, is_marker};
 use crate::names;
 use crate::parse::{self, Errors, set_once};
-
-/// Keys `#[kbr(...)]` accepts on a `#[derive(CustomResource)]` struct (resource-level
-/// attributes, as opposed to the schema markers `#[kbr_runtime::schema]` reads).
-pub(crate) const RESOURCE_KEYS: &[&str] = &[
-    "group",
-    "version",
-    "kind",
-    "plural",
-    "singular",
-    "namespaced",
-    "status",
-    "shortname",
-    "short_name",
-    "shortnames",
-    "short_names",
-    "category",
-    "categories",
-    "printcolumn",
-    "scale",
-    "storage",
-    "served",
-    "deprecated",
-    "selectable_field",
-    "selectable",
-    "selectable_fields",
-    "label",
-    "annotation",
-    "doc",
-    "derive",
-    "max_description_len",
-];
 
 /// `deprecated` / `deprecated = "warning"`.
 pub(crate) enum Deprecated {
@@ -234,7 +204,7 @@ impl Raw {
                     "max_description_len",
                 )
             }
-            _ if crate::schema::is_marker(&key) => Err(meta.error(format!(
+            _ if is_marker(&key) => Err(meta.error(format!(
                 "`{key}` is a schema marker: put `#[kbr_runtime::schema]` above \
                  `#[derive(...)]` so it is applied"
             ))),

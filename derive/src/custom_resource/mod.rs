@@ -13,7 +13,6 @@ use quote::{format_ident, quote};
 use syn::{Data, DeriveInput, Fields, Path};
 
 use attrs::Attrs;
-pub(crate) use attrs::RESOURCE_KEYS;
 
 /// Expands the derive for `input`, or explains at the right span why it cannot.
 pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {

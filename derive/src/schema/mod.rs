@@ -33,11 +33,6 @@ use serde_attrs::{ContainerSerde, FieldSerde};
 
 use crate::parse::Errors;
 
-/// Whether `name` is a schema marker (for the CustomResource derive's errors).
-pub(crate) fn is_marker(name: &str) -> bool {
-    markers::find(name).is_some()
-}
-
 /// Expands `#[schema]` on `item`. On misuse the item is still emitted (without its markers),
 /// after the errors, so one mistake does not cascade into "type not found" errors.
 pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
@@ -254,7 +249,7 @@ fn split(
     let mut resource: Vec<TokenStream> = Vec::new();
     for item in items {
         let key = item_key(&item);
-        if crate::custom_resource::RESOURCE_KEYS.contains(&key.as_str()) {
+        if crate::keys::RESOURCE_KEYS.contains(&key.as_str()) {
             if is_custom_resource {
                 resource.push(item);
             } else {
