@@ -162,7 +162,7 @@ pub fn build_from(
             group: info.group.to_owned(),
             names: CustomResourceDefinitionNames {
                 kind: info.kind.to_owned(),
-                list_kind: Some(format!("{}List", info.kind)),
+                list_kind: Some(kbr_core::kind::list_kind(info.kind)),
                 plural: info.plural.to_owned(),
                 singular: Some(info.singular_name()),
                 short_names: non_empty(info.short_names, |name| (*name).to_owned()),
