@@ -210,10 +210,8 @@ fn has_subschemas(object: &Map<String, Value>) -> bool {
 /// Adds `null` to the node's `type`, `const` (as an `enum`) or `enum`.
 fn allow_null(object: &mut Map<String, Value>) {
     match object.get_mut("type") {
-        Some(Value::Array(types)) => {
-            if !types.iter().any(|t| t == "null") {
-                types.push("null".into());
-            }
+        Some(Value::Array(types)) if !types.iter().any(|t| t == "null") => {
+            types.push("null".into());
         }
         Some(type_ @ Value::String(_)) if type_ != "null" => {
             let single = std::mem::take(type_);

@@ -83,8 +83,10 @@ pub(crate) const BASE64_PATTERN: &str =
 /// }
 /// ```
 ///
-/// The CRD schema is a nullable string of standard base64 ([`BASE64_PATTERN`]), exactly what
-/// k8s-openapi's `ByteString` deserializer reads.
+/// The CRD schema is a nullable string of standard, padded base64 whose padded group drops
+/// only zero bits (a `pattern`), and `""`: exactly what k8s-openapi's `ByteString`
+/// deserializer reads. It is not `format: byte`, whose check refuses `""` (what an empty
+/// `ByteString` serializes to) and accepts non-zero dropped bits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ByteStringSchema;
 
