@@ -8,6 +8,15 @@
 
 use kbr_core::dns;
 
+/// Any value but `""` (printer column names, label and annotation keys).
+pub(crate) fn non_empty(value: &str) -> Result<(), String> {
+    if value.is_empty() {
+        Err("must not be empty".into())
+    } else {
+        Ok(())
+    }
+}
+
 /// A DNS-1035 label (plural, singular, short names, categories, versions).
 pub(crate) fn dns1035_label(value: &str) -> Result<(), String> {
     dns::dns1035_label(value).map_err(|error| format!("{value:?} is invalid: {error}"))

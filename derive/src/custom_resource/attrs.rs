@@ -213,15 +213,12 @@ impl Raw {
     }
 }
 
-pub(super) fn non_empty(value: &str) -> Result<(), String> {
-    if value.is_empty() {
-        Err("must not be empty".into())
-    } else {
-        Ok(())
-    }
-}
-
 impl Attrs {
+    /// `<group>/<version>`, the objects' `apiVersion`.
+    pub(crate) fn api_version(&self) -> String {
+        format!("{}/{}", self.group.value(), self.version.value())
+    }
+
     /// Reads every `#[kbr(...)]` of `attrs`; `ident` is the Spec struct (for the errors about
     /// missing keys and the kind/struct name clash).
     pub(crate) fn from_attributes(attrs: &[Attribute], ident: &syn::Ident) -> syn::Result<Attrs> {
@@ -313,7 +310,11 @@ impl Attrs {
             );
         }
         for (key, _) in raw.labels.iter().chain(&raw.annotations) {
-            errors.check(key.span(), "label/annotation key", non_empty(&key.value()));
+            errors.check(
+                key.span(),
+                "label/annotation key",
+                names::non_empty(&key.value()),
+            );
         }
         errors.finish()?;
         Ok(Attrs {
