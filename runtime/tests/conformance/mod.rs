@@ -32,6 +32,7 @@ pub mod deletion;
 pub mod lists;
 mod objects;
 pub mod status;
+pub mod types;
 pub mod watch;
 
 pub use objects::{TestResult, api_error, code_and_reason, config_map, names};
@@ -82,6 +83,11 @@ macro_rules! for_each_case {
             crd::schema_violations_are_422_with_the_api_servers_text,
             crd::transition_rules_run_on_update_only,
             crd::status_subresource_and_generation_after_pruning,
+            types::int_or_string_is_an_i32_or_a_string,
+            types::quantities_follow_the_quantity_grammar_everywhere,
+            types::times_are_the_rfc_3339_that_jiff_reads,
+            types::byte_strings_are_standard_base64,
+            types::raw_extensions_keep_any_json,
         }
     };
 }
@@ -256,6 +262,7 @@ pub fn scheme() -> Scheme {
     scheme.add::<Widget>();
     scheme.add::<Paint>();
     scheme.add::<Gadget>();
+    scheme.add::<types::Sample>();
     scheme
 }
 
