@@ -19,11 +19,13 @@
 //! A shape that has no exact structural form is a [`SchemaError::Unsupported`] naming the
 //! type (when known) and the way out; nothing panics.
 
+mod node;
 mod objects;
 mod union;
 
 use serde_json::{Map, Value, json};
 
+use self::node::{ANNOTATIONS, is_null};
 use super::error::SchemaError;
 use super::k8s_types;
 use super::markers::{self, Record};
@@ -210,13 +212,6 @@ pub(super) fn set_required(object: &mut Map<String, Value>, name: &str, required
     }
 }
 
-/// Whether `schema` only accepts `null` (schemars' `()` after `AddNullable`).
-pub(super) fn is_null(schema: &Value) -> bool {
-    schema.get("enum") == Some(&json!([null]))
-        || schema.get("const") == Some(&Value::Null)
-        || schema.get("type") == Some(&json!("null"))
-}
-
 /// Step 2: serde shapes to structural ones.
 fn shape(
     object: &mut Map<String, Value>,
@@ -322,7 +317,6 @@ fn int_or_string(object: &mut Map<String, Value>) {
 
 /// A node with no type and nothing that constrains a value: free-form JSON.
 fn is_untyped(object: &Map<String, Value>) -> bool {
-    const ANNOTATIONS: &[&str] = &["description", "title", "default", "example", "nullable"];
     !object.contains_key("type")
         && object
             .keys()
