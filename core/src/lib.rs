@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 pub mod dns;
+pub mod label;
 pub mod marker;
 pub mod plural;
 pub mod version;
