@@ -12,7 +12,8 @@
 /// The variables of a rule (`compilation.go`'s `ScopedVarName` and `OldScopedVarName`).
 pub(crate) const VARIABLES: &[&str] = &["self", "oldSelf"];
 
-/// The type names an expression may mention, e.g. `type(self) == string`.
+/// The type names an expression may mention, e.g. `type(self) == string` (the libraries'
+/// types, such as `kubernetes.Quantity`, are not among them).
 pub(crate) const TYPES: &[&str] = &[
     "bool",
     "bytes",
@@ -28,12 +29,6 @@ pub(crate) const TYPES: &[&str] = &[
     "optional_type",
     "google.protobuf.Duration",
     "google.protobuf.Timestamp",
-    "kubernetes.Quantity",
-    "kubernetes.URL",
-    "kubernetes.Semver",
-    "kubernetes.NamedFormat",
-    "net.IP",
-    "net.CIDR",
 ];
 
 /// Every function, global (qualified ones with their namespace) or member.

@@ -12,6 +12,8 @@ use cel::ExecutionError;
 use cel::common::types::{CelBool, CelDouble, CelInt, CelString, CelUInt};
 use cel::common::value::Val;
 
+use super::types::go_regex;
+
 /// cel-go's `no such overload`.
 pub(crate) const NO_SUCH_OVERLOAD: &str = "no such overload";
 
@@ -33,6 +35,18 @@ pub(crate) fn go_text(error: &ExecutionError) -> String {
                 && message.starts_with("string parse error") =>
         {
             format!("type conversion error from 'string' to '{function}'")
+        }
+        ExecutionError::FunctionError { function, message }
+            if function == "matches" && message.contains("' not a valid regex:") =>
+        {
+            // cel-rust's `matches` words it `'<pattern>' not a valid regex:\n<regex's error>`.
+            let pattern = message
+                .strip_prefix('\'')
+                .and_then(|m| m.rsplit_once("' not a valid regex:"))
+                .map_or("", |(pattern, _)| pattern);
+            go_regex::compile(pattern)
+                .err()
+                .unwrap_or_else(|| message.clone())
         }
         ExecutionError::FunctionError { message, .. } => message.clone(),
         ExecutionError::NoSuchOverload(_)

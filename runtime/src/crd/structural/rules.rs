@@ -244,7 +244,13 @@ pub(super) fn evaluate(
                     .message_program
                     .as_ref()
                     .and_then(|p| match p.execute(&context) {
-                        Ok(cel::Value::String(s)) if !s.trim().is_empty() => {
+                        // `evalMessageExpression`: an empty, multi-line or longer than 5 KiB
+                        // (`MaxEvaluatedMessageExpressionSizeBytes`) message is not used.
+                        Ok(cel::Value::String(s))
+                            if !s.trim().is_empty()
+                                && !s.trim().contains('\n')
+                                && s.trim().len() <= 5 * 1024 =>
+                        {
                             Some(s.trim().to_owned())
                         }
                         _ => None,

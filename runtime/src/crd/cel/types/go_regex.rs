@@ -8,14 +8,56 @@
 //! pattern; errors without a Go counterpart keep the `regex` crate's description.
 
 use regex::Regex;
-use regex_syntax::ast::ErrorKind;
+use regex_syntax::ast::{Ast, ErrorKind, RepetitionKind, RepetitionRange};
 
 /// `regexp.Compile`, with a Go-worded error.
 pub(crate) fn compile(pattern: &str) -> Result<Regex, String> {
-    if let Err(error) = regex_syntax::ast::parse::Parser::new().parse(pattern) {
-        return Err(go_error(pattern, &error));
+    let ast = regex_syntax::ast::parse::Parser::new()
+        .parse(pattern)
+        .map_err(|error| go_error(pattern, &error))?;
+    if let Some(error) = go_only_error(pattern, &ast) {
+        return Err(error);
     }
     Regex::new(pattern).map_err(|e| format!("error parsing regexp: {e}"))
+}
+
+/// What Go's parser refuses and the `regex` crate accepts: a repetition operator applied to
+/// a repetition (`a**`), and a repeat count above 1000 (`x{1001}`).
+fn go_only_error(pattern: &str, ast: &Ast) -> Option<String> {
+    match ast {
+        Ast::Repetition(repetition) => {
+            let op = |start: usize, end: usize| pattern.get(start..end).unwrap_or_default();
+            if let Ast::Repetition(inner) = repetition.ast.as_ref() {
+                let ops = op(inner.op.span.start.offset, repetition.op.span.end.offset);
+                return Some(format!(
+                    "error parsing regexp: invalid nested repetition operator: `{ops}`"
+                ));
+            }
+            if let RepetitionKind::Range(range) = &repetition.op.kind {
+                let too_many = match range {
+                    RepetitionRange::Exactly(n) | RepetitionRange::AtLeast(n) => *n > 1000,
+                    RepetitionRange::Bounded(m, n) => *m > 1000 || *n > 1000,
+                };
+                if too_many {
+                    let count = op(
+                        repetition.op.span.start.offset,
+                        repetition.op.span.end.offset,
+                    );
+                    return Some(format!(
+                        "error parsing regexp: invalid repeat count: `{count}`"
+                    ));
+                }
+            }
+            go_only_error(pattern, &repetition.ast)
+        }
+        Ast::Group(group) => go_only_error(pattern, &group.ast),
+        Ast::Alternation(alternation) => alternation
+            .asts
+            .iter()
+            .find_map(|a| go_only_error(pattern, a)),
+        Ast::Concat(concat) => concat.asts.iter().find_map(|a| go_only_error(pattern, a)),
+        _ => None,
+    }
 }
 
 /// `syntax.Error.Error()`: ``error parsing regexp: <code>: `<expr>` ``.
@@ -109,7 +151,15 @@ mod tests {
             error(r"\q"),
             r"error parsing regexp: invalid escape sequence: `\q`"
         );
-        assert!(compile("[a-z]+").is_ok());
+        assert_eq!(
+            error("a**"),
+            "error parsing regexp: invalid nested repetition operator: `**`"
+        );
+        assert_eq!(
+            error("x{1001}"),
+            "error parsing regexp: invalid repeat count: `{1001}`"
+        );
+        assert!(compile("[a-z]+").is_ok() && compile("(a*)*").is_ok() && compile("a*?").is_ok());
     }
 
     #[test]
