@@ -14,6 +14,8 @@
 //! | duration and timestamp (`DefaultUTCTimeZone`) | not modelled (cel-rust's `chrono` feature is off): `duration(..)` and `timestamp(..)` fail when evaluated |
 //! | type checking, `HomogeneousAggregateLiterals`, `ASTValidators` | [`super::check`]: undeclared names, regex literals and rules that plainly are not bools are refused; type errors are not |
 //! | cost estimation and runtime cost limits | not here |
+//! | `&&` and `\|\|` with both sides failing | cel-rust reports the right-hand error, cel-go the left-hand one |
+//! | `matches()` with a pattern Go refuses and the `regex` crate accepts (`a**`, `x{1001}`) at run time | cel-rust's `matches` accepts it (literal patterns are refused when compiling) |
 
 use std::sync::{Arc, LazyLock};
 

@@ -141,7 +141,7 @@ fn position<'b, 'v>(
         .enumerate()
         .filter(|(_, v)| v.equals(item.as_ref()));
     let found = if last {
-        matching.last()
+        matching.next_back()
     } else {
         matching.next()
     };

@@ -154,10 +154,8 @@ impl Addr {
         if ip.is4 && (ip.bytes[12..] == [0; 4] || ip.bytes[12..] == [255; 4]) {
             return false;
         }
-        !(!ip.is4 && ip.zone.is_empty() && ip.bytes == [0; 16])
-            && !ip.is_loopback()
-            && !ip.is_multicast()
-            && !ip.is_link_local_unicast()
+        let ipv6_unspecified = !ip.is4 && ip.zone.is_empty() && ip.bytes == [0; 16];
+        !(ipv6_unspecified || ip.is_loopback() || ip.is_multicast() || ip.is_link_local_unicast())
     }
 
     /// The first `bits` bits of the address, the rest zero.
