@@ -1,7 +1,7 @@
 //! Percent-encoding as Go's `net/url` does it (`shouldEscape`, `unescape`, `escape`,
 //! `validEncoded` in `src/net/url/url.go`), per part of a URL.
 
-use super::quote;
+use crate::crd::cel::types::golang::quote;
 
 #[derive(Clone, Copy, PartialEq)]
 pub(super) enum Mode {
