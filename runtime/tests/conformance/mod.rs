@@ -33,6 +33,7 @@ pub mod deletion;
 pub mod lists;
 mod objects;
 pub mod status;
+pub mod types;
 pub mod watch;
 
 pub use objects::{TestResult, api_error, code_and_reason, config_map, names};
@@ -91,6 +92,11 @@ macro_rules! for_each_case {
             cel::semver_regex_lists_sets_and_strings,
             cel::two_variable_comprehensions,
             cel::rules_that_do_not_compile_are_refused,
+            types::int_or_string_is_an_i32_or_a_string,
+            types::quantities_follow_the_quantity_grammar_everywhere,
+            types::times_are_the_rfc_3339_that_jiff_reads,
+            types::byte_strings_are_standard_base64,
+            types::raw_extensions_keep_any_json,
         }
     };
 }
@@ -265,6 +271,7 @@ pub fn scheme() -> Scheme {
     scheme.add::<Widget>();
     scheme.add::<Paint>();
     scheme.add::<Gadget>();
+    scheme.add::<types::Sample>();
     scheme
 }
 
