@@ -15,6 +15,7 @@
 
 pub mod dns;
 pub mod kind;
+pub mod label;
 pub mod marker;
 pub mod plural;
 pub mod version;

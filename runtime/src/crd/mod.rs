@@ -45,6 +45,8 @@
 //! [`structural_schema_for`] runs the same steps for one type on its own.
 
 mod build;
+#[cfg(feature = "cel")]
+mod cel;
 mod custom_resource_ext;
 mod definitions;
 mod description;
@@ -54,6 +56,8 @@ mod markers;
 mod merge;
 mod schema;
 mod shape;
+#[cfg(feature = "cel")]
+mod strfmt;
 mod structural;
 
 pub use build::{build, build_from, structural_schema_for};
