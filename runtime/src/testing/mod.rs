@@ -228,9 +228,11 @@
 //! | `allOf`/`anyOf`/`oneOf`/`not` | yes (kube-openapi's messages, at the field path `<nil>` as the API server reports them) |
 //! | `format` | `date-time`, `date`, `uuid`(3/4/5), `ipv4`, `ipv6`, `cidr`, `hostname`, `byte`; others accepted |
 //! | `x-kubernetes-list-type: set`/`map` duplicates | yes (`Duplicate value`) |
-//! | CEL `x-kubernetes-validations`: `self`, `oldSelf` (transition rules on update only), `message`, `messageExpression`, `reason`, `fieldPath` | yes, with cel-rust and its strings and lists extensions |
-//! | a CRD whose rule does not compile is refused | yes (422 on create/update of the CRD; `install_crd` errors) |
-//! | Kubernetes CEL libraries `quantity`, `url`, `ip`, `cidr`, `semver`, regex `find` | no: a rule using one is refused at install, saying so (test it on envtest) |
+//! | CEL `x-kubernetes-validations`: `self`, `oldSelf` (transition rules on update only), `message`, `messageExpression`, `reason`, `fieldPath` | yes, with cel-rust in kube-apiserver v1.36's environment (`crd::cel`); evaluation errors in cel-go's words |
+//! | a CRD whose rule does not compile is refused | yes (422 on create/update of the CRD; `install_crd` errors): syntax errors, undeclared functions and variables (`cel.bind`, `math.*` and `base64.*` are not in Kubernetes' environment), invalid regex literals and rules that plainly are not bools, with cel-go's text. Type errors (`found no matching overload`, e.g. `quantity(self).sign()`, `'abc'.reverse()`, `%d` of a string) are not found: the rule fails when evaluated instead |
+//! | Kubernetes CEL libraries: `quantity`, `url`/`isURL`, `ip`/`isIP`, `cidr`/`isCIDR`, `format.*`, `semver`/`isSemver`, regex `find`/`findAll`, lists (`isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf`); cel-go's strings (v2), lists (v3), sets, two-variable comprehensions and optional types (v2) | yes, with kube-apiserver's results and error texts (ports of apimachinery's Quantity, Go's `net/netip`, `net/url`, `regexp` errors, blang/semver, kube-openapi's strfmt) |
+//! | CEL `duration`/`timestamp`, and `date`/`date-time`/`duration`/`byte` string formats as CEL timestamps, durations and bytes | no (they are strings; `duration()` and `timestamp()` fail when evaluated) |
+//! | which error a rule reports when both sides of `&&`/`\|\|` fail | the right-hand one (cel-go reports the left-hand one) |
 //! | `optionalOldSelf`: the rule also runs on create, `oldSelf` an optional | yes |
 //! | CEL cost budgets and estimated-cost limits | no |
 //! | ratcheting: unchanged invalid values pass on update | yes (whole unchanged nodes) |

@@ -27,6 +27,7 @@
 #![allow(dead_code)] // each runner uses the whole suite, but not every helper of this module
 
 pub mod apply;
+pub mod cel;
 pub mod crd;
 pub mod crud;
 pub mod deletion;
@@ -34,6 +35,7 @@ pub mod lists;
 pub mod managed_fields;
 mod objects;
 pub mod status;
+pub mod types;
 pub mod watch;
 
 pub use objects::{TestResult, api_error, code_and_reason, config_map, names};
@@ -94,6 +96,19 @@ macro_rules! for_each_case {
             crd::schema_violations_are_422_with_the_api_servers_text,
             crd::transition_rules_run_on_update_only,
             crd::status_subresource_and_generation_after_pruning,
+            cel::quantity_rules,
+            cel::url_rules,
+            cel::ip_rules,
+            cel::cidr_rules,
+            cel::format_rules,
+            cel::semver_regex_lists_sets_and_strings,
+            cel::two_variable_comprehensions,
+            cel::rules_that_do_not_compile_are_refused,
+            types::int_or_string_is_an_i32_or_a_string,
+            types::quantities_follow_the_quantity_grammar_everywhere,
+            types::times_are_the_rfc_3339_that_jiff_reads,
+            types::byte_strings_are_standard_base64,
+            types::raw_extensions_keep_any_json,
         }
     };
 }
@@ -321,6 +336,7 @@ pub fn scheme() -> Scheme {
     scheme.add::<Paint>();
     scheme.add::<Gadget>();
     scheme.add::<Rack>();
+    scheme.add::<types::Sample>();
     scheme
 }
 
