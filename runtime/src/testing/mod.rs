@@ -187,6 +187,26 @@
 //!   reinvocation, deletecollection. [`TestEnv::install_webhooks`] registers a test's webhook
 //!   server on either backend.
 //!
+//! - **Field management and server-side apply**, by structured-merge-diff's rules
+//!   (kube-apiserver's field manager): every create, update and patch records an
+//!   `operation: Update` entry in `metadata.managedFields` for its field manager
+//!   (`?fieldManager=`, else the User-Agent's product name, else `unknown`) owning the fields
+//!   it changed; an apply (`application/apply-patch+yaml`) merges its configuration —
+//!   `x-kubernetes-list-type: map` lists by key (`k:{"name":"a"}`), `set` lists by value
+//!   (`v:"x"`), `atomic` lists and `x-kubernetes-map-type: atomic` maps as a whole, other maps
+//!   by key — records an `operation: Apply` entry, removes what its manager applied before and
+//!   left out unless another manager owns it, answers 409 with the API server's text for
+//!   fields another manager owns with a different value (unless `force=true`), 201 when it
+//!   creates the object, and 500 `field not declared in schema` for fields the schema lacks;
+//!   `/status` writes carry `subresource: status` and own only `status` (the main resource
+//!   never owns `status` of a kind with a status subresource); at most ten `Update` entries
+//!   (older ones fold into `ancient-changes`); `managedFields: []` resets them, after which
+//!   updates are not tracked until the first apply (`before-first-apply`). The merge types
+//!   come from each CRD version's schema, and for built-in kinds (Namespace, ConfigMap,
+//!   Secret, Service, Pod, ServiceAccount, Event, Deployment, ReplicaSet, Lease, webhook
+//!   configurations, CRDs) from kube-apiserver v1.36's OpenAPI (e.g. containers by `name`,
+//!   container ports by `containerPort` and `protocol`, env by `name`).
+//!
 //! - **Custom resources follow their CRD's schema** (every served version's
 //!   `openAPIV3Schema`, with [`crate::crd::ObjectSchema`]), in the API server's order, on
 //!   create, update, every patch type, server-side apply and `/status`: unknown fields are
@@ -232,8 +252,14 @@
 //!   of a kind share storage; `apiVersion` is rewritten).
 //! - Garbage collection is synchronous (inside the deleting request), and a dependent whose
 //!   owner never existed is kept.
-//! - Strategic merge patches are JSON merge patches (no merge keys); server-side apply treats
-//!   lists atomically and tracks only `Apply` ownership.
+//! - Strategic merge patches are JSON merge patches (no merge keys).
+//! - Server-side apply (see above) does not convert between versions (every manager's fields
+//!   are compared on the one stored object), does not upgrade `kubectl`'s client-side-apply
+//!   annotation (`last-applied-configuration`), does not reconcile recorded fields after a
+//!   CRD's list or map types change, and knows the list types of the built-in kinds listed
+//!   above only (others are deduced: maps granular, lists atomic). Admission webhooks see the
+//!   object with its managedFields already recorded, and a mutating webhook's changes to a
+//!   create or update are recorded as the request's field manager's.
 //! - List pages after the first are read from the current state (not a snapshot at the list's
 //!   resourceVersion); `resourceVersionMatch` is ignored.
 //! - JSON only (no protobuf, no Table output, no aggregated discovery).
