@@ -91,13 +91,18 @@ fn start<R: Reconciler>(controller: Controller<R>, ctx: RunContext) -> Running<R
     let workers = controller.max_concurrent_reconciles;
     let metrics = ctx.metrics.controller(&name, workers);
     let informer = ctx.cache.shared_informer::<R::Object>();
-    let (queue, timers) = WorkQueue::new(controller.debounce, metrics.clone());
+    let (queue, timers) = WorkQueue::new(
+        controller.debounce,
+        controller.queue_options,
+        metrics.queue(),
+    );
     let id = ControllerId::next();
     let state = Arc::new(State {
         name,
         id,
         queue: queue.clone(),
         backoff: ExponentialBackoff::new(controller.backoff.0, controller.backoff.1),
+        low_priority: controller.queue_options.low_priority,
         timeout: controller.reconcile_timeout,
         deleted: Mutex::new(HashMap::new()),
         metrics,

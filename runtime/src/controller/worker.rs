@@ -24,7 +24,7 @@ use tracing::Instrument;
 use super::backoff::ExponentialBackoff;
 use super::echo::{self, ControllerId};
 use super::handler::Priority;
-use super::queue::WorkQueue;
+use super::queue::{AddOptions, NORMAL_PRIORITY, WorkQueue};
 use crate::metrics::{ControllerMetrics, ReconcileResult};
 use crate::{Action, Reconciler};
 
@@ -35,6 +35,10 @@ pub(super) struct State<K: kube::Resource<DynamicType = ()>> {
     pub(super) id: ControllerId,
     pub(super) queue: Arc<WorkQueue<ObjectRef<K>>>,
     pub(super) backoff: ExponentialBackoff<ObjectRef<K>>,
+    /// The queue priority of [`Priority::Low`] keys ([`QueueOptions::low_priority`]).
+    ///
+    /// [`QueueOptions::low_priority`]: super::QueueOptions::low_priority
+    pub(super) low_priority: i32,
     /// The most a reconcile (or `on_deleted`) may take before it is cancelled.
     pub(super) timeout: Option<Duration>,
     /// Last states of deleted objects whose `on_deleted` has not succeeded yet.
@@ -43,11 +47,15 @@ pub(super) struct State<K: kube::Resource<DynamicType = ()>> {
 }
 
 impl<K: kube::Resource<DynamicType = ()> + 'static> State<K> {
-    /// Asks for a reconcile of `key` at `priority`. The work queue serves keys in order; the
-    /// priority is for issue 27's priority queue, which orders by it.
+    /// Asks for a reconcile of `key` at `priority`: [`NORMAL_PRIORITY`] for a change, the
+    /// controller's low priority for what the informer only listed (and resyncs).
     pub(super) fn add(&self, key: ObjectRef<K>, priority: Priority) {
-        let _ = priority;
-        self.queue.add(key);
+        let priority = match priority {
+            Priority::Normal => NORMAL_PRIORITY,
+            Priority::Low => self.low_priority,
+        };
+        let after = Duration::ZERO;
+        self.queue.add_with(key, AddOptions { priority, after });
     }
 
     /// Keeps the last state of the deleted object `key` for `on_deleted`.
@@ -148,8 +156,10 @@ pub(super) async fn worker<R: Reconciler>(
         {
             Outcome::Done(action) => {
                 state.backoff.forget(&key);
-                if let Some(delay) = Action::requeue_after(&action) {
-                    state.queue.add_after(key.clone(), delay);
+                if let Some(after) = action.requeue_after() {
+                    let priority = action.priority().unwrap_or(NORMAL_PRIORITY);
+                    let options = AddOptions { priority, after };
+                    state.queue.add_with(key.clone(), options);
                 }
             }
             Outcome::Failed => state.retry(&key),
