@@ -32,6 +32,7 @@ mod args;
 mod error;
 mod filters;
 mod leader_election;
+mod lease_lock;
 mod options;
 mod run;
 mod server;
