@@ -98,6 +98,8 @@ enum Stop {
 #[derive(Clone, Copy, Debug)]
 struct Sample {
     stop: Stop,
+    /// From the signal until the object was changed (after SIGTERM: once the leader exited).
+    changed: Duration,
     /// From the signal until the new leader's status write of the changed object was seen.
     reconciled: Duration,
     /// From the signal until the new leader started leading.
@@ -319,6 +321,7 @@ async fn failover(
     let changed: BenchWidget = widgets
         .patch(object, &PatchParams::default(), &Patch::Merge(&change))
         .await?;
+    let changed_at = signalled.elapsed();
     let wanted = changed.metadata.generation.unwrap_or(generation + 1);
     loop {
         let widget = tokio::time::timeout_at(deadline.into(), seen.try_next())
@@ -344,6 +347,7 @@ async fn failover(
     });
     Ok(Sample {
         stop,
+        changed: changed_at,
         reconciled,
         leading,
         reconcile_started: since(started),

@@ -50,9 +50,10 @@ pub(super) fn report(args: &FailoverArgs, series: &[(Standby, Vec<Sample>)]) -> 
             rows.push(vec![
                 standby.as_str().to_string(),
                 signal.to_string(),
-                report::show(&reconciled, 2),
+                report::show(&secs(&of, &|s| s.changed.as_secs_f64()), 2),
                 report::show(&secs(&of, &|s| s.leading.as_secs_f64()), 2),
                 report::show(&secs(&of, &|s| s.reconcile_started.as_secs_f64()), 2),
+                report::show(&reconciled, 2),
                 target,
                 format!("{bound}: {met}"),
             ]);
@@ -60,7 +61,9 @@ pub(super) fn report(args: &FailoverArgs, series: &[(Standby, Vec<Sample>)]) -> 
     }
     let mut out = format!(
         "N = {} objects, a {lease:.0} s Lease renewed every {retry:.0} s (renew deadline {} s), {} rounds per row; \
-         seconds from the signal, median (min–max). 1-minute load average at the rounds' start: {}.\n\n",
+         seconds from the signal to the leader, median (min–max). The object is changed once the leader is gone: \
+         at once after SIGKILL, once its process exited after SIGTERM. \
+         1-minute load average at the rounds' start: {}.\n\n",
         args.objects,
         election.renew_deadline_secs,
         args.runs,
@@ -70,10 +73,11 @@ pub(super) fn report(args: &FailoverArgs, series: &[(Standby, Vec<Sample>)]) -> 
         &[
             "standby",
             "leader stopped by",
-            "changed object reconciled (status written)",
+            "object changed",
             "new leader leading",
-            "its reconcile of the changed object started",
-            "reconciled after the Lease expired",
+            "its reconcile of the object started",
+            "status written (seen by a watch)",
+            "status written after the Lease expired",
             "target (warm)",
         ],
         &rows,
