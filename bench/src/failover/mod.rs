@@ -14,7 +14,9 @@
 //! object's status written for the new generation by the new leader. The replicas also report
 //! when the new leader started leading and when its reconcile of the changed object started.
 //! A new replica is then started as the next standby, and the next round waits until it is
-//! ready and the leader has drained its queue.
+//! ready and the Lease has been renewed twice since (a candidate counts expiry from the first
+//! change it saw, so a standby started just before the kill would wait a whole lease duration
+//! from its own start), and the leader has drained its queue.
 //!
 //! For SIGKILL the Lease's expiry is `renewTime + leaseDurationSeconds` of the Lease as the
 //! killed leader last renewed it (read right after the kill; the replicas and the benchmark
@@ -234,6 +236,11 @@ async fn measure(args: &FailoverArgs, standby: Standby) -> anyhow::Result<Vec<Sa
         let mut next = Replica::start(args, &session, &namespace, standby)?;
         next.line(replica::STANDBY_READY, Instant::now() + timeout)
             .await?;
+        // A candidate counts a Lease's expiry from the first change it observed (client-go's
+        // observedTime): one that just started would wait a whole lease duration from its
+        // start. Two renewals after it is ready, it has seen the leader renew.
+        let leases: Api<Lease> = Api::namespaced(client.clone(), &namespace);
+        renewals(&leases, &lease_name(standby), 2, Instant::now() + timeout).await?;
         let stop = if round % 2 == 0 {
             Stop::Kill
         } else {
@@ -354,6 +361,31 @@ async fn failover(
         after_expiry,
         load,
     })
+}
+
+/// Waits until the Lease `name` was renewed `count` times (its `renewTime` changed), polling
+/// every 100 ms.
+async fn renewals(
+    leases: &Api<Lease>,
+    name: &str,
+    count: usize,
+    deadline: Instant,
+) -> anyhow::Result<()> {
+    let renewed = |lease: &Lease| lease.spec.as_ref().and_then(|s| s.renew_time.clone());
+    let mut last = renewed(&leases.get(name).await?);
+    let mut seen = 0;
+    while seen < count {
+        if Instant::now() > deadline {
+            bail!("the Lease {name} was not renewed in time");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let now = renewed(&leases.get(name).await?);
+        if now != last {
+            seen += 1;
+            last = now;
+        }
+    }
+    Ok(())
 }
 
 /// `renewTime + leaseDurationSeconds` of `lease`.
