@@ -38,14 +38,17 @@ mod values;
 
 // The object semantics (prune, default, validate, CEL) of a CRD version's schema.
 mod defaulting;
+pub(crate) mod field_error;
+mod listtype;
 mod node;
 mod object_schema;
 mod pruning;
 mod rules;
+mod strfmt;
 mod validation;
 
+pub use field_error::{FieldError, FieldErrorKind};
 pub use object_schema::ObjectSchema;
-pub use validation::{FieldError, FieldErrorKind};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::{Map, Value};

@@ -7,9 +7,11 @@
 use serde_json::Value;
 
 use super::defaulting;
+use super::field_error::{FieldError, FieldErrorKind};
+use super::listtype;
 use super::node::Node;
 use super::pruning;
-use super::validation::{FieldError, Validator};
+use super::validation::Validator;
 
 /// A CRD version's `openAPIV3Schema`, compiled for the object semantics of
 /// apiextensions-apiserver (`pkg/apiserver/schema`, `pkg/registry/customresource`).
@@ -107,15 +109,60 @@ impl ObjectSchema {
 
     /// Validates `object` against the schema and then its CEL rules; `old` is the stored
     /// object on update (transition rules run only then; unchanged nodes are not reported,
-    /// as the API server ratchets them). Returns every error, schema errors first.
+    /// as the API server ratchets them). Returns every error, schema errors first: what
+    /// [`ObjectSchema::validate_openapi`] then [`ObjectSchema::validate_rules`] report.
     pub fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
+        let mut errors = self.validate_openapi(object, old);
+        self.validate_rules(object, old, &mut errors);
+        errors
+    }
+
+    /// The OpenAPI schema's errors (kube-openapi's validator, with ratcheting on update), then
+    /// the list types' (`schema/listtype`: on update only when `old` has none, as
+    /// `customresource/strategy.go` ratchets them).
+    pub fn validate_openapi(&self, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
         let mut validator = Validator { errors: Vec::new() };
         validator.node(&self.root, object, old, "", self.resource_root);
         let mut errors = validator.errors;
-        #[cfg(feature = "cel")]
-        cel_walk::walk(&self.root, object, old, "", &mut errors);
-        let _ = &mut errors;
+        let old_has_duplicates = old.is_some_and(|old| {
+            let mut old_errors = Vec::new();
+            listtype::validate(&self.root, old, "", &mut old_errors);
+            !old_errors.is_empty()
+        });
+        if !old_has_duplicates {
+            listtype::validate(&self.root, object, "", &mut errors);
+        }
         errors
+    }
+
+    /// Evaluates the CEL rules (`x-kubernetes-validations`) after `errors`, everything the API
+    /// server validated before them (metadata, schema, list types), and appends theirs. As
+    /// `customresource/strategy.go` (`hasBlockingErr`) does, when `errors` holds a type,
+    /// required, enum, too-long or too-many error the rules are not evaluated: one error at
+    /// `<nil>` says so instead. Nothing happens when the schema has no rules.
+    pub fn validate_rules(
+        &self,
+        object: &Value,
+        old: Option<&Value>,
+        errors: &mut Vec<FieldError>,
+    ) {
+        if !self.root.has_rules {
+            return;
+        }
+        if errors.iter().any(|e| e.kind.blocks_rules()) {
+            errors.push(FieldError::new(
+                FieldErrorKind::Invalid,
+                "<nil>",
+                Some(&Value::Null),
+                "some validation rules were not checked because the object was invalid; \
+                 correct the existing errors to complete validation",
+            ));
+            return;
+        }
+        #[cfg(feature = "cel")]
+        cel_walk::walk(&self.root, object, old, "", errors);
+        #[cfg(not(feature = "cel"))]
+        let _ = (object, old);
     }
 
     /// Validates `object` against the OpenAPI schema only, without the CEL rules: how the API
@@ -154,9 +201,10 @@ mod cel_walk {
 
     use serde_json::Value;
 
+    use super::super::field_error::FieldError;
+    use super::super::listtype::correlated_item;
     use super::super::node::Node;
     use super::super::rules;
-    use super::super::validation::{FieldError, correlated_item};
 
     /// `value` as the CEL value bound to `self`: integers of `type: number` nodes are doubles.
     pub(super) fn to_cel(value: &Value, node: Option<&Node>) -> cel::Value {
@@ -211,7 +259,8 @@ mod cel_walk {
             let this = to_cel(value, Some(node));
             let previous = old.map(|o| to_cel(o, Some(node)));
             rules::evaluate(
-                node,
+                &node.rules,
+                &node.type_,
                 &this,
                 value,
                 previous.as_ref(),
@@ -344,8 +393,8 @@ mod tests {
                 "spec.ratio: Invalid value: 0.5: spec.ratio in body should be greater than 0.5",
                 "spec.short: Too long: may not be more than 3 bytes",
                 "spec.tags: Too many: 2: must have at most 1 items",
-                r#"spec.tags[1]: Duplicate value: "a""#,
                 "spec.must: Required value",
+                r#"spec.tags[1]: Duplicate value: "a""#,
             ]
         );
     }
