@@ -402,6 +402,7 @@ impl Call<'_> {
         let opts = StreamOptions {
             rt: self.rt.clone(),
             partial: self.as_partial.watch(),
+            as_list: self.as_partial == AsPartial::List,
             schema: self.schema.clone(),
             bookmarks: self.query.flag("allowWatchBookmarks"),
             bookmark_interval: self.shared.config.bookmark_interval,

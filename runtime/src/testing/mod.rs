@@ -163,8 +163,8 @@
 //! - **Metadata-only responses** as kube-apiserver's `response.go` converts them: any single
 //!   object (get, writes) with `as=PartialObjectMetadata`, lists with
 //!   `as=PartialObjectMetadataList`, 406 `NotAcceptable` for a list asked for as one object or
-//!   one object asked for as a list (after a write took effect), and full objects on a watch
-//!   asked for as a list.
+//!   one object asked for as a list (after a write took effect), and a watch asked for as a
+//!   list ends at its first object event, as the real server's watch encoder fails on it.
 //! - **Deletion**: an object deleted at once is answered with a `Success` Status (the deleted
 //!   object for Pods and ServiceAccounts), one held by finalizers with its new state;
 //!   finalizers and `deletionTimestamp`; removing the last finalizer deletes;
