@@ -52,7 +52,7 @@ mod markers;
 mod merge;
 mod schema;
 mod shape;
-mod structural;
+pub(crate) mod structural;
 
 pub use build::{build, build_from, structural_schema_for};
 pub use custom_resource_ext::CustomResourceExt;

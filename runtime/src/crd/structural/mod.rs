@@ -42,6 +42,7 @@ pub(crate) mod field_error;
 mod listtype;
 mod node;
 mod object_schema;
+pub(crate) mod objectmeta;
 mod pruning;
 mod rules;
 mod strfmt;

@@ -10,6 +10,7 @@ use super::defaulting;
 use super::field_error::{FieldError, FieldErrorKind};
 use super::listtype;
 use super::node::Node;
+use super::objectmeta;
 use super::pruning;
 use super::validation::Validator;
 
@@ -94,9 +95,51 @@ impl ObjectSchema {
     }
 
     /// Drops the fields the schema does not specify (`schema/pruning`), keeping `apiVersion`,
-    /// `kind` and `metadata` at the root and in embedded resources.
+    /// `kind` and `metadata` at the root and in embedded resources, where `metadata` keeps
+    /// only `ObjectMeta`'s fields (`schema/objectmeta`; a `metadata` that does not decode as
+    /// `ObjectMeta` is left as it is).
     pub fn prune(&self, object: &mut Value) {
-        pruning::prune(object, &self.root, self.resource_root);
+        let _ = self.decode(object);
+    }
+
+    /// What the API server's codec does to a custom resource it decodes
+    /// (`customresource_handler.go`, `unstructuredSchemaCoercer.apply`): the root `metadata`
+    /// decoded as `ObjectMeta`, then pruning, then every embedded resource's `metadata`. Returns
+    /// the paths of the fields it dropped in that order — the `unknown field "…"` that
+    /// `fieldValidation=Warn` warns about and `Strict` refuses.
+    ///
+    /// # Errors
+    /// The first decoding error (a `metadata` field of the wrong type, as Go's `encoding/json`
+    /// words it; the rest of the object is still pruned).
+    pub(crate) fn decode(&self, object: &mut Value) -> Result<Vec<String>, String> {
+        let mut dropped = Vec::new();
+        let mut error = None;
+        if self.resource_root
+            && let Some(metadata) = object.get_mut("metadata")
+        {
+            let place = objectmeta::MetaPlace {
+                path: "metadata",
+                go_prefix: "",
+            };
+            match objectmeta::coerce(metadata, place) {
+                Ok(unknown) => dropped.extend(unknown),
+                Err(e) => error = Some(e),
+            }
+        }
+        let mut pruned = Vec::new();
+        pruning::prune(object, &self.root, self.resource_root, "", &mut pruned);
+        pruned.sort();
+        dropped.extend(pruned);
+        let mut embedded = Vec::new();
+        if let Err(e) = pruning::coerce_embedded(object, &self.root, "", &mut embedded) {
+            error.get_or_insert(e);
+        }
+        embedded.sort();
+        dropped.extend(embedded);
+        match error {
+            Some(e) => Err(e),
+            None => Ok(dropped),
+        }
     }
 
     /// Applies the schema's defaults (`schema/defaulting`), then drops `null`s of
@@ -333,13 +376,27 @@ mod tests {
             "top": 1,
             "spec": {"a": {"b": "s", "c": 1}, "gone": true,
                      "free": {"anything": [1], "known": {"dropped": 1}},
-                     "pod": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {}, "other": 1},
+                     "pod": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "u": 1}, "spec": {}, "other": 1},
                      "list": [{"x": 1, "z": 2}],
                      "map": {"k": {"y": 1, "z": 2}}}});
-        schema.prune(&mut object);
+        let dropped = schema.decode(&mut object).unwrap();
+        assert_eq!(
+            dropped,
+            [
+                "metadata.x",
+                "spec.a.c",
+                "spec.free.known.dropped",
+                "spec.gone",
+                "spec.list[0].z",
+                "spec.map.k.z",
+                "spec.pod.other",
+                "top",
+                "spec.pod.metadata.u",
+            ]
+        );
         assert_eq!(
             object,
-            json!({"apiVersion": "v", "kind": "K", "metadata": {"name": "n", "x": 1},
+            json!({"apiVersion": "v", "kind": "K", "metadata": {"name": "n"},
                 "spec": {"a": {"b": "s"},
                          "free": {"anything": [1], "known": {}},
                          "pod": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {}},
