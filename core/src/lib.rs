@@ -3,6 +3,7 @@
 //! | module | what | source it mirrors |
 //! |---|---|---|
 //! | [`dns`] | DNS-1123 labels and subdomains, DNS-1035 labels, with the API server's messages | apimachinery `pkg/util/validation` |
+//! | [`labels`] | label keys (qualified names) and label values, with the API server's messages | apimachinery `pkg/api/validate/content/kube.go` |
 //! | [`version`] | API version grammar (`v1`, `v2beta3`) and priority | apimachinery `pkg/version/helpers.go` |
 //! | [`plural`] | a kind's default resource plural | gobuffalo/flect `Pluralize`, as Kubebuilder calls it |
 //! | [`marker`] | the `#[kbr(...)]` schema markers and the record kbr-derive hands kbr-runtime | controller-gen's CRD markers |
@@ -13,6 +14,7 @@
 #![warn(missing_docs)]
 
 pub mod dns;
+pub mod labels;
 pub mod marker;
 pub mod plural;
 pub mod version;
