@@ -97,6 +97,25 @@ fn apply_json_patch(doc: &mut Value, ops: &json_patch::Patch) -> Result<(), ApiE
     Ok(())
 }
 
+/// The object a merge, strategic merge or JSON patch makes of `old`, without storing it: what
+/// the patch handler decodes for `fieldValidation` ([`super::handlers::PatchDecoding`]).
+/// `None` for server-side apply and for a patch that fails (applying it reports why).
+pub(crate) fn preview(old: &Value, kind: &PatchKind, body: &[u8]) -> Option<Value> {
+    let patch = parse_body(kind, body).ok()?;
+    let mut new = old.clone();
+    match kind {
+        PatchKind::Merge | PatchKind::StrategicMerge if patch.is_object() => {
+            json_patch::merge(&mut new, &patch);
+        }
+        PatchKind::Json => {
+            let ops: json_patch::Patch = serde_json::from_value(patch).ok()?;
+            apply_json_patch(&mut new, &ops).ok()?;
+        }
+        _ => return None,
+    }
+    Some(new)
+}
+
 impl Store {
     /// `PATCH` of the object (or, with [`Part::Status`], its status).
     #[allow(clippy::too_many_arguments)]

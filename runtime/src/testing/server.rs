@@ -153,8 +153,10 @@ impl FakeApiServer {
         let key = super::write::key(&rt, None, &name);
         let result = match store.get(&key).cloned() {
             Some(old) => {
+                // A replacement of the stored CRD, at its resourceVersion.
                 let mut body: Value = body;
-                super::meta::set(&mut body, "resourceVersion", None);
+                let version = old.pointer("/metadata/resourceVersion").cloned();
+                super::meta::set(&mut body, "resourceVersion", version);
                 store.write_over(&rt, key, &old, body, super::write::Part::Main, false)
             }
             None => store.create(&rt, None, body, false),
