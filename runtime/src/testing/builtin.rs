@@ -23,6 +23,8 @@ use serde_json::{Value, json};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
+use crate::crd::FieldError;
+
 use super::meta;
 use super::registry::{ResourceType, StorageKey};
 use super::store::{ObjRef, Store};
@@ -74,12 +76,24 @@ pub(crate) fn allows_unconditional_update(rt: &ResourceType) -> bool {
 }
 
 /// Whether a `PUT` of a missing object of `rt` creates it (the strategy's
-/// `AllowCreateOnUpdate`): Leases (`coordination/lease/strategy.go`) and Events
-/// (`core/event/strategy.go`, serving both event APIs).
+/// `AllowCreateOnUpdate`): Leases (`coordination/lease/strategy.go`), Events
+/// (`core/event/strategy.go`, serving both event APIs) and Services
+/// (`core/service/strategy.go`).
 pub(crate) fn allows_create_on_update(rt: &ResourceType) -> bool {
     matches!(
         (rt.group.as_str(), rt.kind.as_str()),
-        ("coordination.k8s.io", "Lease") | ("", "Event") | ("events.k8s.io", "Event")
+        ("coordination.k8s.io", "Lease") | ("", "Event" | "Service") | ("events.k8s.io", "Event")
+    )
+}
+
+/// Whether `rt`'s metadata is validated by `pkg/apis/core/validation`'s `ValidateObjectMeta`,
+/// which also requires every finalizer to be a standard one (`kubernetes`, `orphan`,
+/// `foregroundDeletion`) or fully qualified (with a `/`): the core, apps, coordination and
+/// events kinds.
+pub(crate) fn requires_qualified_finalizers(rt: &ResourceType) -> bool {
+    matches!(
+        rt.group.as_str(),
+        "" | "apps" | "coordination.k8s.io" | "events.k8s.io"
     )
 }
 
@@ -87,6 +101,30 @@ pub(crate) fn allows_create_on_update(rt: &ResourceType) -> bool {
 /// `Status` (the registry's `ReturnDeletedObject`).
 pub(crate) fn returns_deleted_object(rt: &ResourceType) -> bool {
     rt.group.is_empty() && matches!(rt.plural.as_str(), "pods" | "serviceaccounts")
+}
+
+/// The errors of a CRD object `obj` (updating `old`) other than its schemas' ([`super::crds`]);
+/// none for other kinds.
+pub(crate) fn crd_errors(rt: &ResourceType, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
+    if !is_crd(&rt.storage()) {
+        return Vec::new();
+    }
+    let mut errors = super::crds::validate_spec(obj, old);
+    if let Some(old) = old {
+        errors.extend(super::crds::validate_update(obj, old));
+    }
+    errors
+}
+
+/// Kind-specific changes of an update before it is validated (the strategies'
+/// `PrepareForUpdate`): a CRD's new storage version joins `status.storedVersions`.
+pub(crate) fn prepare_update(rt: &ResourceType, new: &mut Value, old: &Value) {
+    if is_crd(&rt.storage()) && old.pointer("/status/storedVersions").is_some() {
+        let stored = super::crds::stored_versions(new, old);
+        if let Some(status) = new.get_mut("status").and_then(Value::as_object_mut) {
+            status.insert("storedVersions".into(), json!(stored));
+        }
+    }
 }
 
 /// 422 when `obj`, about to be stored as `rt`, is a CRD the API server would refuse for its

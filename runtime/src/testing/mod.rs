@@ -247,6 +247,7 @@ mod admission;
 mod api_error;
 mod apply;
 mod builtin;
+mod crds;
 mod decode;
 mod discovery;
 mod endpoints;

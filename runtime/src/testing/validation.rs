@@ -292,6 +292,29 @@ fn finalizers(obj: &Value) -> Vec<FieldError> {
     errors
 }
 
+/// What `pkg/apis/core/validation`'s `ValidateObjectMeta` adds for core kinds
+/// (`validateKubeFinalizerName`): a finalizer without a `/` must be a standard one.
+pub(crate) fn qualified_finalizers(obj: &Value) -> Vec<FieldError> {
+    meta::finalizers(obj)
+        .iter()
+        .enumerate()
+        .filter(|(_, name)| {
+            !name.contains('/')
+                && !matches!(
+                    name.as_str(),
+                    "kubernetes" | "orphan" | "foregroundDeletion"
+                )
+        })
+        .map(|(index, name)| {
+            invalid(
+                &format!("metadata.finalizers[{index}]"),
+                &text(name),
+                "name is neither a standard finalizer name nor is it fully qualified",
+            )
+        })
+        .collect()
+}
+
 /// `ValidateNoNewFinalizers`: the added finalizers, sorted, as Go's `%#v` of a `[]string`.
 fn no_new_finalizers(new: &Value, old: &Value) -> Vec<FieldError> {
     let before = meta::finalizers(old);

@@ -76,6 +76,13 @@ fn check_types(rt: &ResourceType, body: &Value) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// 400 when the body names another object than the URL.
+fn name_mismatch(body_name: &str, name: &str) -> ApiError {
+    ApiError::bad_request(format!(
+        "the name of the object ({body_name}) does not match the name on the URL ({name})"
+    ))
+}
+
 /// 400 when the body names another namespace than the URL.
 fn check_namespace(
     rt: &ResourceType,
@@ -156,11 +163,15 @@ impl Store {
         // rest.BeforeCreate: the strategy validates metadata and, for custom resources, the
         // schema and CEL rules (apiextensions-apiserver); CRDs with rules that do not compile
         // are refused. Storage then finds a name taken.
-        let meta_errors = validation::validate_create(
+        let mut meta_errors = validation::validate_create(
             NameRule::for_kind(&rt.group, &rt.kind),
             &obj,
             namespace.filter(|_| rt.namespaced),
         );
+        if super::builtin::requires_qualified_finalizers(rt) {
+            meta_errors.extend(validation::qualified_finalizers(&obj));
+        }
+        meta_errors.extend(super::builtin::crd_errors(rt, &obj, None));
         self.validate_custom(rt, &key.name, &obj, None, meta_errors)?;
         super::builtin::check_crd(rt, &obj)?;
         if self.get(&key).is_some() {
@@ -183,19 +194,19 @@ impl Store {
         part: Part,
         dry_run: bool,
     ) -> Result<Arc<Value>, ApiError> {
+        // The update handler checks the body's name and namespace before storage is asked
+        // (apiserver/pkg/endpoints/handlers/update.go, checkName).
+        let body_name = meta::name(&body);
+        if !body_name.is_empty() && body_name != name {
+            return Err(name_mismatch(body_name, name));
+        }
+        check_namespace(rt, &body, namespace)?;
         let key = key(rt, namespace, name);
         let Some(old) = self.get(&key).cloned() else {
             if part == Part::Main && super::builtin::allows_create_on_update(rt) {
                 // The generic registry's Update creates the object (AllowCreateOnUpdate).
                 let mut body = body;
-                if meta::name(&body).is_empty() {
-                    meta::set(&mut body, "name", Some(Value::String(name.to_owned())));
-                } else if meta::name(&body) != name {
-                    return Err(ApiError::bad_request(format!(
-                        "the name of the object ({}) does not match the name on the URL ({name})",
-                        meta::name(&body)
-                    )));
-                }
+                meta::set(&mut body, "name", Some(Value::String(name.to_owned())));
                 return self.create(rt, namespace, body, dry_run);
             }
             return Err(ApiError::not_found(&subject(rt), name));
@@ -221,10 +232,7 @@ impl Store {
         )?;
         let body_name = meta::name(&body);
         if !body_name.is_empty() && body_name != key.name {
-            return Err(ApiError::bad_request(format!(
-                "the name of the object ({body_name}) does not match the name on the URL ({})",
-                key.name
-            )));
+            return Err(name_mismatch(body_name, &key.name));
         }
         match meta::text(&body, "resourceVersion").filter(|rv| !rv.is_empty()) {
             // The generic registry's Update (apiserver/pkg/registry/generic/registry/store.go):
@@ -279,7 +287,13 @@ impl Store {
         if *old_read == new {
             return Ok(old.clone());
         }
-        let meta_errors = validation::validate_update(&new, old);
+        let mut new = new;
+        super::builtin::prepare_update(rt, &mut new, old);
+        let mut meta_errors = validation::validate_update(&new, old);
+        if super::builtin::requires_qualified_finalizers(rt) {
+            meta_errors.extend(validation::qualified_finalizers(&new));
+        }
+        meta_errors.extend(super::builtin::crd_errors(rt, &new, Some(old)));
         self.validate_custom(rt, &key.name, &new, Some(&*old_read), meta_errors)?;
         super::builtin::check_crd(rt, &new)?;
         if dry_run {
