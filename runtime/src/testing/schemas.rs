@@ -5,9 +5,11 @@
 //!   a CRD whose schema has a CEL rule (or `messageExpression`, or `pattern`) that does not
 //!   compile is refused with 422 `Invalid`.
 //! - **Writes** (`pkg/registry/customresource`: create, update, every patch type, server-side
-//!   apply, `/status`): the body is pruned and defaulted (`pkg/apiserver/schema/pruning`,
-//!   `schema/defaulting`), the object is validated against the OpenAPI schema and then its CEL
-//!   rules (`pkg/apiserver/validation`, `schema/cel`), transition rules on update only; failures
+//!   apply, `/status`): the body is decoded ([`super::decode`]: metadata as `ObjectMeta`,
+//!   `pkg/apiserver/schema/pruning`) and defaulted (`schema/defaulting`), the object is
+//!   validated — its metadata ([`super::validation`]), the OpenAPI schema, list types, then
+//!   its CEL rules unless an earlier error blocks them (`pkg/apiserver/validation`,
+//!   `schema/cel`, `customresource/strategy.go`), transition rules on update only; failures
 //!   are one 422 `Invalid` with a cause per error.
 //! - **Reads** (get, list, watch): defaults are applied to the stored object (not written
 //!   back), as the API server does when it decodes from etcd.
@@ -17,7 +19,7 @@
 //!
 //! The schema used is the one of the version in the request (versions share storage, without
 //! conversion). Not modelled: defaulting of a mutating webhook's patch result before the next
-//! webhook, metadata pruning to ObjectMeta's fields, the CEL cost budget.
+//! webhook, the CEL cost budget.
 
 use std::collections::HashMap;
 use std::sync::Arc;

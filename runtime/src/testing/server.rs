@@ -50,7 +50,7 @@ pub(crate) struct Shared {
 /// deletecollection, status subresources, resourceVersions, watch history with 410 Gone,
 /// finalizers) plus the garbage collector's cascades. See the [module docs](super) for what is
 /// covered and what is not (no scheduler, no kubelet, no controllers, no admission plugins, no
-/// RBAC, no schema validation). Cheap to clone: clones share one server.
+/// RBAC; custom resources are validated by their CRD's schema). Cheap to clone: clones share one server.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]

@@ -302,7 +302,6 @@ impl Store {
         if meta::is_deleting(&new) && meta::finalizers(&new).is_empty() {
             return Ok(self.remove_with_cascade(key, new));
         }
-        let mut new = new;
         self.on_update(rt, &mut new);
         let stored = self.commit_put(key, new);
         self.after_owner_change(old);

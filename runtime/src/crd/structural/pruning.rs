@@ -47,7 +47,8 @@ pub(super) fn prune(
                     || node.field(name).is_some()
                     || node.additional_any;
                 // The root's own apiVersion, kind and metadata are never reported.
-                if !keep && !(path.is_empty() && META_FIELDS.contains(&name.as_str())) {
+                let root_meta = path.is_empty() && META_FIELDS.contains(&name.as_str());
+                if !(keep || root_meta) {
                     dropped.push(child(path, name));
                 }
                 keep

@@ -176,7 +176,7 @@ fn is_isbn10(text: &str) -> bool {
     } else {
         10 * u32::from(bytes[9] - b'0')
     };
-    sum % 11 == 0
+    sum.is_multiple_of(11)
 }
 
 fn is_isbn13(text: &str) -> bool {
@@ -211,7 +211,7 @@ fn is_credit_card(text: &str) -> bool {
             }
         })
         .sum();
-    sum % 10 == 0
+    sum.is_multiple_of(10)
 }
 
 /// `time.Parse("2006-01-02", …)`: four-digit year, two-digit month and day, a real date.

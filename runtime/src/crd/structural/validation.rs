@@ -155,14 +155,13 @@ impl Validator {
             && contains("integer");
         let int_float = schema_type == "integer" && contains("number");
         let string_or_slice = value.is_string() || value.is_array();
-        if !string_or_slice
-            && !format.is_empty()
-            && !(contains(schema_type) || data_format == format || float_int || int_float)
-        {
+        let fits = contains(schema_type) || data_format == format || float_int || int_float;
+        if !(string_or_slice || format.is_empty() || fits) {
             self.type_error(path, format, data_format);
             return;
         }
-        if !(contains("number") || contains("integer")) && !format.is_empty() && string_or_slice {
+        let numeric = contains("number") || contains("integer");
+        if !(numeric || format.is_empty()) && string_or_slice {
             return;
         }
         if !(contains(schema_type) || float_int || int_float) {
