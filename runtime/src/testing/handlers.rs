@@ -10,6 +10,9 @@
 //!   duplicate operation fields (`json patch unknown field "[0].extra"`), are found here; the
 //!   patched object is decoded when the patch is applied ([`PatchDecoding::check`]).
 //!
+//! A strategic merge patch of a custom resource is a 415 before anything else
+//! (`customresource_handler.go` serves the other patch types only).
+//!
 //! Server-side apply checks only duplicate keys of the applied configuration on the real
 //! server (`applyPatcher`); the fake does not report them.
 
@@ -100,13 +103,29 @@ pub(crate) fn decode(
     let Ok(query) = Query::parse(&parts.uri) else {
         return unchanged(body);
     };
+    let content_type = parts
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if options == Options::Patch
+        && content_type.starts_with("application/strategic-merge-patch+json")
+        && super::builtin::is_custom_resource(&rt)
+    {
+        // Custom resources have no Go type to take patch strategies from: PatchResource
+        // accepts only the other patch types for them (customresource_handler.go).
+        return Err(ApiError {
+            code: 415,
+            reason: "UnsupportedMediaType",
+            message: "the body of the request was in an unknown format - accepted media types \
+                      include: application/json-patch+json, application/merge-patch+json, \
+                      application/apply-patch+yaml"
+                .to_owned(),
+            details: None,
+        });
+    }
     let directive = FieldValidation::of(&query, options)?;
     if options == Options::Patch {
-        let content_type = parts
-            .headers
-            .get(http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("");
         let patch_errors = if directive.is_strict_decoding() {
             patch_errors(content_type, &body)
         } else {

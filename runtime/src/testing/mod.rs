@@ -132,7 +132,8 @@
 //!   every installed or created CRD, and every [`ResourceType`] registered by hand; namespaced
 //!   and cluster-scoped URLs.
 //! - **Verbs**: get, list, watch, create, update, patch (JSON merge patch, strategic merge
-//!   patch treated as merge, JSON patch, server-side apply), delete, deletecollection;
+//!   patch treated as merge — a 415 for custom resources, as on the real server —, JSON patch,
+//!   server-side apply), delete, deletecollection;
 //!   `?dryRun=All` (another value is a 422 on the write's options).
 //! - **Decoding and `fieldValidation`** (`endpoints/handlers`, `customresource_handler.go`,
 //!   `schema/objectmeta`): a write's body is decoded into its kind before admission — custom

@@ -5,9 +5,10 @@
 //! resourceVersion preconditions (a patch that sets `metadata.resourceVersion` is conditional)
 //! work as for `PUT`.
 //!
-//! Differences from the apiserver: a strategic merge patch is applied as a JSON merge patch for
-//! every kind (the apiserver does that for custom resources only; built-in kinds would merge
-//! lists by their patch merge keys). Server-side apply is in [`super::apply`].
+//! Differences from the apiserver: a strategic merge patch of a built-in kind is applied as a
+//! JSON merge patch (the apiserver would merge lists by their patch merge keys; custom
+//! resources refuse strategic merge patches, [`super::handlers`]). Server-side apply is in
+//! [`super::apply`].
 
 use std::sync::Arc;
 

@@ -177,7 +177,9 @@ pub async fn strict_field_validation_refuses_unknown_and_duplicate_fields(ctx: &
 /// and `applyJSPatch`): the patched object is decoded strictly; with `Warn` its unknown fields
 /// become warnings, with `Strict` the patch is a 422 with one cause at `patch` showing the
 /// patched object; a JSON patch's own unknown operation fields come first, prefixed
-/// `json patch`.
+/// `json patch`. A strategic merge patch of a custom resource is a 415
+/// (`apiextensions-apiserver/pkg/apiserver/customresource_handler.go` serves the other patch
+/// types only).
 pub async fn patches_report_the_patched_objects_unknown_fields(ctx: &Ctx) -> TestResult {
     let url = gadgets(ctx);
     let created = send(
@@ -241,6 +243,24 @@ pub async fn patches_report_the_patched_objects_unknown_fields(ctx: &Ctx) -> Tes
         ),
         "{}",
         refused.message()
+    );
+    let strategic = "application/strategic-merge-patch+json";
+    let refused = send(
+        &ctx.client,
+        "PATCH",
+        &one,
+        strategic,
+        r#"{"spec":{"replicas":5}}"#,
+    )
+    .await?;
+    assert_eq!(
+        (refused.code, refused.body["reason"].as_str()),
+        (415, Some("UnsupportedMediaType"))
+    );
+    assert_eq!(
+        refused.message(),
+        "the body of the request was in an unknown format - accepted media types include: \
+         application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
     );
     let read = send(&ctx.client, "GET", &one, JSON, "").await?;
     assert_eq!(
