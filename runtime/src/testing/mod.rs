@@ -244,7 +244,7 @@
 //! | pruning and defaulting before admission webhooks, schema and CEL validation after them | yes |
 //! | defaulting of a mutating webhook's patch result | no |
 //! | version conversion between CRD versions | no (each version's schema applies to the object as stored) |
-//! | `metadata` validation: names, labels, annotations, owner references, finalizers | yes (the schema's restrictions of `metadata.name` are not checked) |
+//! | `metadata` validation: names, labels, annotations, owner references, finalizers, and what the schema says of `metadata.name`/`generateName` | yes |
 //! | finalizer-name warnings on create and update (`WarningsOnCreate`/`WarningsOnUpdate`) | yes |
 //! | `PUT` without `resourceVersion` is a 422 (`AllowUnconditionalUpdate` false) | yes |
 //! | a CRD's metadata or update-rule errors and its schemas' errors in one 422 | no (two answers, the schemas' second) |

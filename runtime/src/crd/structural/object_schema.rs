@@ -165,7 +165,7 @@ impl ObjectSchema {
     /// `customresource/strategy.go` ratchets them).
     pub fn validate_openapi(&self, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
         let mut validator = Validator { errors: Vec::new() };
-        validator.node(&self.root, object, old, "", self.resource_root);
+        validator.node(&self.root, object, old, "");
         let mut errors = validator.errors;
         let old_has_duplicates = old.is_some_and(|old| {
             let mut old_errors = Vec::new();
@@ -214,7 +214,7 @@ impl ObjectSchema {
     /// kube-openapi validator, not CEL, on each default).
     pub fn validate_schema(&self, object: &Value) -> Vec<FieldError> {
         let mut validator = Validator { errors: Vec::new() };
-        validator.node(&self.root, object, None, "", self.resource_root);
+        validator.node(&self.root, object, None, "");
         validator.errors
     }
 
@@ -468,6 +468,19 @@ mod tests {
             ]
         );
         assert!(messages(&schema, json!({"spec": {"x": "abc"}}), None).is_empty());
+    }
+
+    #[test]
+    fn the_schema_of_a_resources_metadata_is_checked_too() {
+        let schema = ObjectSchema::new(&json!({"type": "object", "properties": {
+            "metadata": {"type": "object", "properties": {
+                "name": {"type": "string", "maxLength": 5}}}}}))
+        .unwrap();
+        assert_eq!(
+            messages(&schema, json!({"metadata": {"name": "toolong"}}), None),
+            ["metadata.name: Too long: may not be more than 5 bytes"]
+        );
+        assert!(messages(&schema, json!({"metadata": {"name": "ok"}}), None).is_empty());
     }
 
     #[test]

@@ -88,14 +88,7 @@ impl Validator {
 
     /// Validates `value` at `path` against `node`. `old` is the correlated old value on
     /// update: an unchanged node is not validated again (ratcheting).
-    pub(super) fn node(
-        &mut self,
-        node: &Node,
-        value: &Value,
-        old: Option<&Value>,
-        path: &str,
-        resource_root: bool,
-    ) {
+    pub(super) fn node(&mut self, node: &Node, value: &Value, old: Option<&Value>, path: &str) {
         if old.is_some_and(|old| old == value) {
             return;
         }
@@ -124,7 +117,7 @@ impl Validator {
         }
         self.enumeration(node, value, path);
         if let Value::Object(fields) = value {
-            self.object(node, value, fields, old, path, resource_root);
+            self.object(node, value, fields, old, path);
         }
     }
 
@@ -176,7 +169,7 @@ impl Validator {
     fn junctors(&mut self, node: &Node, value: &Value, path: &str) {
         let errors_of = |branch: &Node| {
             let mut nested = Validator { errors: Vec::new() };
-            nested.node(branch, value, None, path, false);
+            nested.node(branch, value, None, path);
             nested.errors
         };
         for branch in &node.all_of {
@@ -401,13 +394,7 @@ impl Validator {
             let old_items = old.and_then(Value::as_array);
             for (index, value) in items.iter().enumerate() {
                 let old_item = old_items.and_then(|old| correlated_item(node, value, old));
-                self.node(
-                    item,
-                    value,
-                    old_item,
-                    &format!("{path}[{index}]"),
-                    item.embedded_resource,
-                );
+                self.node(item, value, old_item, &format!("{path}[{index}]"));
             }
         }
         let size = items.len() as u64;
@@ -469,7 +456,6 @@ impl Validator {
         fields: &serde_json::Map<String, Value>,
         old: Option<&Value>,
         path: &str,
-        resource_root: bool,
     ) {
         let _ = value;
         let size = fields.len() as u64;
@@ -495,20 +481,13 @@ impl Validator {
             return;
         }
         let old_fields = old.and_then(Value::as_object);
+        // kube-openapi validates the whole object: a resource's `metadata`, `apiVersion` and
+        // `kind` too, against what the schema says of them (a root `metadata` may restrict
+        // `name` and `generateName`); the API server checks ObjectMeta's own rules apart.
         for (name, field) in fields {
-            // The root's metadata is ObjectMeta's, validated by the API server's own rules.
-            if resource_root && matches!(name.as_str(), "metadata" | "apiVersion" | "kind") {
-                continue;
-            }
             if let Some(child_node) = node.field(name) {
                 let old_field = old_fields.and_then(|o| o.get(name));
-                self.node(
-                    child_node,
-                    field,
-                    old_field,
-                    &child(path, name),
-                    child_node.embedded_resource,
-                );
+                self.node(child_node, field, old_field, &child(path, name));
             }
         }
         for name in &node.required {
