@@ -25,7 +25,7 @@ use super::selector::Selectors;
 use super::server::{Shared, lock};
 use super::warnings::Warnings;
 use super::watch::{self, StreamOptions, WatchFilter, WatchStart, present};
-use super::write::{Part, key};
+use super::write::{Ownership, Part, WriteOptions, key};
 
 type Body = axum::body::Body;
 
@@ -229,6 +229,7 @@ fn serve_object(
     let ns = p.namespace.as_deref();
     let name = p.name.as_deref().unwrap_or("");
     let dry_run = query.dry_run();
+    let opts = WriteOptions::update_by(&field_manager(parts, query), dry_run);
     // The conversion runs on the response, after a write took effect (response.go).
     let one = |obj: &Value, code: StatusCode| -> Result<Response<Body>, ApiError> {
         let partial = call.as_partial.single(&call.rt)?;
@@ -249,7 +250,7 @@ fn serve_object(
         Verb::Watch => call.watch(),
         Verb::Create => {
             let obj = admitted.map_or_else(|| parse_json(body), Ok)?;
-            let created = lock(&shared.store).create(&call.rt, ns, obj, dry_run)?;
+            let created = lock(&shared.store).create(&call.rt, ns, obj, &opts)?;
             call.warn_about_finalizers(&created, None, part, warnings);
             one(&created, StatusCode::CREATED)
         }
@@ -257,7 +258,7 @@ fn serve_object(
             let obj = admitted.map_or_else(|| parse_json(body), Ok)?;
             let mut store = lock(&shared.store);
             let old = store.get(&key(&call.rt, ns, name)).cloned();
-            let updated = store.update(&call.rt, ns, name, obj, part, dry_run)?;
+            let updated = store.update(&call.rt, ns, name, obj, part, &opts)?;
             call.warn_about_finalizers(&updated, old.as_deref(), part, warnings);
             // A PUT that created the object (AllowCreateOnUpdate) answers as a create.
             let code = if old.is_some() {
@@ -286,16 +287,27 @@ fn serve_object(
             {
                 decoding.check(&call.rt, call.schema.as_deref(), &preview, warnings)?;
             }
-            let patched = match admitted {
-                // Admission saw the patched object (and may have changed it): store that one.
-                Some(obj) if store.get(&key(&call.rt, ns, name)).is_some() => {
-                    store.update(&call.rt, ns, name, obj, part, dry_run)?
-                }
-                Some(obj) => store.create(&call.rt, ns, obj, dry_run)?,
-                None => store.patch(&call.rt, ns, name, &kind, body, part, dry_run)?,
+            // Admission saw the patched object, its managedFields recorded (and may have
+            // changed it): store that one.
+            let computed = WriteOptions {
+                dry_run,
+                ownership: Ownership::Computed,
+            };
+            let (patched, created) = match admitted {
+                Some(obj) if old.is_some() => (
+                    store.update(&call.rt, ns, name, obj, part, &computed)?,
+                    false,
+                ),
+                Some(obj) => (store.create(&call.rt, ns, obj, &computed)?, true),
+                None => store.patch(&call.rt, ns, name, &kind, body, part, &opts)?,
             };
             call.warn_about_finalizers(&patched, old.as_deref(), part, warnings);
-            one(&patched, StatusCode::OK)
+            let code = if created {
+                StatusCode::CREATED
+            } else {
+                StatusCode::OK
+            };
+            one(&patched, code)
         }
         Verb::Delete => {
             let opts = DeleteOptions::parse(body, query.get("propagationPolicy"))?;
@@ -313,6 +325,16 @@ fn serve_object(
         }
         Verb::DeleteCollection => call.delete_collection(body),
     }
+}
+
+/// The field manager of a write: `?fieldManager=`, else the User-Agent's product name.
+pub(crate) fn field_manager(parts: &http::request::Parts, query: &Query) -> String {
+    let user_agent = parts
+        .headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    super::apply::manager_or_user_agent(query.get("fieldManager"), user_agent)
 }
 
 /// The `Success` Status of an immediate delete, naming the object (`finalizeDelete`).

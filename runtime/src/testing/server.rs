@@ -151,15 +151,17 @@ impl FakeApiServer {
                 reason: "CustomResourceDefinitions are not served".into(),
             })?;
         let key = super::write::key(&rt, None, &name);
+        // Written as by a client without a field manager or User-Agent (`unknown`).
+        let opts = super::write::WriteOptions::update_by("", false);
         let result = match store.get(&key).cloned() {
             Some(old) => {
                 // A replacement of the stored CRD, at its resourceVersion.
                 let mut body: Value = body;
                 let version = old.pointer("/metadata/resourceVersion").cloned();
                 super::meta::set(&mut body, "resourceVersion", version);
-                store.write_over(&rt, key, &old, body, super::write::Part::Main, false)
+                store.write_over(&rt, key, &old, body, super::write::Part::Main, &opts)
             }
-            None => store.create(&rt, None, body, false),
+            None => store.create(&rt, None, body, &opts),
         };
         result.map(|_| ()).map_err(|e| Error::InvalidCrd {
             name,

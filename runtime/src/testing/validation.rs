@@ -12,13 +12,13 @@
 //!   three times, as kube-apiserver reports them for custom resources (a built-in kind's own
 //!   strategy may repeat them once more).
 //!
-//! The messages are kbr-core's [`kbr_core::dns`] and [`kbr_core::labels`], which are
+//! The messages are kbr-core's [`kbr_core::dns`] and [`kbr_core::label`], which are
 //! apimachinery's. Custom resources are also checked against their CRD's schema
 //! ([`super::schemas`]); other kind-specific validation (Pod specs, Service ports) is not
 //! modelled. `managedFields` are checked by server-side apply's code.
 
 use kbr_core::dns::{self, InvalidName};
-use kbr_core::labels;
+use kbr_core::label;
 use serde_json::{Map, Value};
 
 use crate::crd::{FieldError, FieldErrorKind};
@@ -143,18 +143,18 @@ pub(crate) fn validate_update(new: &Value, old: &Value) -> Vec<FieldError> {
 fn common(obj: &Value) -> Vec<FieldError> {
     let mut errors = Vec::new();
     for (key, value) in string_map(obj, "labels").into_iter().flatten() {
-        for message in labels::label_key(key) {
+        for message in label::qualified_name(key) {
             errors.push(invalid("metadata.labels", &text(key), &message));
         }
         let value = value.as_str().unwrap_or_default();
-        for message in labels::label_value(value) {
+        for message in label::label_value(value) {
             errors.push(invalid("metadata.labels", &text(value), &message));
         }
     }
     let annotations = string_map(obj, "annotations");
     let mut size = 0;
     for (key, value) in annotations.into_iter().flatten() {
-        for message in labels::label_key(&key.to_lowercase()) {
+        for message in label::qualified_name(&key.to_lowercase()) {
             errors.push(invalid("metadata.annotations", &text(key), &message));
         }
         size += key.len() + value.as_str().map_or(0, str::len);
@@ -277,7 +277,7 @@ fn finalizers(obj: &Value) -> Vec<FieldError> {
     let names = meta::finalizers(obj);
     let mut errors = Vec::new();
     for name in &names {
-        for message in labels::label_key(name) {
+        for message in label::qualified_name(name) {
             errors.push(invalid("metadata.finalizers", &text(name), &message));
         }
     }
@@ -353,7 +353,7 @@ pub(crate) fn finalizer_warnings(new: &Value, old: Option<&Value>) -> Vec<String
     added.dedup();
     let mut warnings = Vec::new();
     for name in added {
-        for message in labels::label_key(&name) {
+        for message in label::qualified_name(&name) {
             warnings.push(format!("metadata.finalizers: {name:?}: {message}"));
         }
         if !name.contains('/')

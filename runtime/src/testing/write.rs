@@ -27,6 +27,34 @@ pub(crate) enum Part {
     Status,
 }
 
+/// How a write records field ownership in `metadata.managedFields` ([`super::apply`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Ownership {
+    /// An `operation: Update` by this field manager (`?fieldManager=` or the User-Agent's).
+    Update(String),
+    /// The body's managedFields are already the new ones (server-side apply, or a patch
+    /// admission webhooks saw after it was applied).
+    Computed,
+}
+
+/// The options of a create, update or patch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct WriteOptions {
+    /// `?dryRun=All`: validate and answer, store nothing.
+    pub(crate) dry_run: bool,
+    pub(crate) ownership: Ownership,
+}
+
+impl WriteOptions {
+    /// A write by `manager`.
+    pub(crate) fn update_by(manager: &str, dry_run: bool) -> Self {
+        Self {
+            dry_run,
+            ownership: Ownership::Update(manager.to_owned()),
+        }
+    }
+}
+
 /// The [`Subject`] of errors about `rt`.
 pub(crate) fn subject(rt: &ResourceType) -> Subject<'_> {
     Subject {
@@ -101,13 +129,13 @@ fn check_namespace(
 }
 
 impl Store {
-    /// `POST`: stores a new object. `dry_run` validates and returns it without storing.
+    /// `POST`: stores a new object, recording its field manager's ownership.
     pub(crate) fn create(
         &mut self,
         rt: &ResourceType,
         namespace: Option<&str>,
         mut obj: Value,
-        dry_run: bool,
+        opts: &WriteOptions,
     ) -> Result<Arc<Value>, ApiError> {
         check_types(rt, &obj)?;
         check_namespace(rt, &obj, namespace)?;
@@ -160,6 +188,11 @@ impl Store {
         ] {
             m.remove(server_only);
         }
+        if let Ownership::Update(manager) = &opts.ownership {
+            let empty = Value::Object(Default::default());
+            self.field_manager(rt, Part::Main)
+                .update(&empty, &mut obj, manager);
+        }
         // rest.BeforeCreate: the strategy validates metadata and, for custom resources, the
         // schema and CEL rules (apiextensions-apiserver); CRDs with rules that do not compile
         // are refused. Storage then finds a name taken.
@@ -178,7 +211,7 @@ impl Store {
             return Err(ApiError::already_exists(&subject(rt), &key.name));
         }
         self.on_create(rt, &mut obj);
-        if dry_run {
+        if opts.dry_run {
             return Ok(Arc::new(obj));
         }
         Ok(self.commit_put(key, obj))
@@ -192,7 +225,7 @@ impl Store {
         name: &str,
         body: Value,
         part: Part,
-        dry_run: bool,
+        opts: &WriteOptions,
     ) -> Result<Arc<Value>, ApiError> {
         // The update handler checks the body's name and namespace before storage is asked
         // (apiserver/pkg/endpoints/handlers/update.go, checkName).
@@ -207,11 +240,11 @@ impl Store {
                 // The generic registry's Update creates the object (AllowCreateOnUpdate).
                 let mut body = body;
                 meta::set(&mut body, "name", Some(Value::String(name.to_owned())));
-                return self.create(rt, namespace, body, dry_run);
+                return self.create(rt, namespace, body, opts);
             }
             return Err(ApiError::not_found(&subject(rt), name));
         };
-        self.write_over(rt, key, &old, body, part, dry_run)
+        self.write_over(rt, key, &old, body, part, opts)
     }
 
     /// The common tail of update and patch: `body` is the whole new object.
@@ -222,7 +255,7 @@ impl Store {
         old: &Arc<Value>,
         body: Value,
         part: Part,
-        dry_run: bool,
+        opts: &WriteOptions,
     ) -> Result<Arc<Value>, ApiError> {
         check_types(rt, &body)?;
         check_namespace(
@@ -280,14 +313,19 @@ impl Store {
         self.decode_and_default(rt, &mut body)?;
         let schema = self.schema(rt);
         let old_read = super::schemas::defaulted(old, schema.as_deref());
-        let new = merge_for_update(rt, &old_read, body, part);
+        if let Ownership::Update(manager) = &opts.ownership {
+            self.field_manager(rt, part)
+                .update(&old_read, &mut body, manager);
+        }
+        let managed_fields = body.pointer("/metadata/managedFields").cloned();
+        let mut new = merge_for_update(rt, &old_read, body, part);
+        meta::set(&mut new, "managedFields", managed_fields);
         // rest.BeforeUpdate (apiserver/pkg/registry/rest/update.go): validateCommonFields
         // and the strategy's ValidateUpdate check metadata (ValidateNoNewFinalizers and the
         // rest, some of it more than once: validation.rs), then custom resources' schema.
         if *old_read == new {
             return Ok(old.clone());
         }
-        let mut new = new;
         super::builtin::prepare_update(rt, &mut new, old);
         let mut meta_errors = validation::validate_update(&new, old);
         if super::builtin::requires_qualified_finalizers(rt) {
@@ -296,7 +334,7 @@ impl Store {
         meta_errors.extend(super::builtin::crd_errors(rt, &new, Some(old)));
         self.validate_custom(rt, &key.name, &new, Some(&*old_read), meta_errors)?;
         super::builtin::check_crd(rt, &new)?;
-        if dry_run {
+        if opts.dry_run {
             return Ok(Arc::new(new));
         }
         if meta::is_deleting(&new) && meta::finalizers(&new).is_empty() {
@@ -354,11 +392,6 @@ fn merge_for_update(rt: &ResourceType, old: &Value, body: Value, part: Part) -> 
             Some(v) => m.insert(field.to_owned(), v.clone()),
             None => m.remove(field),
         };
-    }
-    if !m.contains_key("managedFields")
-        && let Some(mf) = old_meta.and_then(|o| o.get("managedFields"))
-    {
-        m.insert("managedFields".into(), mf.clone());
     }
     if meta::generation(old) > 0
         && meta::spec_view(&new, rt.status_subresource)

@@ -9,7 +9,7 @@
 //! "…"` on every apply and is stripped from the schema before validation ([`effective`]).
 //!
 //! What a kept format checks: strings through kube-openapi's `strfmt` registry
-//! ([`super::strfmt`]); numbers through kube-openapi's `IsValueValidAgainstRange`
+//! ([`crate::crd::strfmt`]); numbers through kube-openapi's `IsValueValidAgainstRange`
 //! (`pkg/validation/validate/values.go`), [`range_error`].
 //!
 //! The names the `format` marker accepts are kbr-core's [`FORMATS`].
@@ -38,7 +38,7 @@ pub(crate) fn is_known(type_: &str, format: &str) -> bool {
 /// `format` when the API server supports it there, else `""` (stripped).
 pub(super) fn effective(type_: &str, format: &str) -> String {
     let kept = match type_ {
-        "" | "string" => super::strfmt::validates(&format.replace('-', ""), "").is_some(),
+        "" | "string" => crate::crd::strfmt::validates(&format.replace('-', ""), "").is_some(),
         "integer" => matches!(format, "int32" | "int64"),
         "number" => matches!(format, "float" | "double"),
         _ => false,

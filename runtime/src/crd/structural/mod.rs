@@ -45,7 +45,6 @@ mod object_schema;
 pub(crate) mod objectmeta;
 mod pruning;
 mod rules;
-mod strfmt;
 mod validation;
 
 pub use field_error::{FieldError, FieldErrorKind};

@@ -254,7 +254,7 @@ impl Validator {
     /// kube-openapi's `formatValidator`: a string against the node's (kept) format.
     fn format(&mut self, node: &Node, value: &Value, text: &str, path: &str) {
         let normalized = node.format.replace('-', "");
-        if super::strfmt::validates(&normalized, text) == Some(false) {
+        if crate::crd::strfmt::validates(&normalized, text) == Some(false) {
             let message = format!(
                 "{path} in body must be of type {}: {}",
                 node.format,

@@ -1,12 +1,14 @@
-//! The string formats the API server validates, each as kube-openapi's `strfmt` registry
-//! checks it (`kube-openapi/pkg/validation/strfmt/default.go`, `time.go`, `date.go`,
-//! `duration.go`, `bson.go`, `kubernetes-extensions.go`, and the govalidator functions in
+//! String formats as kube-openapi's `strfmt` registry checks them
+//! (`kube-openapi/pkg/validation/strfmt/default.go`, `time.go`, `date.go`, `duration.go`,
+//! `bson.go`, `kubernetes-extensions.go`, and the govalidator functions in
 //! `pkg/internal/third_party/govalidator`).
 //!
-//! The registry holds the formats apiextensions-apiserver keeps in v1.36
-//! (`pkg/apiserver/validation/formats.go`, `supportedVersionedFormats`); a format outside it is
-//! stripped from the schema and never validated. Names are compared without `-` (go-openapi's
-//! name normalization: `date-time` is `datetime`).
+//! Two users: CRD schema validation ([`validates`]: the formats apiextensions-apiserver keeps in
+//! v1.36, `pkg/apiserver/validation/formats.go`, `supportedVersionedFormats`; a format outside
+//! them is stripped from the schema and never validated; names are compared without `-`,
+//! go-openapi's normalization: `date-time` is `datetime`), and kube-apiserver's CEL `format`
+//! library (`k8s.io/apiserver/pkg/cel/library/format.go`), which validates `uuid`, `byte`,
+//! `date` and `datetime` with [`is_uuid`], [`is_base64`], [`is_date`] and [`is_date_time`].
 //!
 //! Two checks approximate Go's standard library rather than porting it: `email`
 //! (`net/mail.ParseAddress`: an address, optionally as `Name <address>`) and `uri`
@@ -63,7 +65,7 @@ static LONG_NAME: LazyLock<Regex> =
 
 /// Whether `text` is valid for the string format `format` (normalized: no `-`); `None` when
 /// the registry has no such format (the API server strips it from the schema).
-pub(super) fn validates(format: &str, text: &str) -> Option<bool> {
+pub(crate) fn validates(format: &str, text: &str) -> Option<bool> {
     Some(match format {
         "bsonobjectid" => text.len() == 24 && text.bytes().all(|b| b.is_ascii_hexdigit()),
         "uri" => is_request_uri(text),
@@ -73,7 +75,7 @@ pub(super) fn validates(format: &str, text: &str) -> Option<bool> {
         "ipv6" => text.contains(':') && text.parse::<Ipv6Addr>().is_ok(),
         "cidr" => is_cidr(text),
         "mac" => is_mac(text),
-        "uuid" => UUID.is_match(text),
+        "uuid" => is_uuid(text),
         "uuid3" => UUID3.is_match(text),
         "uuid4" => UUID4.is_match(text),
         "uuid5" => UUID5.is_match(text),
@@ -84,7 +86,7 @@ pub(super) fn validates(format: &str, text: &str) -> Option<bool> {
         "ssn" => text.len() == 11 && SSN.is_match(text),
         "hexcolor" => HEX_COLOR.is_match(text),
         "rgbcolor" => RGB_COLOR.is_match(text),
-        "byte" => BASE64.is_match(text),
+        "byte" => is_base64(text),
         "password" => true,
         "date" => is_date(text),
         "duration" => is_duration(text),
@@ -214,8 +216,19 @@ fn is_credit_card(text: &str) -> bool {
     sum.is_multiple_of(10)
 }
 
-/// `time.Parse("2006-01-02", …)`: four-digit year, two-digit month and day, a real date.
-fn is_date(text: &str) -> bool {
+/// `IsUUID`: 32 hex digits, the four dashes optional, any case.
+pub(crate) fn is_uuid(text: &str) -> bool {
+    UUID.is_match(text)
+}
+
+/// `IsBase64`: standard alphabet, padded, at least one group.
+pub(crate) fn is_base64(text: &str) -> bool {
+    BASE64.is_match(text)
+}
+
+/// `IsDate` (`time.Parse("2006-01-02", …)`): four-digit year, two-digit month and day, a real
+/// date.
+pub(crate) fn is_date(text: &str) -> bool {
     let bytes = text.as_bytes();
     let digits = |range: std::ops::Range<usize>| bytes[range].iter().all(u8::is_ascii_digit);
     if bytes.len() != 10 || bytes[4] != b'-' || bytes[7] != b'-' {
@@ -238,7 +251,7 @@ fn is_date(text: &str) -> bool {
 }
 
 /// `IsDateTime`: lower-cased and split at `t`, a date, then a clock time with an offset.
-fn is_date_time(text: &str) -> bool {
+pub(crate) fn is_date_time(text: &str) -> bool {
     if text.len() < 4 {
         return false;
     }
@@ -421,7 +434,7 @@ fn valid_escapes(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::validates;
+    use super::*;
 
     fn ok(format: &str, text: &str) -> bool {
         validates(format, text).unwrap_or_else(|| panic!("{format} is a known format"))
@@ -472,5 +485,36 @@ mod tests {
         assert!(!ok("k8sshortname", "My-name"));
         assert!(ok("k8slongname", "a.b-c"));
         assert_eq!(validates("quantity", "1Gi"), None);
+    }
+
+    #[test]
+    fn dates_are_real_days() {
+        assert!(is_date("2024-02-29"));
+        assert!(!is_date("2023-02-29"));
+        assert!(!is_date("2024-02-30"));
+        assert!(!is_date("2024-1-01"));
+        assert!(!is_date("2024-13-01"));
+        assert!(!is_date("2024-01-01T00:00:00Z"));
+    }
+
+    #[test]
+    fn date_times_need_a_zone() {
+        assert!(is_date_time("2024-01-01T00:00:00Z"));
+        assert!(is_date_time("2024-01-01t23:59:59.5+01:00"));
+        assert!(!is_date_time("2024-01-01T24:00:00Z"));
+        assert!(!is_date_time("2024-01-01 00:00:00Z"));
+        assert!(!is_date_time("2024-01-01T00:00:00"));
+    }
+
+    #[test]
+    fn uuids_and_base64() {
+        assert!(is_uuid("123E4567-e89b-12d3-a456-426614174000"));
+        assert!(is_uuid("123e4567e89b12d3a456426614174000"));
+        assert!(!is_uuid("123e4567-e89b-12d3-a456-42661417400"));
+        assert!(is_base64("YWJj"));
+        assert!(is_base64("YQ=="));
+        assert!(!is_base64(""));
+        assert!(!is_base64("YQ="));
+        assert!(!is_base64("YW-j"));
     }
 }
