@@ -111,7 +111,17 @@ pub(crate) fn coerce(metadata: &mut Value, place: MetaPlace<'_>) -> Result<Vec<S
                 place.path,
                 &mut unknown,
             )?;
+            // Go decodes `managedFields: []` to an empty, non-nil slice, which the field
+            // manager reads as a reset (`isResetManagedFields`) before storage encodes the
+            // object and `omitempty` drops it: keep it for the write path to see.
+            let reset = fields
+                .get("managedFields")
+                .cloned()
+                .filter(|v| v == &Value::Array(Vec::new()));
             *fields = coerced;
+            if let Some(reset) = reset {
+                fields.insert("managedFields".to_owned(), reset);
+            }
             Ok(unknown)
         }
         other => Err(if place.go_prefix.is_empty() {
