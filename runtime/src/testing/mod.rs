@@ -246,7 +246,7 @@
 //! | pruning of unknown fields, nested, in lists and maps (`schema/pruning`) | yes |
 //! | `x-kubernetes-preserve-unknown-fields`, `x-kubernetes-embedded-resource` | yes (embedded `metadata` decoded as ObjectMeta) |
 //! | `metadata` pruned to ObjectMeta, empty fields omitted, wrong types a 400 (`schema/objectmeta`) | yes |
-//! | unknown and duplicate fields reported: `Warning` headers, `fieldValidation=Strict`, `Ignore` (`customresource_handler.go`) | yes (not for server-side apply bodies) |
+//! | unknown and duplicate fields reported: `Warning` headers, `fieldValidation=Strict`, `Ignore` (`customresource_handler.go`) | yes; a server-side apply body with an undeclared field fails instead (500 `field not declared in schema`, above) |
 //! | whole floats stored as integers (`2.0` is `2`) | yes |
 //! | defaults: absent field, parent must exist, `null` of a non-nullable field (`schema/defaulting`) | yes |
 //! | defaults applied on read from storage | yes (get, list, watch) |
@@ -289,7 +289,8 @@
 //!   fake does on update.
 //! - Garbage collection is synchronous (inside the deleting request), and a dependent whose
 //!   owner never existed is kept.
-//! - Strategic merge patches are JSON merge patches (no merge keys).
+//! - Strategic merge patches of built-in kinds are JSON merge patches (no merge keys); custom
+//!   resources refuse them with 415, as the real server does.
 //! - Server-side apply (see above) does not convert between versions (every manager's fields
 //!   are compared on the one stored object), does not upgrade `kubectl`'s client-side-apply
 //!   annotation (`last-applied-configuration`), does not reconcile recorded fields after a
