@@ -105,6 +105,8 @@ pub fn build_from(
     if !violations.is_empty() {
         return Err(schema_error(SchemaError::NotStructural { violations }));
     }
+    #[cfg(feature = "cel")]
+    structural::check_costs(&root).map_err(schema_error)?;
     let schema: JSONSchemaProps =
         serde_json::from_value(root).map_err(|source| CrdError::InvalidSchema {
             kind: info.kind.to_owned(),

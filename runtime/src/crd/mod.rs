@@ -45,6 +45,8 @@
 //! [`structural_schema_for`] runs the same steps for one type on its own.
 
 mod build;
+#[cfg(feature = "cel")]
+mod cel;
 mod custom_resource_ext;
 mod description;
 mod error;
@@ -62,4 +64,6 @@ pub use error::{CrdError, SchemaError, Violation};
 pub use kbr_core::version::compare_versions;
 pub use merge::merge;
 pub use schema::{preserve_unknown_fields, root_schema, schema_settings};
+#[cfg(feature = "cel")]
+pub(crate) use structural::rule_cost_errors;
 pub use structural::{FieldError, FieldErrorKind, ObjectSchema, check_crd, check_schema};

@@ -3,7 +3,11 @@
 //!
 //! - **Install** (`pkg/apis/apiextensions/validation`, `ValidateCustomResourceDefinition`):
 //!   a CRD whose schema has a CEL rule (or `messageExpression`, or `pattern`) that does not
-//!   compile is refused with 422 `Invalid`.
+//!   compile is refused with 422 `Invalid`; so is one whose rules' estimated cost is over the
+//!   per-rule or per-schema limit (`Forbidden` causes, [`crate::crd::ObjectSchema`]'s rules
+//!   estimated as the API server estimates them). Errors are named after
+//!   `spec.validation.openAPIV3Schema` when every version has the same schema (the API server
+//!   validates it once there), else after `spec.versions[i].schema.openAPIV3Schema`.
 //! - **Writes** (`pkg/registry/customresource`: create, update, every patch type, server-side
 //!   apply, `/status`): the body is pruned and defaulted (`pkg/apiserver/schema/pruning`,
 //!   `schema/defaulting`), the object is validated against the OpenAPI schema and then its CEL
@@ -17,7 +21,9 @@
 //!
 //! The schema used is the one of the version in the request (versions share storage, without
 //! conversion). Not modelled: defaulting of a mutating webhook's patch result before the next
-//! webhook, metadata pruning to ObjectMeta's fields, the CEL cost budget.
+//! webhook, metadata pruning to ObjectMeta's fields, the CEL runtime cost budget (the cost
+//! counted while rules run), and the API server's leniency for an unchanged schema on update
+//! (it then skips the per-rule limit).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -58,19 +64,52 @@ pub(crate) fn compile_crd(
     };
     let mut schemas = Vec::new();
     let mut errors = Vec::new();
-    for (index, version) in crd.spec.versions.iter().enumerate() {
-        let Some(schema) = version
-            .schema
-            .as_ref()
-            .and_then(|s| s.open_api_v3_schema.as_ref())
-            .and_then(|s| serde_json::to_value(s).ok())
-        else {
+    let versions: Vec<(&str, Option<Value>)> = crd
+        .spec
+        .versions
+        .iter()
+        .map(|version| {
+            let schema = version
+                .schema
+                .as_ref()
+                .and_then(|s| s.open_api_v3_schema.as_ref())
+                .and_then(|s| serde_json::to_value(s).ok());
+            (version.name.as_str(), schema)
+        })
+        .collect();
+    // When every version has the same schema, the API server validates it once, as the
+    // internal `spec.validation` (`pkg/apis/apiextensions/v1/conversion.go` moves identical
+    // per-version schemas there), and names its errors after that path.
+    let identical = versions.windows(2).all(|pair| pair[0].1 == pair[1].1);
+    let mut shared: Option<Arc<ObjectSchema>> = None;
+    for (index, (name, schema)) in versions.iter().enumerate() {
+        let Some(schema) = schema else {
             continue;
         };
-        let path = format!("spec.versions[{index}].schema.openAPIV3Schema");
-        match ObjectSchema::at(&schema, &path) {
-            Ok(compiled) => schemas.push((version.name.clone(), Arc::new(compiled))),
-            Err(mut e) => errors.append(&mut e),
+        if let Some(compiled) = shared.as_ref().filter(|_| identical) {
+            schemas.push(((*name).to_owned(), Arc::clone(compiled)));
+            continue;
+        }
+        let path = if identical {
+            "spec.validation.openAPIV3Schema".to_owned()
+        } else {
+            format!("spec.versions[{index}].schema.openAPIV3Schema")
+        };
+        // ValidateCustomResourceDefinition: the rules' estimated cost, beside compilation.
+        let cost_errors = crate::crd::rule_cost_errors(schema, &path);
+        match ObjectSchema::at(schema, &path) {
+            Ok(compiled) if cost_errors.is_empty() => {
+                let compiled = Arc::new(compiled);
+                shared = Some(Arc::clone(&compiled));
+                schemas.push(((*name).to_owned(), compiled));
+            }
+            compiled => {
+                errors.extend(compiled.err().unwrap_or_default());
+                errors.extend(cost_errors);
+                if identical {
+                    break;
+                }
+            }
         }
     }
     if errors.is_empty() {

@@ -62,13 +62,14 @@ impl std::fmt::Debug for Rule {
 }
 
 #[cfg(feature = "cel")]
-static ENV: std::sync::LazyLock<std::sync::Arc<cel::Env>> = std::sync::LazyLock::new(|| {
-    let mut env = cel::Env::stdlib();
-    // Both extensions declare new functions only; failing would be a bug of the crate.
-    let _ = env.add_extension(cel::extensions::strings);
-    let _ = env.add_extension(cel::extensions::lists);
-    std::sync::Arc::new(env)
-});
+pub(super) static ENV: std::sync::LazyLock<std::sync::Arc<cel::Env>> =
+    std::sync::LazyLock::new(|| {
+        let mut env = cel::Env::stdlib();
+        // Both extensions declare new functions only; failing would be a bug of the crate.
+        let _ = env.add_extension(cel::extensions::strings);
+        let _ = env.add_extension(cel::extensions::lists);
+        std::sync::Arc::new(env)
+    });
 
 #[cfg(feature = "cel")]
 fn compile_text(text: &str) -> Result<(cel::Program, bool), String> {

@@ -1,0 +1,3 @@
+//! CEL for CRD validation rules (`x-kubernetes-validations`), as kube-apiserver runs it.
+
+pub(crate) mod cost;
