@@ -26,6 +26,7 @@
 //! - resourceVersions are compared for equality only (they are opaque to clients).
 #![allow(dead_code)] // each runner uses the whole suite, but not every helper of this module
 
+pub mod cost;
 pub mod crd;
 pub mod crud;
 pub mod deletion;
@@ -82,6 +83,11 @@ macro_rules! for_each_case {
             crd::schema_violations_are_422_with_the_api_servers_text,
             crd::transition_rules_run_on_update_only,
             crd::status_subresource_and_generation_after_pruning,
+            cost::a_rule_over_an_unbounded_list_of_strings_is_refused,
+            cost::the_same_rule_bounded_by_max_items_and_max_length_is_accepted,
+            cost::a_nested_comprehension_just_over_the_limit_is_refused_and_just_under_accepted,
+            cost::a_rule_under_an_unbounded_list_counts_every_item_that_fits_a_request,
+            cost::the_rules_of_a_schema_share_a_total_budget,
         }
     };
 }
