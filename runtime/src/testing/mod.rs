@@ -212,7 +212,9 @@
 //! | a CRD whose rule does not compile is refused | yes (422 on create/update of the CRD; `install_crd` errors) |
 //! | Kubernetes CEL libraries `quantity`, `url`, `ip`, `cidr`, `semver`, regex `find` | no: a rule using one is refused at install, saying so (test it on envtest) |
 //! | `optionalOldSelf`: the rule also runs on create, `oldSelf` an optional | yes |
-//! | CEL cost budgets and estimated-cost limits | no |
+//! | CEL estimated cost at CRD create/update: per rule and `messageExpression` (`StaticEstimatedCostLimit`, 10 000 000, times how often the rule's node can occur), per schema (`StaticEstimatedCRDCostLimit`, 100 000 000), sizes from `maxItems`/`maxLength`/`maxProperties`/`enum`/`format` or what fits in a 3 MiB request | yes: cel-go's estimator and the Kubernetes libraries' costs, the same `Forbidden` causes and factor (422); `make manifests` refuses the same rules, naming the bound to add |
+//! | the estimated per-rule limit skipped on update when a version's schema is unchanged | no: the fake applies it on every create and update |
+//! | CEL runtime cost while rules run (`PerCallLimit` 1 000 000 per rule, `RuntimeCELCostBudget` 10 000 000 per object) | no |
 //! | ratcheting: unchanged invalid values pass on update | yes (whole unchanged nodes) |
 //! | pruning and defaulting before admission webhooks, schema and CEL validation after them | yes |
 //! | defaulting of a mutating webhook's patch result | no |
