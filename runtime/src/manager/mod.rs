@@ -37,6 +37,7 @@ mod run;
 mod server;
 mod sharding;
 mod shutdown;
+mod tasks;
 mod webhook;
 
 use std::collections::HashSet;
