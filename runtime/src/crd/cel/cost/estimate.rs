@@ -22,6 +22,39 @@ pub(crate) const UNKNOWN: Range = Range {
     max: u64::MAX,
 };
 
+/// `StringTraversalCostFactor`, `RegexStringLengthCostFactor`, `ListCreateBaseCost` (cel-go
+/// `common/cost.go`): the cost of traversing one character, of matching a regex of one
+/// character against one character, of creating a list.
+pub(crate) const STRING_TRAVERSAL_COST_FACTOR: f64 = 0.1;
+pub(crate) const REGEX_STRING_LENGTH_COST_FACTOR: f64 = 0.25;
+pub(crate) const LIST_CREATE_BASE_COST: u64 = 10;
+
+/// A call's estimate: its cost and, for strings, bytes, lists and maps, its result's size
+/// (cel-go's `CallEstimate`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct CallEstimate {
+    pub(crate) cost: Cost,
+    pub(crate) result_size: Option<Size>,
+}
+
+impl CallEstimate {
+    /// A cost, no result size.
+    pub(crate) fn cost(cost: Cost) -> Self {
+        Self {
+            cost,
+            result_size: None,
+        }
+    }
+
+    /// A cost and the result's size.
+    pub(crate) fn sized(cost: Cost, size: Size) -> Self {
+        Self {
+            cost,
+            result_size: Some(size),
+        }
+    }
+}
+
 /// 2^64 as a float: a rounded-up product at least this large saturates.
 const TWO_TO_64: f64 = 18_446_744_073_709_551_616.0;
 

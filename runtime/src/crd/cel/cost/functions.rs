@@ -1,137 +1,27 @@
-//! The cost of a call: cel-go `checker/cost.go` (`costCall`, `maybeUnwrapDynCall`,
-//! `functionCost`). An overload-specific estimator of a cel-go extension comes first, then the
+//! The cost of one overload of a call: cel-go `checker/cost.go` (`functionCost`). An
+//! overload-specific estimator of a cel-go extension comes first, then the
 //! Kubernetes estimator by function name ([`super::library`]), then cel-go's own costs by
 //! overload id: O(n) string functions and `in`, O(n·m) `matches` and `contains`,
 //! short-circuit `&&`/`||`, the conditional, concatenation, comparisons; anything else is one
 //! unit plus its arguments.
 
-use cel::common::ast::{Expr, IdedExpr};
+use cel::common::ast::IdedExpr;
 
-use super::coster::{AstNode, Coster};
-use super::estimate::{Cost, Range, Size, UNKNOWN};
+use super::estimate::{
+    CallEstimate, Cost, REGEX_STRING_LENGTH_COST_FACTOR, Range, STRING_TRAVERSAL_COST_FACTOR, Size,
+    UNKNOWN,
+};
 use super::library;
-use super::sizes::EntrySize;
-
-/// `StringTraversalCostFactor`, `RegexStringLengthCostFactor` (cel-go `common/cost.go`).
-pub(super) const STRING_TRAVERSAL_COST_FACTOR: f64 = 0.1;
-pub(super) const REGEX_STRING_LENGTH_COST_FACTOR: f64 = 0.25;
-
-/// A call's estimate: its cost and, for strings, bytes, lists and maps, its result's size
-/// (`CallEstimate`).
-#[derive(Clone, Copy, Debug)]
-pub(super) struct CallEstimate {
-    pub(super) cost: Cost,
-    pub(super) result_size: Option<Size>,
-}
-
-impl CallEstimate {
-    pub(super) fn cost(cost: Cost) -> Self {
-        Self {
-            cost,
-            result_size: None,
-        }
-    }
-
-    pub(super) fn sized(cost: Cost, size: Size) -> Self {
-        Self {
-            cost,
-            result_size: Some(size),
-        }
-    }
-}
-
-/// The size of a node as the estimators read it: computed, else from the schema, else
-/// unknown (`sizeOrUnknown`, the libraries' `sizeEstimate`/`estimateSize`).
-pub(super) fn size_of(c: &mut Coster<'_, '_>, node: &AstNode<'_, '_>) -> Size {
-    match node.computed {
-        Some(size) => size,
-        None => c.estimate_size(&node.path).unwrap_or(UNKNOWN),
-    }
-}
+use super::sizes::{AstNode, EntrySize, Tracker};
 
 /// cel-go's own `sizeOrUnknown` of a node: its computed size, else unknown.
 fn known(node: &AstNode<'_, '_>) -> Size {
     node.computed.unwrap_or(UNKNOWN)
 }
 
-/// `costCall`.
-pub(super) fn cost_call(c: &mut Coster<'_, '_>, e: &IdedExpr) -> Cost {
-    let Expr::Call(call) = &e.expr else {
-        return Range::fixed(0);
-    };
-    if call.func_name == "dyn" && call.target.is_none() && call.args.len() == 1 {
-        // `dyn(x)` only disables type checking: one unit plus its argument.
-        let arg = &call.args[0];
-        let cost = c.cost(arg);
-        let size = c.compute_size(arg);
-        c.set_size(e, size);
-        let entry = c.entry_size(arg);
-        c.set_entry_size(e, entry);
-        return Range::fixed(1).add(cost);
-    }
-    let mut arg_costs = Vec::with_capacity(call.args.len());
-    let mut args = Vec::with_capacity(call.args.len());
-    for arg in &call.args {
-        arg_costs.push(c.cost(arg));
-        args.push(c.node(arg));
-    }
-    let Some(checked) = c.checked.calls.get(&e.id) else {
-        return Range::fixed(0);
-    };
-    let (function, member, overloads) = (
-        checked.function.clone(),
-        checked.member,
-        checked.overloads.clone(),
-    );
-    let mut sum = Range::fixed(0);
-    let target = match (&call.target, member) {
-        (Some(target), true) => {
-            sum = sum.add(c.cost(target));
-            Some(c.node(target))
-        }
-        _ => None,
-    };
-    let mut function_cost = Range {
-        min: u64::MAX,
-        max: 0,
-    };
-    let mut result_size: Option<Size> = None;
-    for overload in overloads {
-        let estimate = function_cost_of(
-            c,
-            e,
-            &function,
-            overload,
-            target.as_ref(),
-            &args,
-            &arg_costs,
-        );
-        function_cost = function_cost.union(estimate.cost);
-        if let Some(size) = estimate.result_size {
-            result_size = Some(result_size.map_or(size, |r| r.union(size)));
-        }
-        let container = match overload {
-            "index_list" => Some("@items"),
-            "index_map" => Some("@values"),
-            _ => None,
-        };
-        if let (Some(sub), Some(first)) = (container, call.args.first()) {
-            result_size = c.entry_size(first).map(|entry| entry.value);
-            let mut path = c.path(first);
-            path.push(sub.to_owned());
-            c.set_path(e, path);
-        }
-        if result_size.is_none() {
-            result_size = c.compute_size(e);
-        }
-    }
-    c.set_size(e, result_size);
-    sum.add(function_cost)
-}
-
 /// `functionCost`: one overload's estimate, its arguments' costs included.
-fn function_cost_of(
-    c: &mut Coster<'_, '_>,
+pub(super) fn function_cost(
+    t: &mut Tracker<'_, '_>,
     e: &IdedExpr,
     function: &str,
     overload: &str,
@@ -142,8 +32,8 @@ fn function_cost_of(
     let arg_sum = arg_costs
         .iter()
         .fold(Range::fixed(0), |sum, cost| sum.add(*cost));
-    let estimated = library::extension(c, overload, target, args)
-        .or_else(|| library::kubernetes(c, function, overload, target, args));
+    let estimated = library::extension(t, overload, target, args)
+        .or_else(|| library::kubernetes(t, function, overload, target, args));
     if let Some(estimate) = estimated {
         return CallEstimate {
             cost: estimate.cost.add(arg_sum),
@@ -208,20 +98,20 @@ fn function_cost_of(
         ("conditional", _, [_, yes, no]) if arg_costs.len() == 3 => {
             let size = known(yes).union(known(no));
             let entries = match (yes.expr, no.expr) {
-                (Some(yes), Some(no)) => EntrySize::union_of(c.entry_size(yes), c.entry_size(no)),
+                (Some(yes), Some(no)) => EntrySize::union_of(t.entry_size(yes), t.entry_size(no)),
                 _ => None,
             };
-            c.set_entry_size(e, entries);
+            t.set_entry_size(e, entries);
             let cost = arg_costs[0].add(arg_costs[1].union(arg_costs[2]));
             return CallEstimate::sized(cost, size);
         }
         ("add_string" | "add_bytes" | "add_list", _, [lhs, rhs]) => {
             let size = known(lhs).add(known(rhs));
             let entries = match (lhs.expr, rhs.expr) {
-                (Some(l), Some(r)) => EntrySize::union_of(c.entry_size(l), c.entry_size(r)),
+                (Some(l), Some(r)) => EntrySize::union_of(t.entry_size(l), t.entry_size(r)),
                 _ => None,
             };
-            c.set_entry_size(e, entries);
+            t.set_entry_size(e, entries);
             let cost = if overload == "add_list" {
                 // concatenation is O(1); handled here to track the size
                 Range::fixed(1).add(arg_sum)

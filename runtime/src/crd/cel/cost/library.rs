@@ -12,11 +12,11 @@
 //! These estimators see the call's receiver and arguments, not their costs: the caller adds
 //! the arguments' costs.
 
-use super::coster::{AstNode, Coster, LIST_CREATE_BASE_COST};
-use super::estimate::{Cost, Range, Size};
-use super::functions::{
-    CallEstimate, REGEX_STRING_LENGTH_COST_FACTOR, STRING_TRAVERSAL_COST_FACTOR, size_of,
+use super::estimate::{
+    CallEstimate, Cost, LIST_CREATE_BASE_COST, REGEX_STRING_LENGTH_COST_FACTOR, Range,
+    STRING_TRAVERSAL_COST_FACTOR, Size,
 };
+use super::sizes::{AstNode, Tracker};
 use super::types::{Kind, Type};
 
 /// `MaxFormatSize`, `MaxNameFormatRegexSize` (apiserver `pkg/cel/limits.go`).
@@ -71,14 +71,14 @@ fn allocating_list_call(factor: f64, size: Size) -> CallEstimate {
 
 /// The cel-go extensions' overload estimators (`checker.OverloadCostEstimate`).
 pub(super) fn extension(
-    c: &mut Coster<'_, '_>,
+    c: &mut Tracker<'_, '_>,
     overload: &str,
     target: Option<&AstNode<'_, '_>>,
     args: &[AstNode<'_, '_>],
 ) -> Option<CallEstimate> {
-    let sets = |factor: f64, c: &mut Coster<'_, '_>| match args {
+    let sets = |factor: f64, c: &mut Tracker<'_, '_>| match args {
         [a, b] => {
-            let size = size_of(c, a).multiply(size_of(c, b));
+            let size = c.size_of(a).multiply(c.size_of(b));
             Some(CallEstimate::cost(
                 size.by_factor(factor).add(Range::fixed(1)),
             ))
@@ -103,19 +103,19 @@ pub(super) fn extension(
     let target = target?;
     let estimate = match (overload, args) {
         ("list_slice", [start, end]) => {
-            let size = size_of(c, target);
+            let size = c.size_of(target);
             let (start, end) = (int_literal(start, 0), int_literal(end, size.max));
             allocating_list_call(1.0, Range::fixed(end.wrapping_sub(start)))
         }
-        ("list_reverse", []) => allocating_list_call(1.0, size_of(c, target)),
-        ("list_flatten" | "list_flatten_int", []) => allocating_list_call(1.0, size_of(c, target)),
+        ("list_reverse", []) => allocating_list_call(1.0, c.size_of(target)),
+        ("list_flatten" | "list_flatten_int", []) => allocating_list_call(1.0, c.size_of(target)),
         ("list_flatten" | "list_flatten_int", [depth]) => {
             #[allow(clippy::cast_precision_loss)]
             let depth = int_literal(depth, u64::MAX) as f64;
-            allocating_list_call(depth, size_of(c, target))
+            allocating_list_call(depth, c.size_of(target))
         }
         ("list_distinct", []) => {
-            let size = size_of(c, target);
+            let size = c.size_of(target);
             allocating_list_call(2.0, size.multiply(size))
         }
         (id, []) if id.ends_with("_sort") => {
@@ -130,8 +130,8 @@ pub(super) fn extension(
 }
 
 /// `estimateListSortCost`: O(n²) comparisons, costlier for strings and bytes.
-fn sort_cost(c: &mut Coster<'_, '_>, list: &AstNode<'_, '_>, traversed: bool) -> CallEstimate {
-    let size = size_of(c, list);
+fn sort_cost(c: &mut Tracker<'_, '_>, list: &AstNode<'_, '_>, traversed: bool) -> CallEstimate {
+    let size = c.size_of(list);
     let factor = if traversed {
         2.0 + STRING_TRAVERSAL_COST_FACTOR
     } else {
@@ -143,7 +143,7 @@ fn sort_cost(c: &mut Coster<'_, '_>, list: &AstNode<'_, '_>, traversed: bool) ->
 /// The Kubernetes libraries' estimate of a call to `function` (`EstimateCallCost`), `None`
 /// for functions it leaves to cel-go.
 pub(super) fn kubernetes(
-    c: &mut Coster<'_, '_>,
+    c: &mut Tracker<'_, '_>,
     function: &str,
     overload: &str,
     target: Option<&AstNode<'_, '_>>,
@@ -157,7 +157,7 @@ pub(super) fn kubernetes(
         "serviceAccount" | "path" | "group" | "resource" | "subresource" | "namespace" | "name"
         | "allowed" | "reason" | "error" | "errored" => fixed(1),
         "fieldSelector" | "labelSelector" if args.len() == 1 => {
-            let length = size_of(c, first?);
+            let length = c.size_of(first?);
             let parse = traverse(length);
             let requirements = length
                 .by_factor(SELECTOR_LENGTH_TO_REQUIREMENT_COUNT)
@@ -174,25 +174,25 @@ pub(super) fn kubernetes(
                     // one unit per comparison, plus traversing strings and bytes
                     let mut per_element = Range::fixed(1);
                     if matches!(element.ty.kind(), Kind::String | Kind::Bytes) {
-                        per_element = per_element.add(traverse(size_of(c, &element)));
+                        per_element = per_element.add(traverse(c.size_of(&element)));
                     }
-                    Some(CallEstimate::cost(size_of(c, target).multiply(per_element)))
+                    Some(CallEstimate::cost(c.size_of(target).multiply(per_element)))
                 }
                 // `indexOf` and `lastIndexOf` of a string
-                None => Some(CallEstimate::cost(traverse(size_of(c, target)))),
+                None => Some(CallEstimate::cost(traverse(c.size_of(target)))),
             }
         }
         "url" | "jsonpatch.escapeKey" if args.len() == 1 => {
-            let size = size_of(c, first?);
+            let size = c.size_of(first?);
             Some(CallEstimate::sized(traverse(size), size))
         }
         "lowerAscii" | "upperAscii" | "substring" | "trim" => {
-            let size = size_of(c, target?);
+            let size = c.size_of(target?);
             Some(CallEstimate::sized(traverse(size), size))
         }
         "replace" if args.len() >= 2 => Some(replace(c, target?, &args[0], &args[1])),
         "split" => {
-            let size = size_of(c, target?);
+            let size = c.size_of(target?);
             // worst case: an empty separator, one item per character; or the limit given
             let max = match args.get(1) {
                 Some(limit) => int_literal_any(limit).unwrap_or(size.max),
@@ -203,24 +203,24 @@ pub(super) fn kubernetes(
         }
         "join" => {
             let target = target?;
-            let list = size_of(c, target);
+            let list = c.size_of(target);
             let mut size = Range::fixed(0);
             if let Some(element) = list_element(target) {
-                size = list.multiply(size_of(c, &element));
+                size = list.multiply(c.size_of(&element));
             }
             if let Some(separator) = first {
                 let separators = Size {
                     min: list.min.saturating_sub(1),
                     max: list.max.saturating_sub(1),
                 };
-                size = size.add(size_of(c, separator).multiply(separators));
+                size = size.add(c.size_of(separator).multiply(separators));
             }
             Some(CallEstimate::sized(traverse(size), size))
         }
         "find" | "findAll" if !args.is_empty() => {
-            let size = size_of(c, target?);
+            let size = c.size_of(target?);
             let text = traverse(size.add(Range::fixed(1)));
-            let regex = size_of(c, first?).by_factor(REGEX_STRING_LENGTH_COST_FACTOR);
+            let regex = c.size_of(first?).by_factor(REGEX_STRING_LENGTH_COST_FACTOR);
             Some(CallEstimate::sized(
                 text.multiply(regex),
                 Size {
@@ -232,14 +232,14 @@ pub(super) fn kubernetes(
         "cidr" | "isIP" | "isCIDR" | "quantity" | "isQuantity" | "semver" | "isSemver"
             if !args.is_empty() =>
         {
-            Some(CallEstimate::cost(traverse(size_of(c, first?))))
+            Some(CallEstimate::cost(traverse(c.size_of(first?))))
         }
         // The IP of a CIDR is a field access.
         "ip" if overload == "cidr_ip" => fixed(1),
-        "ip" if !args.is_empty() => Some(CallEstimate::cost(traverse(size_of(c, first?)))),
+        "ip" if !args.is_empty() => Some(CallEstimate::cost(traverse(c.size_of(first?)))),
         // parsed, then compared with the original
         "ip.isCanonical" if !args.is_empty() => {
-            let size = size_of(c, first?);
+            let size = c.size_of(first?);
             Some(CallEstimate::cost(
                 size.by_factor(2.0 * STRING_TRAVERSAL_COST_FACTOR),
             ))
@@ -257,7 +257,7 @@ pub(super) fn kubernetes(
             let bytes = Size { min: 4, max: 16 };
             let mut cost = traverse(bytes.add(bytes));
             if overload == "cidr_contains_ip_string" {
-                cost = cost.add(traverse(size_of(c, first?)));
+                cost = cost.add(traverse(c.size_of(first?)));
             }
             Some(CallEstimate::cost(cost))
         }
@@ -267,12 +267,12 @@ pub(super) fn kubernetes(
                 .add(traverse(bytes))
                 .add(Range::fixed(1));
             if overload == "cidr_contains_cidr_string" {
-                cost = cost.add(traverse(size_of(c, first?)));
+                cost = cost.add(traverse(c.size_of(first?)));
             }
             Some(CallEstimate::cost(cost))
         }
         "validate" if !args.is_empty() => {
-            let cost = traverse(size_of(c, first?))
+            let cost = traverse(c.size_of(first?))
                 .by_factor(MAX_NAME_FORMAT_REGEX_SIZE * REGEX_STRING_LENGTH_COST_FACTOR);
             Some(CallEstimate::cost(cost))
         }
@@ -298,14 +298,14 @@ fn int_literal_any(node: &AstNode<'_, '_>) -> Option<u64> {
 
 /// `replace`: traversing the string and building the result (twice the traversal).
 fn replace(
-    c: &mut Coster<'_, '_>,
+    c: &mut Tracker<'_, '_>,
     target: &AstNode<'_, '_>,
     old: &AstNode<'_, '_>,
     new: &AstNode<'_, '_>,
 ) -> CallEstimate {
-    let size = size_of(c, target);
-    let old = size_of(c, old);
-    let new = size_of(c, new);
+    let size = c.size_of(target);
+    let old = c.size_of(old);
+    let new = c.size_of(new);
     let mut count = Range::fixed(0);
     let mut retained = Range::fixed(0);
     // the longest result

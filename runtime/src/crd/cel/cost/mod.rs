@@ -115,9 +115,9 @@ pub(crate) fn estimate_rule(expr: &IdedExpr, decl: &Decl, optional_old_self: boo
             self_type.clone()
         };
         let checked = checker::check(expr, &[("self", self_type), ("oldSelf", old_self)]);
-        let mut coster = coster::Coster::new(&checked, decl, assume_bounded);
-        let cost = coster.cost(expr);
-        (cost.max, coster.unbounded_reads)
+        let mut tracker = sizes::Tracker::new(&checked, decl, assume_bounded);
+        let cost = coster::cost(&mut tracker, expr);
+        (cost.max, tracker.unbounded_reads)
     };
     let (max_cost, reads) = run(None);
     // A missing bound drives the cost when bounding it lowers the estimate.

@@ -1,12 +1,19 @@
-//! Sizes in the estimator (cel-go `checker/cost.go`: `computeSize`, `computeExprSize`,
-//! `computeEntrySize`, `entrySizeEstimate`) and the schema's size bounds for field paths
-//! (apiextensions-apiserver `pkg/apiserver/schema/cel/compilation.go`, `sizeEstimator`).
+//! What the estimator tracks while it walks a rule, and the sizes it derives from it: cel-go
+//! `checker/cost.go` (`coster`'s `exprPaths`, `localVars`, `computedSizes`,
+//! `computedEntrySizes`; `computeSize`, `computeExprSize`, `computeEntrySize`, `newAstNode`)
+//! and the schema's size bounds for field paths (apiextensions-apiserver
+//! `pkg/apiserver/schema/cel/compilation.go`, `sizeEstimator`).
+
+use std::collections::{BTreeSet, HashMap};
 
 use cel::common::ast::{Expr, IdedExpr, LiteralValue};
 
-use super::coster::{ACCUMULATORS, AstNode, Coster};
-use super::decl::DeclKind;
+use super::checker::Checked;
+use super::decl::{Decl, DeclKind, Maximum, Place};
 use super::estimate::{Range, Size, UNKNOWN};
+
+/// The accumulator names of macros (`parser.AccumulatorName`, `HiddenAccumulatorName`).
+pub(super) const ACCUMULATORS: &[&str] = &["@result", "__result__"];
 
 /// The size of a container's keys (or indices) and values (`entrySizeEstimate`).
 #[derive(Clone, Copy, Debug)]
@@ -28,13 +35,104 @@ impl EntrySize {
     }
 }
 
-impl<'d> Coster<'_, 'd> {
+/// A local or iteration variable (`localVar`).
+#[derive(Clone, Debug)]
+pub(super) struct LocalVar {
+    pub(super) path: Vec<String>,
+    pub(super) size: Option<Size>,
+    pub(super) entry: Option<EntrySize>,
+}
+
+/// What a function estimator sees of an argument or receiver (`checker.AstNode`).
+pub(super) struct AstNode<'e, 'd> {
+    /// The field path from a variable (`["self", "names", "@items"]`); empty when none.
+    pub(super) path: Vec<String>,
+    pub(super) ty: super::types::Type<'d>,
+    pub(super) expr: Option<&'e IdedExpr>,
+    /// The size computed from the expression (`ComputedSize`).
+    pub(super) computed: Option<Size>,
+}
+
+/// What the estimator tracks while it walks a rule (cel-go `coster`'s state): field paths,
+/// local variables, computed sizes, and which unbounded declarations it read.
+pub(super) struct Tracker<'c, 'd> {
+    pub(super) checked: &'c Checked<'d>,
+    pub(super) root: &'d Decl,
+    /// A declaration treated as bounded to one element: how the caller finds which missing
+    /// bound matters.
+    pub(super) assume_bounded: Option<&'c Place>,
+    pub(super) paths: HashMap<u64, Vec<String>>,
+    pub(super) locals: HashMap<String, Vec<LocalVar>>,
+    pub(super) sizes: HashMap<u64, Size>,
+    pub(super) entry_sizes: HashMap<u64, EntrySize>,
+    /// Declarations whose size fell back to the per-request bound and was read.
+    pub(super) unbounded_reads: BTreeSet<(Place, Maximum)>,
+}
+
+impl<'c, 'd> Tracker<'c, 'd> {
+    /// Tracks the walk over a rule checked as `checked` on a node of declared type `root`.
+    pub(super) fn new(
+        checked: &'c Checked<'d>,
+        root: &'d Decl,
+        assume_bounded: Option<&'c Place>,
+    ) -> Self {
+        Self {
+            checked,
+            root,
+            assume_bounded,
+            paths: HashMap::new(),
+            locals: HashMap::new(),
+            sizes: HashMap::new(),
+            entry_sizes: HashMap::new(),
+            unbounded_reads: BTreeSet::new(),
+        }
+    }
+
+    /// Binds the local variable `name` to `e` (`pushLocalVar`): its path, size and entries.
+    pub(super) fn push_local(&mut self, name: &str, e: &IdedExpr) {
+        let local = LocalVar {
+            path: self.path(e),
+            size: self.compute_size(e),
+            entry: self.entry_size(e),
+        };
+        self.locals.entry(name.to_owned()).or_default().push(local);
+    }
+
+    /// The innermost binding of `name`.
+    pub(super) fn peek(&self, name: &str) -> Option<&LocalVar> {
+        self.locals.get(name).and_then(|stack| stack.last())
+    }
+
+    /// Ends the innermost binding of `name`.
+    pub(super) fn pop(&mut self, name: &str) {
+        if let Some(stack) = self.locals.get_mut(name) {
+            stack.pop();
+        }
+    }
+
+    /// The field path of `e` (`getPath`).
+    pub(super) fn path(&self, e: &IdedExpr) -> Vec<String> {
+        if let Expr::Ident(name) = &e.expr
+            && let Some(local) = self.peek(name)
+        {
+            return local.path.clone();
+        }
+        self.paths.get(&e.id).cloned().unwrap_or_default()
+    }
+
+    /// Records the field path of `e` (`addPath`).
+    pub(super) fn set_path(&mut self, e: &IdedExpr, path: Vec<String>) {
+        self.paths.insert(e.id, path);
+    }
+
+    /// Records the size of `e`, when known (`setSize`).
     pub(super) fn set_size(&mut self, e: &IdedExpr, size: Option<Size>) {
         if let Some(size) = size {
             self.sizes.insert(e.id, size);
         }
     }
 
+    /// Records the entry sizes of `e`, when known (`setEntrySize`).
     pub(super) fn set_entry_size(&mut self, e: &IdedExpr, entry: Option<EntrySize>) {
         if let Some(entry) = entry {
             self.entry_sizes.insert(e.id, entry);
@@ -127,6 +225,15 @@ impl<'d> Coster<'_, 'd> {
             min: 0,
             max: u64::try_from(decl.max_elements).unwrap_or(0),
         })
+    }
+
+    /// The size of a node as the libraries' estimators read it: computed, else from the
+    /// schema, else unknown (`sizeEstimate`, `estimateSize`).
+    pub(super) fn size_of(&mut self, node: &AstNode<'_, '_>) -> Size {
+        match node.computed {
+            Some(size) => size,
+            None => self.estimate_size(&node.path).unwrap_or(UNKNOWN),
+        }
     }
 }
 
