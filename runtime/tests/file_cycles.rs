@@ -479,11 +479,8 @@ const KNOWN_CIRCLES: &[&str] = &[
     "kbr::commands::create_api",
     "kbr::commands::create_webhook",
     "kbr::plan",
-    "kbr_derive",
-    "kbr_derive::custom_resource",
     "kbr_runtime::cache",
     "kbr_runtime::client",
-    "kbr_runtime::crd::shape",
     "kbr_runtime::crd::structural",
     "kbr_runtime::testing",
 ];

@@ -64,49 +64,45 @@ pub(crate) fn compile_crd(
     };
     let mut schemas = Vec::new();
     let mut errors = Vec::new();
-    let versions: Vec<(&str, Option<Value>)> = crd
+    // Versions with one and the same schema have it at `spec.validation` in the internal
+    // CRD that kube-apiserver validates, once, and its errors say so (apiextensions' v1
+    // `Convert_v1_CustomResourceDefinitionSpec_To_apiextensions_CustomResourceDefinitionSpec`).
+    let shared = crd
         .spec
         .versions
-        .iter()
-        .map(|version| {
-            let schema = version
-                .schema
-                .as_ref()
-                .and_then(|s| s.open_api_v3_schema.as_ref())
-                .and_then(|s| serde_json::to_value(s).ok());
-            (version.name.as_str(), schema)
-        })
-        .collect();
-    // When every version has the same schema, the API server validates it once, as the
-    // internal `spec.validation` (`pkg/apis/apiextensions/v1/conversion.go` moves identical
-    // per-version schemas there), and names its errors after that path.
-    let identical = versions.windows(2).all(|pair| pair[0].1 == pair[1].1);
-    let mut shared: Option<Arc<ObjectSchema>> = None;
-    for (index, (name, schema)) in versions.iter().enumerate() {
-        let Some(schema) = schema else {
+        .windows(2)
+        .all(|pair| pair[0].schema == pair[1].schema);
+    let mut compiled_once: Option<Arc<ObjectSchema>> = None;
+    for (index, version) in crd.spec.versions.iter().enumerate() {
+        let Some(schema) = version
+            .schema
+            .as_ref()
+            .and_then(|s| s.open_api_v3_schema.as_ref())
+            .and_then(|s| serde_json::to_value(s).ok())
+        else {
             continue;
         };
-        if let Some(compiled) = shared.as_ref().filter(|_| identical) {
-            schemas.push(((*name).to_owned(), Arc::clone(compiled)));
+        if let Some(compiled) = compiled_once.as_ref().filter(|_| shared) {
+            schemas.push((version.name.clone(), Arc::clone(compiled)));
             continue;
         }
-        let path = if identical {
+        let path = if shared {
             "spec.validation.openAPIV3Schema".to_owned()
         } else {
             format!("spec.versions[{index}].schema.openAPIV3Schema")
         };
         // ValidateCustomResourceDefinition: the rules' estimated cost, beside compilation.
-        let cost_errors = crate::crd::rule_cost_errors(schema, &path);
-        match ObjectSchema::at(schema, &path) {
+        let cost_errors = crate::crd::rule_cost_errors(&schema, &path);
+        match ObjectSchema::at(&schema, &path) {
             Ok(compiled) if cost_errors.is_empty() => {
                 let compiled = Arc::new(compiled);
-                shared = Some(Arc::clone(&compiled));
-                schemas.push(((*name).to_owned(), compiled));
+                compiled_once = Some(Arc::clone(&compiled));
+                schemas.push((version.name.clone(), compiled));
             }
             compiled => {
                 errors.extend(compiled.err().unwrap_or_default());
                 errors.extend(cost_errors);
-                if identical {
+                if shared {
                     break;
                 }
             }

@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-use super::rules::ENV;
 use super::validation::{FieldError, FieldErrorKind};
+use crate::crd::cel::ENV;
 use crate::crd::cel::cost::{self, Bound, Finding, Maximum, Nesting};
 use crate::crd::error::SchemaError;
 
