@@ -17,4 +17,4 @@ pub(crate) mod error;
 mod library;
 pub(crate) mod types;
 
-pub(crate) use env::{CompileError, ENV, Output, compile};
+pub(crate) use env::{CompileError, ENV, Output, compile, parse_as_cel_go};

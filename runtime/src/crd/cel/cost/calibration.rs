@@ -101,18 +101,29 @@ const MEASURED: &[(&str, u64)] = &[
     ("optional.of(self.s).hasValue()", 4),
     ("self.l[?0].orValue('') == 'a'", 5),
     ("self.m[?'a'].hasValue()", 4),
+    ("self.l.all(i, v, i == 0 || v.size() > 1)", 83),
+    ("self.l.exists(i, v, v == 'a')", 63),
+    ("self.l.existsOne(i, v, v == 'a')", 44),
+    ("self.l.exists_one(i, v, v == 'a')", 44),
+    ("self.m.all(k, v, k.size() < v.size())", 43),
+    ("self.m.exists(k, v, v == 'a')", 33),
+    ("self.l.transformList(i, v, v + 'x').size() > 0", 185),
+    ("self.l.transformList(i, v, i > 0, v + 'x').size() > 0", 205),
+    ("self.m.transformMap(k, v, v + 'x').size() > 0", 65),
+    (
+        "self.m.transformMap(k, v, k != 'a', v + 'x').size() > 0",
+        70,
+    ),
+    ("self.m.transformMapEntry(k, v, {v: k}).size() >= 0", 205),
+    ("self.ol.all(i, o, o.v > i)", 31),
+    ("self.l.last().orValue('') == 'a'", 5),
+    ("self.l.first().hasValue()", 4),
+    ("optional.unwrap([self.l.first()]).size() > 0", 16),
 ];
 
-/// Parses as the fake's environment does (standard macros and the lists extension's
-/// `sortBy`).
+/// Parses as the fake's environment does, in cel-go's form.
 fn parse(rule: &str) -> cel::common::ast::IdedExpr {
-    let mut env = cel::Env::stdlib();
-    env.add_extension(cel::extensions::lists)
-        .expect("the lists extension registers");
-    env.with_optional_support(true)
-        .parser()
-        .parse(rule)
-        .unwrap_or_else(|e| panic!("{rule}: {e}"))
+    crate::crd::cel::parse_as_cel_go(rule).unwrap_or_else(|| panic!("{rule} parses"))
 }
 
 #[test]

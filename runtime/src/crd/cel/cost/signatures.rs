@@ -1,7 +1,7 @@
 //! The function signatures of the Kubernetes CEL environment, by overload id: the environment
 //! apiextensions-apiserver compiles CRD rules in (apiserver `pkg/cel/environment/base.go`):
 //! cel-go's standard library (`common/stdlib/standard.go`, ids from
-//! `common/overloads/overloads.go`), optional types (`cel/library.go`), the extensions
+//! `common/overloads/overloads.go`), optional types (`cel/library.go`, version 2), the extensions
 //! `ext.Strings(2)`, `ext.Sets()`, `ext.Lists(3)`, `ext.TwoVarComprehensions()`
 //! (`ext/strings.go`, `ext/sets.go`, `ext/lists.go`, `ext/comprehensions.go`), and the
 //! Kubernetes libraries of apiserver `pkg/cel/library` (`lists.go`, `regex.go`, `urls.go`,
@@ -134,6 +134,10 @@ hasValue optional_hasValue optional(A).() -> bool
 or optional_or_optional optional(A).(optional(A)) -> optional(A)
 orValue optional_orValue_value optional(A).(A) -> A
 _?._ select_optional_field (dyn, string) -> optional(dyn)
+first list_first list(A).() -> optional(A)
+last list_last list(A).() -> optional(A)
+optional.unwrap optional_unwrap (list(optional(A))) -> list(A)
+unwrapOpt optional_unwrapOpt list(optional(A)).() -> list(A)
 charAt string_char_at_int string.(int) -> string
 indexOf string_index_of_string string.(string) -> int
 indexOf string_index_of_string_int string.(string, int) -> int

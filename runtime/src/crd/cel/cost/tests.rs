@@ -230,3 +230,22 @@ fn property_names_are_escaped_as_cel_sees_them() {
     assert_eq!(escape("1a"), None);
     assert_eq!(escape("a b"), None);
 }
+
+#[test]
+fn the_signatures_declare_the_functions_the_environment_declares() {
+    // `crd::cel::declarations` lists the names rules may call (for undeclared references);
+    // the signatures here type them. The two must name the same functions.
+    use std::collections::BTreeSet;
+    let declared: BTreeSet<&str> = super::super::declarations::FUNCTIONS
+        .iter()
+        .copied()
+        .collect();
+    let typed: BTreeSet<&str> = declared
+        .iter()
+        .copied()
+        .filter(|name| {
+            super::overloads::declared(name, false) || super::overloads::declared(name, true)
+        })
+        .collect();
+    assert_eq!(typed, declared, "functions declared without a signature");
+}
