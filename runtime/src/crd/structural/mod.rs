@@ -41,10 +41,14 @@ mod defaulting;
 mod node;
 mod object_schema;
 mod pruning;
+#[cfg(feature = "cel")]
+mod rule_cost;
 mod rules;
 mod validation;
 
 pub use object_schema::ObjectSchema;
+#[cfg(feature = "cel")]
+pub(crate) use rule_cost::{check_costs, rule_cost_errors};
 pub use validation::{FieldError, FieldErrorKind};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
