@@ -261,7 +261,11 @@
 //! | CEL `duration`/`timestamp`, and `date`/`date-time`/`duration`/`byte` string formats as CEL timestamps, durations and bytes | no (they are strings; `duration()` and `timestamp()` fail when evaluated) |
 //! | which error a rule reports when both sides of `&&`/`\|\|` fail | the right-hand one (cel-go reports the left-hand one) |
 //! | `optionalOldSelf`: the rule also runs on create, `oldSelf` an optional | yes |
-//! | CEL cost budgets and estimated-cost limits | no |
+//! | CEL estimated cost at CRD create/update: per rule and `messageExpression` (`StaticEstimatedCostLimit`, 10 000 000, times how often the rule's node can occur), per schema (`StaticEstimatedCRDCostLimit`, 100 000 000), sizes from `maxItems`/`maxLength`/`maxProperties`/`enum`/`format` or what fits in a 3 MiB request | yes: cel-go's estimator and the Kubernetes libraries' costs, the same `Forbidden` causes and factor (422); `make manifests` refuses the same rules, naming the bound to add |
+//! | the estimated per-rule limit skipped on update when a version's schema is unchanged | no: the fake applies it on every create and update |
+//! | rules at or above a schema error (an invalid `pattern`) neither compiled nor estimated (`validation.go`: `len(allErrs.SchemaErrors) == 0`) | no: the fake reports their compile and cost errors beside the `pattern` error (a 422 either way) |
+//! | a CRD whose schema is not structural refused (`ValidateStructural`; its rules then neither compiled nor estimated) | no: the fake installs it, compiling and estimating its rules |
+//! | CEL runtime cost while rules run (`PerCallLimit` 1 000 000 per rule, `RuntimeCELCostBudget` 10 000 000 per object) | no |
 //! | ratcheting: unchanged invalid values pass on update | yes (whole unchanged nodes) |
 //! | pruning and defaulting before admission webhooks, schema and CEL validation after them | yes |
 //! | defaulting of a mutating webhook's patch result | no |

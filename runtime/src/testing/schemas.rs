@@ -3,7 +3,11 @@
 //!
 //! - **Install** (`pkg/apis/apiextensions/validation`, `ValidateCustomResourceDefinition`):
 //!   a CRD whose schema has a CEL rule (or `messageExpression`, or `pattern`) that does not
-//!   compile is refused with 422 `Invalid`.
+//!   compile is refused with 422 `Invalid`; so is one whose rules' estimated cost is over the
+//!   per-rule or per-schema limit (`Forbidden` causes, [`crate::crd::ObjectSchema`]'s rules
+//!   estimated as the API server estimates them). Errors are named after
+//!   `spec.validation.openAPIV3Schema` when every version has the same schema (the API server
+//!   validates it once there), else after `spec.versions[i].schema.openAPIV3Schema`.
 //! - **Writes** (`pkg/registry/customresource`: create, update, every patch type, server-side
 //!   apply, `/status`): the body is decoded ([`super::decode`]: metadata as `ObjectMeta`,
 //!   `pkg/apiserver/schema/pruning`) and defaulted (`schema/defaulting`), the object is
@@ -19,7 +23,8 @@
 //!
 //! The schema used is the one of the version in the request (versions share storage, without
 //! conversion). Not modelled: defaulting of a mutating webhook's patch result before the next
-//! webhook, the CEL cost budget.
+//! webhook, the CEL runtime cost budget (the cost counted while rules run), and the API
+//! server's leniency for an unchanged schema on update (it then skips the per-rule limit).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -66,13 +71,14 @@ pub(crate) fn compile_crd(
     let mut schemas = Vec::new();
     let mut errors = Vec::new();
     // Versions with one and the same schema have it at `spec.validation` in the internal
-    // CRD that kube-apiserver validates, and its errors say so (apiextensions' v1
+    // CRD that kube-apiserver validates, once, and its errors say so (apiextensions' v1
     // `Convert_v1_CustomResourceDefinitionSpec_To_apiextensions_CustomResourceDefinitionSpec`).
     let shared = crd
         .spec
         .versions
         .windows(2)
         .all(|pair| pair[0].schema == pair[1].schema);
+    let mut compiled_once: Option<Arc<ObjectSchema>> = None;
     for (index, version) in crd.spec.versions.iter().enumerate() {
         let Some(schema) = version
             .schema
@@ -82,14 +88,30 @@ pub(crate) fn compile_crd(
         else {
             continue;
         };
+        if let Some(compiled) = compiled_once.as_ref().filter(|_| shared) {
+            schemas.push((version.name.clone(), Arc::clone(compiled)));
+            continue;
+        }
         let path = if shared {
             "spec.validation.openAPIV3Schema".to_owned()
         } else {
             format!("spec.versions[{index}].schema.openAPIV3Schema")
         };
+        // ValidateCustomResourceDefinition: the rules' estimated cost, beside compilation.
+        let cost_errors = crate::crd::rule_cost_errors(&schema, &path);
         match ObjectSchema::at(&schema, &path) {
-            Ok(compiled) => schemas.push((version.name.clone(), Arc::new(compiled))),
-            Err(mut e) => errors.append(&mut e),
+            Ok(compiled) if cost_errors.is_empty() => {
+                let compiled = Arc::new(compiled);
+                compiled_once = Some(Arc::clone(&compiled));
+                schemas.push((version.name.clone(), compiled));
+            }
+            compiled => {
+                errors.extend(compiled.err().unwrap_or_default());
+                errors.extend(cost_errors);
+                if shared {
+                    break;
+                }
+            }
         }
     }
     if errors.is_empty() {

@@ -28,6 +28,7 @@
 
 pub mod apply;
 pub mod cel;
+pub mod cost;
 pub mod crd;
 pub mod crud;
 pub mod deletion;
@@ -124,6 +125,11 @@ macro_rules! for_each_case {
             types::times_are_the_rfc_3339_that_jiff_reads,
             types::byte_strings_are_standard_base64,
             types::raw_extensions_keep_any_json,
+            cost::a_rule_over_an_unbounded_list_of_strings_is_refused,
+            cost::the_same_rule_bounded_by_max_items_and_max_length_is_accepted,
+            cost::a_nested_comprehension_just_over_the_limit_is_refused_and_just_under_accepted,
+            cost::a_rule_under_an_unbounded_list_counts_every_item_that_fits_a_request,
+            cost::the_rules_of_a_schema_share_a_total_budget,
         }
     };
 }

@@ -44,11 +44,15 @@ mod node;
 mod object_schema;
 pub(crate) mod objectmeta;
 mod pruning;
+#[cfg(feature = "cel")]
+mod rule_cost;
 mod rules;
 mod validation;
 
 pub use field_error::{FieldError, FieldErrorKind};
 pub use object_schema::ObjectSchema;
+#[cfg(feature = "cel")]
+pub(crate) use rule_cost::{check_costs, rule_cost_errors};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::{Map, Value};
