@@ -481,7 +481,6 @@ const KNOWN_CIRCLES: &[&str] = &[
     "kbr::plan",
     "kbr_runtime::cache",
     "kbr_runtime::client",
-    "kbr_runtime::crd::structural",
     "kbr_runtime::testing",
 ];
 

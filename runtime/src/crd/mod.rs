@@ -60,9 +60,8 @@ mod markers;
 mod merge;
 mod schema;
 mod shape;
-#[cfg(feature = "cel")]
 mod strfmt;
-mod structural;
+pub(crate) mod structural;
 
 pub use build::{build, build_from, structural_schema_for};
 pub use custom_resource_ext::CustomResourceExt;

@@ -32,11 +32,15 @@ pub mod cost;
 pub mod crd;
 pub mod crud;
 pub mod deletion;
+pub mod fields;
+pub mod formats;
 pub mod lists;
 pub mod managed_fields;
 mod objects;
+pub mod raw;
 pub mod status;
 pub mod types;
+pub mod updates;
 pub mod watch;
 
 pub use objects::{TestResult, api_error, code_and_reason, config_map, names};
@@ -97,6 +101,17 @@ macro_rules! for_each_case {
             crd::schema_violations_are_422_with_the_api_servers_text,
             crd::transition_rules_run_on_update_only,
             crd::status_subresource_and_generation_after_pruning,
+            fields::unknown_fields_are_dropped_and_warned_about,
+            fields::strict_field_validation_refuses_unknown_and_duplicate_fields,
+            fields::patches_report_the_patched_objects_unknown_fields,
+            fields::built_in_kinds_decode_into_their_types,
+            fields::metadata_that_does_not_decode_is_a_bad_request,
+            formats::numbers_must_fit_their_format,
+            formats::string_formats_are_checked,
+            updates::updates_without_a_resource_version,
+            updates::metadata_is_validated_on_every_write,
+            updates::custom_resource_strategy_errors_and_warnings,
+            updates::crd_names_scope_and_stored_versions_are_kept,
             cel::quantity_rules,
             cel::url_rules,
             cel::ip_rules,
@@ -335,12 +350,61 @@ pub struct RackStatus {
     pub ready: Option<bool>,
 }
 
+/// ReadingSpec is the kind of the format cases (`formats.rs`): numbers whose Rust types give
+/// them a `format` (int32, int64, float) and strings with the formats the API server checks.
+#[kbr_runtime::schema]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kbr(
+    group = "conformance.kbr.dev",
+    version = "v1",
+    kind = "Reading",
+    plural = "readings"
+)]
+#[kbr(namespaced)]
+#[serde(rename_all = "camelCase")]
+pub struct ReadingSpec {
+    /// A count (`format: int32`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<i32>,
+    /// A total (`format: int64`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<i64>,
+    /// A ratio (`format: float`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ratio: Option<f32>,
+    /// When.
+    #[kbr(format = "date-time")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
+    /// An identifier.
+    #[kbr(format = "uuid")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// An address.
+    #[kbr(format = "ipv4")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+    /// A network.
+    #[kbr(format = "cidr")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<String>,
+    /// How long.
+    #[kbr(format = "duration")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub period: Option<String>,
+    /// A short Kubernetes name.
+    #[kbr(format = "k8s-short-name")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub short_name: Option<String>,
+}
+
 /// The suite's kinds.
 pub fn scheme() -> Scheme {
     let mut scheme = Scheme::new();
     scheme.add::<Widget>();
     scheme.add::<Paint>();
     scheme.add::<Gadget>();
+    scheme.add::<Reading>();
     scheme.add::<Rack>();
     scheme.add::<types::Sample>();
     scheme

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::validation::{FieldError, FieldErrorKind};
+use super::field_error::{FieldError, FieldErrorKind};
 use crate::crd::cel::cost::{self, Bound, Finding, Maximum, Nesting};
 use crate::crd::error::SchemaError;
 
