@@ -318,9 +318,10 @@ impl<R: Reconciler> Controller<R> {
     /// ("Reconcile timed out and was cancelled"), counted in
     /// `controller_runtime_reconcile_timeouts_total` and, like an error, in
     /// `controller_runtime_reconcile_errors_total` and `controller_runtime_reconcile_total
-    /// {result="error"}`, and retried with the key's backoff. Its worker is free at once, so
-    /// one hung reconcile no longer holds a worker for good. Writes the cancelled reconcile
-    /// made stay made; reconcilers are idempotent.
+    /// {result="error"}`, and retried with the key's backoff. Its worker is free as soon as
+    /// the cancelled reconcile is dropped (the worker waits for that, so the retry never
+    /// overlaps it), so one hung reconcile no longer holds a worker for good. Writes the
+    /// cancelled reconcile made stay made; reconcilers are idempotent.
     #[must_use]
     pub fn reconcile_timeout(mut self, timeout: Duration) -> Self {
         self.reconcile_timeout = Some(timeout);
