@@ -42,10 +42,10 @@ pub const READY_LINE: &str = "kbr-bench: caches synced";
 /// Which sample-controller implementation to run.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SampleImpl {
-    /// kbr: `Controller::new(..).owns::<Deployment>()`, the manager's cached `Client`, the
+    /// kbr: `Controller::new(..).owns(Kind::<Deployment>::new())`, the manager's cached `Client`, the
     /// runtime's `EventRecorder`.
     Kbr,
-    /// kbr with metadata-only owned Deployments: `owns_metadata::<Deployment>()` (controller-runtime's
+    /// kbr with metadata-only owned Deployments: `owns(Kind::<Deployment>::metadata())` (controller-runtime's
     /// `builder.OnlyMetadata`), the Deployment's metadata from the cache, its spec and status read
     /// from the API server when the sync needs them.
     KbrMetadata,
@@ -154,6 +154,7 @@ mod kbr {
     use std::time::Duration;
 
     use kbr_runtime::cache::Namespaces;
+    use kbr_runtime::controller::source::Kind;
     use kbr_runtime::events::{Event, EventRecorder, EventType};
     use kbr_runtime::{
         Action, Client, Controller, Error, Manager, ManagerOptions, Reconciler, Scheme,
@@ -337,9 +338,9 @@ mod kbr {
         };
         let controller = Controller::new(reconciler);
         let controller = if metadata_only {
-            controller.owns_metadata::<Deployment>()
+            controller.owns(Kind::<Deployment>::metadata())
         } else {
-            controller.owns::<Deployment>()
+            controller.owns(Kind::<Deployment>::new())
         };
         manager.add_controller(
             controller

@@ -200,7 +200,7 @@ impl Manager {
 
     /// The manager's informer cache (controller-runtime's `mgr.GetCache()`): a handle sharing
     /// the informers the controllers and [`Manager::client`] read, for
-    /// [`Cache::get_informer`](crate::cache::Cache::get_informer) and
+    /// [`Cache::informer`](crate::cache::Cache::informer) and
     /// [`Cache::wait_for_cache_sync`](crate::cache::Cache::wait_for_cache_sync).
     #[must_use]
     pub fn cache(&self) -> Cache {
@@ -241,10 +241,11 @@ impl Manager {
     /// # async fn demo() -> Result<(), kbr_runtime::ManagerError> {
     /// use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
     /// use kbr_runtime::cache::CacheOptions;
+    /// use kbr_runtime::kube::core::Selector;
     /// use kbr_runtime::{Manager, ManagerOptions, Scheme};
     /// let mut manager = Manager::new(Scheme::new(), ManagerOptions::default()).await?;
     /// manager.cache_options::<ConfigMap>(CacheOptions {
-    ///     label_selector: Some("app=my-operator".into()),
+    ///     label_selector: Some(Selector::from_iter([("app", "my-operator")])),
     ///     field_selector: None,
     /// })?;
     /// # Ok(()) }

@@ -13,6 +13,7 @@ use serde_json::json;
 use crate::Client;
 use crate::cache::{Cache, CacheOptions};
 use crate::client::{ListOptions, Object, Patch, PatchParams};
+use crate::ownership::controller_of;
 use crate::resource::scoped;
 
 /// What the sharder needs to know of one object: its key and its ring labels.
@@ -75,18 +76,15 @@ impl<K> Kind<K> {
     }
 }
 
-/// The key of the controller owner named in `meta` (see [`key_of`]), in `meta`'s namespace.
-fn owner_key(meta: &kube::api::ObjectMeta) -> Option<String> {
-    let owner = meta
-        .owner_references
-        .as_ref()?
-        .iter()
-        .find(|r| r.controller == Some(true))?;
+/// The key of `obj`'s controller owner ([`controller_of`]; see [`key_of`]), in `obj`'s
+/// namespace.
+fn owner_key<K: kube::Resource>(obj: &K) -> Option<String> {
+    let owner = controller_of(obj)?;
     let group = owner.api_version.rsplit_once('/').map_or("", |(g, _)| g);
     Some(format!(
         "{group}/{}/{}/{}",
         owner.kind,
-        meta.namespace.as_deref().unwrap_or_default(),
+        obj.meta().namespace.as_deref().unwrap_or_default(),
         owner.name
     ))
 }
@@ -141,7 +139,7 @@ impl<K: Object> ShardedKind for Kind<K> {
                         name,
                         resource_version: meta.resource_version.clone(),
                         labels: meta.labels.clone().unwrap_or_default(),
-                        owner: owner_key(meta),
+                        owner: owner_key(&obj),
                     }
                 })
                 .collect())
@@ -203,10 +201,13 @@ mod tests {
 
     #[test]
     fn an_owned_object_hashes_like_its_owner() {
-        let meta = |refs| ObjectMeta {
-            namespace: Some("ns".into()),
-            owner_references: Some(refs),
-            ..ObjectMeta::default()
+        let meta = |refs| ConfigMap {
+            metadata: ObjectMeta {
+                namespace: Some("ns".into()),
+                owner_references: Some(refs),
+                ..ObjectMeta::default()
+            },
+            ..ConfigMap::default()
         };
         let owned = meta(vec![
             reference("v1", "ConfigMap", "not-the-controller", false),
@@ -226,7 +227,7 @@ mod tests {
             owner_key(&meta(vec![reference("v1", "ConfigMap", "x", false)])),
             None
         );
-        assert_eq!(owner_key(&ObjectMeta::default()), None);
+        assert_eq!(owner_key(&ConfigMap::default()), None);
     }
 
     #[test]

@@ -66,6 +66,8 @@ pub use self::metrics::ShardingMetrics;
 pub use self::reconciler::{Sharded, ShardedError};
 pub use self::ring::{ShardLease, is_alive, leases, members};
 pub use self::sharder::{PassReport, Sharder};
+use kube::core::Selector;
+
 use crate::cache::CacheOptions;
 use crate::client::Object;
 
@@ -247,7 +249,10 @@ impl ShardingOptions {
     #[must_use]
     pub fn cache_options(&self, shard: &str) -> CacheOptions {
         CacheOptions {
-            label_selector: Some(format!("{}={shard}", shard_label(&self.ring))),
+            label_selector: Some(Selector::from_iter([(
+                shard_label(&self.ring),
+                shard.to_string(),
+            )])),
             field_selector: None,
         }
     }

@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use kbr_runtime::client::{ListOptions, Patch, PatchParams};
+use kbr_runtime::controller::source::Kind;
 use kbr_runtime::conditions::{ConditionStatus, condition, is_condition_true, set_condition};
 use kbr_runtime::events::{Event, EventRecorder, EventType};
 use kbr_runtime::ownership::{controller_of, set_controller_reference};
@@ -110,7 +111,7 @@ impl BrokerReconciler {
         manager.add_controller(
             Controller::new(reconciler)
                 .named(CONTROLLER_NAME)
-                .owns::<v1alpha1::Channel>(),
+                .owns(Kind::<v1alpha1::Channel>::new()),
         )
     }
 

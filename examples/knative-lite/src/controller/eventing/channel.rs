@@ -18,6 +18,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use kbr_runtime::client::{Patch, PatchParams};
+use kbr_runtime::controller::source::Kind;
 use kbr_runtime::conditions::{ConditionStatus, condition, set_condition};
 use kbr_runtime::events::{Event, EventRecorder, EventType};
 use kbr_runtime::k8s_openapi::api::core::v1 as corev1;
@@ -155,7 +156,7 @@ impl ChannelReconciler {
         manager.add_controller(
             Controller::new(reconciler)
                 .named(CONTROLLER_NAME)
-                .owns::<corev1::Service>(),
+                .owns(Kind::<corev1::Service>::new()),
         )
     }
 

@@ -17,6 +17,7 @@
 use std::sync::Arc;
 
 use kbr_runtime::client::{ListOptions, Patch, PatchParams};
+use kbr_runtime::controller::source::Kind;
 use kbr_runtime::conditions::{ConditionStatus, condition, set_condition};
 use kbr_runtime::events::{Event, EventRecorder, EventType};
 use kbr_runtime::k8s_openapi::api::apps::v1 as appsv1;
@@ -142,8 +143,8 @@ impl ServiceReconciler {
         manager.add_controller(
             Controller::new(reconciler)
                 .named(CONTROLLER_NAME)
-                .owns::<appsv1::Deployment>()
-                .owns::<corev1::Service>(),
+                .owns(Kind::<appsv1::Deployment>::new())
+                .owns(Kind::<corev1::Service>::new()),
         )
     }
 
