@@ -29,9 +29,9 @@ use crate::workload::{self, BenchWidget};
 /// What holds the objects.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Variant {
-    /// kbr's manager cache, defaults (`strip_managed_fields: true`).
+    /// kbr's manager cache, defaults (`DefaultTransform::StripManagedFields`).
     Kbr,
-    /// kbr's manager cache with `strip_managed_fields: false`.
+    /// kbr's manager cache with `default_transform: DefaultTransform::Keep`.
     KbrNoStrip,
     /// kbr's metadata-only cache (`Client::get_metadata`: `PartialObjectMeta` through the
     /// metadata API, controller-runtime's `builder.OnlyMetadata`), managedFields stripped.
@@ -54,7 +54,7 @@ impl Variant {
     fn label(self) -> &'static str {
         match self {
             Self::Kbr => "kbr cache (default: strips managedFields)",
-            Self::KbrNoStrip => "kbr cache, `strip_managed_fields: false`",
+            Self::KbrNoStrip => "kbr cache, `DefaultTransform::Keep`",
             Self::KbrMetadata => "kbr metadata-only cache (`PartialObjectMeta`)",
             Self::Reflector => "kube-runtime reflector store",
             Self::ReflectorStrip => {
@@ -267,7 +267,7 @@ async fn fill_kbr(
     namespace: &str,
     variant: Variant,
 ) -> anyhow::Result<Filled> {
-    use kbr_runtime::cache::Namespaces;
+    use kbr_runtime::cache::{DefaultTransform, Namespaces};
     use kbr_runtime::{Error, Manager, ManagerOptions, Scheme, client::ListOptions};
 
     let mut scheme = Scheme::new();
@@ -275,7 +275,11 @@ async fn fill_kbr(
     let options = ManagerOptions {
         namespaces: Namespaces::one(namespace),
         health_probe_bind_address: "0".into(),
-        strip_managed_fields: variant != Variant::KbrNoStrip,
+        default_transform: if variant == Variant::KbrNoStrip {
+            DefaultTransform::Keep
+        } else {
+            DefaultTransform::StripManagedFields
+        },
         ..ManagerOptions::default()
     };
     let manager = Manager::with_client(client, scheme, options);

@@ -202,7 +202,7 @@ mod tests {
         use k8s_openapi::api::core::v1::ConfigMap;
         use tokio::sync::mpsc;
 
-        use crate::cache::{CacheConfig, DecodeReporter};
+        use crate::cache::{CacheConfig, DecodeReporter, DefaultTransform};
 
         struct Sends(mpsc::UnboundedSender<String>);
         impl Reconciler for Sends {
@@ -226,7 +226,7 @@ mod tests {
             server.kube_client(),
             CacheConfig {
                 namespaces: Vec::new(),
-                strip_managed_fields: true,
+                default_transform: DefaultTransform::StripManagedFields,
                 decode: DecodeReporter::default(),
             },
         );
