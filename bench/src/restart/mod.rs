@@ -72,7 +72,7 @@ pub struct RestartArgs {
     #[arg(long, default_value_t = 16)]
     pub writers: usize,
     /// Synced initial-list Foos of the starvation run; 0 skips it.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = 2_000)]
     pub starvation_size: usize,
     /// Starvation measurements per queue order.
     #[arg(long, default_value_t = 1)]
