@@ -44,12 +44,13 @@ pub enum ManagerError {
     },
 
     /// Per-kind cache options (controller-runtime's `cache.Options.ByObject`) were set after the
-    /// manager's cache started: [`Manager::cache_options`](super::Manager::cache_options) must be
-    /// called before [`Manager::start`](super::Manager::start), like `ByObject` is fixed when
-    /// `ctrl.NewManager` builds the cache.
+    /// manager's cache started: [`Manager::cache_options`](super::Manager::cache_options) and
+    /// [`Manager::cache_transform`](super::Manager::cache_transform) must be called before
+    /// [`Manager::start`](super::Manager::start), like `ByObject` is fixed when `ctrl.NewManager`
+    /// builds the cache.
     #[error("cache options for {kind} must be set before the manager's cache starts")]
     CacheOptionsAfterStart {
-        /// The kind whose informer was being restricted.
+        /// The kind whose informer was being restricted or transformed.
         kind: String,
     },
 

@@ -120,7 +120,7 @@ impl Manager {
             kube.clone(),
             CacheConfig {
                 namespaces: options.namespaces.to_vec(),
-                strip_managed_fields: options.strip_managed_fields,
+                default_transform: options.default_transform.clone(),
                 decode: DecodeReporter::new(
                     metrics.informer(),
                     Some(decode_events.recorder().clone()),
@@ -259,6 +259,47 @@ impl Manager {
     ) -> Result<(), ManagerError> {
         self.cache
             .set_options::<K>(options)
+            .map_err(|_| ManagerError::CacheOptionsAfterStart {
+                kind: kind_of::<K>(),
+            })
+    }
+
+    /// Transforms each object of `K` before the manager's cache stores it:
+    /// controller-runtime's `cache.Options.ByObject[&K{}] = cache.ByObject{Transform: ..}`
+    /// (client-go's `TransformFunc`). `func` runs on every listed and watched object of `K` and
+    /// on every object of `K` the manager's client writes, before controllers or cached reads
+    /// see it; it replaces the [`default_transform`](ManagerOptions::default_transform) for `K`
+    /// (so it drops `managedFields` only if it does so itself) and any earlier transform of
+    /// `K`. For a metadata-only informer, `K` is [`PartialObjectMeta<C>`](kube::core::PartialObjectMeta):
+    /// the full and the metadata-only informer of a kind each have their own transform.
+    ///
+    /// Cached reads of `K` then miss what `func` drops, and an object read from the cache must
+    /// not be written back with `update`: patch or apply the fields you change instead. The
+    /// rules `func` must follow (quick, idempotent, identity kept) are in
+    /// [`crate::cache::transform`].
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), kbr_runtime::ManagerError> {
+    /// use kbr_runtime::cache::strip_managed_fields;
+    /// use kbr_runtime::k8s_openapi::api::apps::v1::Deployment;
+    /// use kbr_runtime::{Manager, ManagerOptions, Scheme};
+    /// let mut manager = Manager::new(Scheme::new(), ManagerOptions::default()).await?;
+    /// // A controller that reads its Deployments' replicas and status, never their pods.
+    /// manager.cache_transform(|deployment: &mut Deployment| {
+    ///     strip_managed_fields(&mut deployment.metadata);
+    ///     deployment.spec.template = Default::default();
+    /// })?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// Errors: [`ManagerError::CacheOptionsAfterStart`] if the cache already started (the
+    /// informer of `K` may already hold untransformed objects).
+    pub fn cache_transform<K: crate::client::Object>(
+        &mut self,
+        func: impl Fn(&mut K) + Send + Sync + 'static,
+    ) -> Result<(), ManagerError> {
+        self.cache
+            .set_transform::<K>(func)
             .map_err(|_| ManagerError::CacheOptionsAfterStart {
                 kind: kind_of::<K>(),
             })

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::ManagerError;
-use crate::cache::Namespaces;
+use crate::cache::{DefaultTransform, Namespaces};
 use crate::sharding::ShardingOptions;
 
 /// The namespaces named by the `WATCH_NAMESPACE` environment variable (comma-separated;
@@ -87,8 +87,12 @@ pub struct ManagerOptions {
     pub retry_period: Duration,
     /// How long shutdown waits for in-flight reconciles. Default 30 s.
     pub graceful_shutdown_timeout: Duration,
-    /// Drop `metadata.managedFields` from cached objects to save memory. Default `true`.
-    pub strip_managed_fields: bool,
+    /// What the cache does to each object of a kind without a transform of its own before
+    /// storing it (controller-runtime's `cache.Options.DefaultTransform`; see
+    /// [`crate::cache::transform`]). Default [`DefaultTransform::StripManagedFields`]: drop
+    /// `metadata.managedFields` to save memory; [`DefaultTransform::Keep`] caches objects as
+    /// served.
+    pub default_transform: DefaultTransform,
     /// Shard the objects of [`ShardingOptions::kind`](crate::sharding::ShardingOptions::kind)s
     /// across every replica running with the same ring, instead of (or under) leader
     /// election: see [`crate::sharding`]. Default `None` (off).
@@ -113,7 +117,7 @@ impl Default for ManagerOptions {
             renew_deadline: Duration::from_secs(10),
             retry_period: Duration::from_secs(2),
             graceful_shutdown_timeout: Duration::from_secs(30),
-            strip_managed_fields: true,
+            default_transform: DefaultTransform::StripManagedFields,
             sharding: None,
         }
     }

@@ -7,7 +7,7 @@ mod started {
     use tokio::sync::mpsc;
 
     use super::*;
-    use crate::cache::{CacheConfig, DecodeReporter, Origin};
+    use crate::cache::{CacheConfig, DecodeReporter, DefaultTransform, Origin};
     use crate::controller::{NORMAL_PRIORITY, QueueOptions};
     use crate::testing::FakeApiServer;
 
@@ -47,7 +47,7 @@ mod started {
             server.kube_client(),
             CacheConfig {
                 namespaces: Vec::new(),
-                strip_managed_fields: true,
+                default_transform: DefaultTransform::StripManagedFields,
                 decode: DecodeReporter::default(),
             },
         );
