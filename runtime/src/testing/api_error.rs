@@ -61,6 +61,16 @@ impl Cause {
         }
     }
 
+    /// `FieldValueInvalid` with `value` written as is: apimachinery prints a nil value as
+    /// `null` and a struct as its JSON, unquoted.
+    pub(crate) fn invalid_raw(field: &str, value: &str, detail: &str) -> Self {
+        Self {
+            kind: "FieldValueInvalid",
+            field: field.to_owned(),
+            message: format!("Invalid value: {value}: {detail}"),
+        }
+    }
+
     pub(crate) fn forbidden(field: &str, detail: &str) -> Self {
         Self {
             kind: "FieldValueForbidden",

@@ -31,6 +31,7 @@ pub mod crud;
 pub mod deletion;
 pub mod lists;
 mod objects;
+pub mod reviews;
 pub mod status;
 pub mod watch;
 
@@ -82,6 +83,7 @@ macro_rules! for_each_case {
             crd::schema_violations_are_422_with_the_api_servers_text,
             crd::transition_rules_run_on_update_only,
             crd::status_subresource_and_generation_after_pruning,
+            reviews::self_subject_access_reviews,
         }
     };
 }
