@@ -211,12 +211,16 @@ fn origins_follow_the_rules_they_merge_into() {
             .groups(["apps"])
             .resources(["deployments"])
             .origin("controller web: watches apps/v1 Deployment"),
-        Rule::new(["create", "delete", "get", "list", "patch", "update", "watch"])
-            .groups(["apps"])
-            .resources(["deployments"])
-            .origin("controller api: owns apps/v1 Deployment"),
+        Rule::new([
+            "create", "delete", "get", "list", "patch", "update", "watch",
+        ])
+        .groups(["apps"])
+        .resources(["deployments"])
+        .origin("controller api: owns apps/v1 Deployment"),
         // A marker for the same target: merged, adds no origin.
-        Rule::new(["get"]).groups(["apps"]).resources(["deployments"]),
+        Rule::new(["get"])
+            .groups(["apps"])
+            .resources(["deployments"]),
         // Same verbs on another resource of the group: the resources merge, and so do origins.
         Rule::new(["get", "list", "watch"])
             .groups(["apps"])
@@ -238,7 +242,9 @@ fn origins_follow_the_rules_they_merge_into() {
         [
             (
                 strings(&["deployments"]),
-                strings(&["create", "delete", "get", "list", "patch", "update", "watch"]),
+                strings(&[
+                    "create", "delete", "get", "list", "patch", "update", "watch"
+                ]),
                 strings(&[
                     "controller api: owns apps/v1 Deployment",
                     "controller web: watches apps/v1 Deployment"
