@@ -14,7 +14,8 @@
 
 //! The manager's role, `config/rbac/role.yaml` as `make manifests` writes it, is all the
 //! manager needs: on envtest, whose kube-apiserver enforces RBAC, the manager runs as a
-//! ServiceAccount bound to that role only, and the spec's inputs reach their results. Skipped,
+//! ServiceAccount bound to that role only, and the spec's inputs reach their results. Without
+//! one of its rules, the manager binary exits non-zero at start, naming the rule. Skipped,
 //! saying why, without `KUBEBUILDER_ASSETS` (the fake API server does not enforce RBAC).
 
 use kbr_runtime::conditions::is_condition_true;
@@ -36,17 +37,30 @@ use crate::support::{Running, eventually, namespace, options};
 /// The ServiceAccount the manager runs as, in `default` (its role and binding have its name).
 const ACCOUNT: &str = "knative-lite-manager";
 
+/// The user name of the ServiceAccount, and its groups.
+const USER: &str = "system:serviceaccount:default:knative-lite-manager";
+const GROUPS: [&str; 3] = [
+    "system:serviceaccounts",
+    "system:serviceaccounts:default",
+    "system:authenticated",
+];
+
 /// The ClusterRole `make manifests` wrote.
 const ROLE_YAML: &str = include_str!("../../config/rbac/role.yaml");
 
-/// Creates the role of `config/rbac/role.yaml` (named [`ACCOUNT`]), the ServiceAccount and a
-/// ClusterRoleBinding between them.
-async fn grant_the_generated_role(admin: &Client) -> anyhow::Result<()> {
+/// The ClusterRole of `config/rbac/role.yaml`, named [`ACCOUNT`].
+fn the_generated_role() -> anyhow::Result<ClusterRole> {
     let documents: Vec<serde_json::Value> = serde_saphyr::from_multiple(ROLE_YAML)?;
     anyhow::ensure!(documents.len() == 1, "one ClusterRole: {ROLE_YAML}");
     let mut role: ClusterRole = serde_json::from_value(documents[0].clone())?;
     role.metadata.name = Some(ACCOUNT.into());
-    admin.create(&role).await?;
+    Ok(role)
+}
+
+/// Creates `role` (named [`ACCOUNT`]), the ServiceAccount and a ClusterRoleBinding between
+/// them.
+async fn grant(admin: &Client, role: &ClusterRole) -> anyhow::Result<()> {
+    admin.create(role).await?;
     let mut account = corev1::ServiceAccount::default();
     account.metadata.name = Some(ACCOUNT.into());
     account.metadata.namespace = Some("default".into());
@@ -79,12 +93,8 @@ fn manager_as_the_service_account(env: &TestEnv) -> anyhow::Result<Manager> {
         .envtest()
         .ok_or_else(|| anyhow::anyhow!("not envtest"))?;
     let mut config = plane.config();
-    config.auth_info.impersonate = Some(format!("system:serviceaccount:default:{ACCOUNT}"));
-    config.auth_info.impersonate_groups = Some(vec![
-        "system:serviceaccounts".into(),
-        "system:serviceaccounts:default".into(),
-        "system:authenticated".into(),
-    ]);
+    config.auth_info.impersonate = Some(USER.into());
+    config.auth_info.impersonate_groups = Some(GROUPS.iter().map(|g| (*g).into()).collect());
     let kube = kbr_runtime::kube::Client::try_from(config)?;
     Ok(Manager::with_client(
         kube,
@@ -104,7 +114,7 @@ async fn the_generated_role_is_all_the_manager_needs() -> anyhow::Result<()> {
     }
     let env = TestEnv::start_envtest(knative_lite::scheme()).await?;
     let admin = env.client();
-    grant_the_generated_role(&admin).await?;
+    grant(&admin, &the_generated_role()?).await?;
     namespace(&admin, "knative-eventing").await?;
     let yaml = include_str!("../../config/samples/default_channel_webhook_configmap.yaml");
     let config_map: corev1::ConfigMap = serde_saphyr::from_str(yaml)?;
@@ -179,5 +189,76 @@ spec:
     assert!(defaults.is_ok(), "{defaults:?}");
 
     running.stop().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn without_its_deployment_rule_the_manager_exits_naming_it() -> anyhow::Result<()> {
+    if !TestEnv::envtest_available() {
+        eprintln!(
+            "skipping without_its_deployment_rule_the_manager_exits_naming_it: the fake API \
+             server does not enforce RBAC, and KUBEBUILDER_ASSETS is unset"
+        );
+        return Ok(());
+    }
+    let env = TestEnv::start_envtest(knative_lite::scheme()).await?;
+    let plane = env
+        .envtest()
+        .ok_or_else(|| anyhow::anyhow!("not envtest"))?;
+    let mut role = the_generated_role()?;
+    let rules = role.rules.get_or_insert_default();
+    let before = rules.len();
+    rules.retain(|rule| rule.resources.as_deref() != Some(&["deployments".to_owned()][..]));
+    anyhow::ensure!(
+        rules.len() + 1 == before,
+        "one Deployment rule in {ROLE_YAML}"
+    );
+    grant(&env.client(), &role).await?;
+
+    // The manager binary, as `make run` runs it, acting as the ServiceAccount: the admin
+    // kubeconfig with `as` and `as-groups` (kubectl's `--as`).
+    let mut kubeconfig: serde_json::Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(plane.kubeconfig())?)?;
+    let users = kubeconfig["users"]
+        .as_array_mut()
+        .ok_or_else(|| anyhow::anyhow!("no users in the kubeconfig"))?;
+    for user in users {
+        user["user"]["as"] = USER.into();
+        user["user"]["as-groups"] = GROUPS.to_vec().into();
+    }
+    let path = plane.data_dir().join("manager.kubeconfig");
+    std::fs::write(&path, serde_json::to_string(&kubeconfig)?)?;
+    let mut manager = std::process::Command::new(env!("CARGO_BIN_EXE_knative-lite"))
+        .args(["--health-probe-bind-address=0", "--metrics-bind-address=0"])
+        .env("KUBECONFIG", &path)
+        .env("ENABLE_WEBHOOKS", "false")
+        .env("RUST_LOG", "info")
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()?;
+    let exited = eventually("the manager to exit", || {
+        let status = manager.try_wait().ok().flatten();
+        async move { status }
+    })
+    .await;
+    let output = manager.wait_with_output()?;
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    eprintln!("{stdout}{stderr}");
+    assert_eq!(exited.code(), Some(1), "{stdout}{stderr}");
+    let errors: Vec<&str> = stdout.lines().filter(|l| l.contains(" ERROR ")).collect();
+    assert_eq!(errors.len(), 1, "one error: {stdout}");
+    let missing = "rules:\n# controller service: owns apps/v1 Deployment\n- apiGroups:\n  - apps\n  \
+                   resources:\n  - deployments\n  verbs:\n  - create\n  - delete\n  - get\n  \
+                   - list\n  - patch\n  - update\n  - watch\n";
+    assert!(stdout.contains(missing), "{stdout}");
+    assert!(
+        stderr.contains("Error: the manager lacks 7 RBAC permission(s)"),
+        "{stderr}"
+    );
     Ok(())
 }
