@@ -308,6 +308,81 @@ async fn options_and_markers_add_their_rules() -> TestResult {
 }
 
 #[tokio::test]
+async fn metadata_only_dynamic_and_sharded_kinds_state_their_rules() -> TestResult {
+    use kbr_runtime::k8s_openapi::api::core::v1::Secret;
+    use kbr_runtime::kube::core::discovery::Scope;
+    use kbr_runtime::kube::core::{ApiResource, DynamicObject, GroupVersionKind};
+    use kbr_runtime::sharding::ShardingOptions;
+
+    let mut sharding = ShardingOptions::new("ring")
+        .kind::<ConfigMap>()
+        .owned::<Secret>();
+    sharding.namespace = Some("system".into());
+    let options = ManagerOptions {
+        sharding: Some(sharding),
+        ..ManagerOptions::default()
+    };
+    let mut manager = Manager::offline(Scheme::new(), options);
+    let gadgets = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("example.com", "v1", "Gadget"),
+        "gadgets",
+    );
+    manager.add_controller(
+        Controller::new(reconciler(|_: Arc<ConfigMap>| async {
+            Ok(Action::await_change())
+        }))
+        .named("c")
+        .owns(Kind::<Secret>::metadata())
+        .watches(
+            Kind::dynamic(gadgets, Scope::Cluster),
+            |_: &DynamicObject| Vec::new(),
+        ),
+    )?;
+    let rules = manager.rbac_rules();
+    let find = |origin: &str| {
+        rules
+            .iter()
+            .find(|rule| rule.origin.as_deref() == Some(origin))
+            .ok_or_else(|| format!("no rule from {origin:?} in {rules:#?}"))
+    };
+    let owned = find("controller c: owns v1 Secret (metadata only)")?;
+    assert_eq!(
+        (owned.resources.clone(), owned.verbs.len()),
+        (vec!["secrets".to_owned()], 7)
+    );
+    let watched = find("controller c: watches example.com/v1 Gadget")?;
+    assert_eq!(
+        (watched.groups.clone(), watched.resources.clone()),
+        (vec!["example.com".to_owned()], vec!["gadgets".to_owned()])
+    );
+    assert_eq!(watched.verbs, ["get", "list", "watch"]);
+    assert!(watched.cluster_scoped, "a cluster-scoped dynamic kind");
+    let leases = find("sharding ring ring: the shard Leases of its members")?;
+    assert_eq!(
+        (leases.resources.clone(), leases.namespace.as_deref()),
+        (vec!["leases".to_owned()], Some("system"))
+    );
+    for (kind, resource) in [("v1 ConfigMap", "configmaps"), ("v1 Secret", "secrets")] {
+        let origin =
+            format!("sharding ring ring: the sharder labels {kind} objects with their shard");
+        let labels = find(&origin)?;
+        assert_eq!(
+            (
+                labels.resources.clone(),
+                labels.verbs.clone(),
+                labels.namespace.clone()
+            ),
+            (
+                vec![resource.to_owned()],
+                vec!["list".to_owned(), "watch".into(), "patch".into()],
+                None
+            )
+        );
+    }
+    Ok(())
+}
+
+#[tokio::test]
 async fn an_offline_manager_sends_nothing_and_does_not_start() -> TestResult {
     let manager = Manager::offline(scheme(), ManagerOptions::default());
     assert!(manager.is_offline());
