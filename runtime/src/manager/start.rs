@@ -14,9 +14,9 @@ impl Manager {
     /// Runs everything until SIGTERM or SIGINT, then shuts down gracefully (`mgr.Start(ctrl.SetupSignalHandler())`).
     /// A second signal exits the process immediately.
     ///
-    /// Before the caches start it checks the RBAC rules its wiring needs ([`Manager::rbac_rules`])
-    /// with `SelfSubjectAccessReview`s; see [`OnMissingRbac`] for what happens when some are
-    /// missing.
+    /// Before the caches start it checks the RBAC rules its wiring needs
+    /// ([`Manager::rbac_rules`]) with `SelfSubjectAccessReview`s; see
+    /// [`OnMissingRbac`](super::OnMissingRbac) for what happens when some are missing.
     ///
     /// Errors: bind failures, [`ManagerError::MissingRbac`], [`ManagerError::LeaderElectionLost`],
     /// [`ManagerError::ShutdownTimeout`], the first error of a runnable, [`ManagerError::Offline`].
