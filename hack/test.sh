@@ -33,6 +33,9 @@ step "generated code with awkward names and every webhook type builds, lints and
 cargo test -p kbr --test generated_code --test create_webhook -- --ignored --exact \
   tricky_names_build webhooks_build_lint_and_pass_their_tests
 
+step "a generated project's role comes from its controllers' wiring and is all its manager needs (envtest when KUBEBUILDER_ASSETS is set)"
+cargo test -p kbr --test generated_rbac -- --ignored
+
 step "golden testdata: regenerate and diff"
 bash testdata/generate.sh
 if [[ -n "$(git status --porcelain -- testdata)" ]]; then
