@@ -82,6 +82,17 @@ pub enum ManifestsError {
     /// The RBAC rules are invalid.
     #[error("cannot build the RBAC role: {0}")]
     Rbac(#[from] RbacError),
+    /// A manifest could not be serialized or its file read, written or listed.
+    #[error(transparent)]
+    File(#[from] FileError),
+}
+
+/// Why a manifest could not be serialized to YAML, or a file read or written: shared by
+/// [`ManifestsError`] and [`WebhookError`](crate::webhook::WebhookError) (one pair of variants
+/// for the YAML and file helpers both use).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FileError {
     /// An object could not be serialized to YAML.
     #[error("cannot serialize {path} to YAML: {source}")]
     Yaml {
@@ -104,50 +115,15 @@ pub enum ManifestsError {
     },
 }
 
-/// What the YAML and file helpers shared with the webhook manifests
-/// ([`crate::webhook::write_manifests`]) can fail with; it becomes the `Yaml` / `Io` variant of
-/// [`ManifestsError`] or [`crate::webhook::WebhookError`].
-#[derive(Debug)]
-pub(crate) enum OutputError {
-    /// `object` could not be serialized for `path`.
-    Yaml {
-        path: PathBuf,
-        source: serde_saphyr::SerializeError,
-    },
-    /// `action` (`read`, `write`, `create directory`, `list`) failed on `path`.
-    Io {
-        action: &'static str,
-        path: PathBuf,
-        source: io::Error,
-    },
-}
-
-impl From<OutputError> for ManifestsError {
-    fn from(error: OutputError) -> Self {
-        match error {
-            OutputError::Yaml { path, source } => Self::Yaml { path, source },
-            OutputError::Io {
-                action,
-                path,
-                source,
-            } => Self::Io {
-                action,
-                path,
-                source,
-            },
-        }
-    }
-}
-
 /// `objects` as YAML documents for `path` (named in errors): each starts with a `---` line and
 /// ends with a newline, like controller-gen's output.
 pub(crate) fn yaml_documents<T: Serialize>(
     path: &Path,
     objects: &[T],
-) -> Result<String, OutputError> {
+) -> Result<String, FileError> {
     let mut out = String::new();
     for object in objects {
-        let yaml = serde_saphyr::to_string(object).map_err(|source| OutputError::Yaml {
+        let yaml = serde_saphyr::to_string(object).map_err(|source| FileError::Yaml {
             path: path.to_owned(),
             source,
         })?;
@@ -171,7 +147,7 @@ pub fn crd_file_name(group: &str, plural: &str) -> String {
 /// [`rbac::runtime_rules`]. What [`write()`] writes.
 ///
 /// # Errors
-/// [`ManifestsError::Crds`], [`ManifestsError::Rbac`] or [`ManifestsError::Yaml`].
+/// [`ManifestsError::Crds`], [`ManifestsError::Rbac`] or [`ManifestsError::File`] ([`FileError::Yaml`]).
 pub fn render(scheme: &Scheme, rules: &[Rule]) -> Result<Vec<Manifest>, ManifestsError> {
     let mut manifests = Vec::new();
     for crd in scheme.crds()? {
@@ -236,7 +212,7 @@ fn role_document<R: Serialize>(
     path: &Path,
     role: &R,
     rules: &[Rule],
-) -> Result<String, OutputError> {
+) -> Result<String, FileError> {
     let mut out = yaml_documents(path, std::slice::from_ref(role))?;
     let normalized = rbac::normalize_with_origins(rules);
     if normalized.is_empty() {
@@ -249,7 +225,7 @@ fn role_document<R: Serialize>(
             let line = origin.replace(['\n', '\r'], " ");
             out.push_str(&format!("# {line}\n"));
         }
-        let yaml = serde_saphyr::to_string(&[rule]).map_err(|source| OutputError::Yaml {
+        let yaml = serde_saphyr::to_string(&[rule]).map_err(|source| FileError::Yaml {
             path: path.to_owned(),
             source,
         })?;
@@ -266,8 +242,8 @@ fn role_document<R: Serialize>(
 /// Files are replaced atomically (written next to the target, then renamed).
 ///
 /// # Errors
-/// The errors of [`render`], or [`ManifestsError::Io`] naming the path that could not be
-/// read, written or listed.
+/// The errors of [`render`], or [`ManifestsError::File`] ([`FileError::Io`]) naming the path
+/// that could not be read, written or listed.
 pub fn write(scheme: &Scheme, rules: &[Rule], config_dir: &Path) -> Result<Report, ManifestsError> {
     let manifests = render(scheme, rules)?;
     let mut report = Report::default();
@@ -301,9 +277,9 @@ pub fn write(scheme: &Scheme, rules: &[Rule], config_dir: &Path) -> Result<Repor
     Ok(report)
 }
 
-fn io_error(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> OutputError {
+pub(crate) fn io_error(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> FileError {
     let path = path.to_owned();
-    move |source| OutputError::Io {
+    move |source| FileError::Io {
         action,
         path,
         source,
@@ -313,7 +289,7 @@ fn io_error(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> Outp
 /// Writes `content` to `path` unless it already holds exactly that; `true` if written.
 /// Creates the parent directories, and replaces the file atomically (written to a temporary
 /// file next to it, then renamed), so an interrupted run never leaves half a file.
-pub(crate) fn write_if_changed(path: &Path, content: &str) -> Result<bool, OutputError> {
+pub(crate) fn write_if_changed(path: &Path, content: &str) -> Result<bool, FileError> {
     match fs::read(path) {
         Ok(existing) if existing == content.as_bytes() => return Ok(false),
         Ok(_) => {}

@@ -11,16 +11,23 @@
 //! | `controller_runtime_reconcile_total` | counter | `controller`, `result` (`success`, `error`, `requeue`, `requeue_after`) |
 //! | `controller_runtime_reconcile_errors_total` | counter | `controller` |
 //! | `controller_runtime_reconcile_panics_total` | counter | `controller` |
+//! | `controller_runtime_reconcile_timeouts_total` | counter | `controller` |
 //! | `controller_runtime_reconcile_time_seconds` | histogram | `controller` |
 //! | `controller_runtime_max_concurrent_reconciles` | gauge | `controller` |
 //! | `controller_runtime_active_workers` | gauge | `controller` |
-//! | `workqueue_depth` | gauge | `controller`, `name` |
+//! | `workqueue_depth` | gauge | `controller`, `name`, `priority` |
 //! | `workqueue_adds_total` | counter | `controller`, `name` |
 //! | `workqueue_retries_total` | counter | `controller`, `name` |
 //! | `workqueue_queue_duration_seconds` | histogram | `controller`, `name` |
 //! | `workqueue_work_duration_seconds` | histogram | `controller`, `name` |
 //! | `leader_election_master_status` | gauge | `name` |
 //! | `kbr_informer_decode_errors_total` | counter | `kind` |
+//!
+//! `workqueue_depth` counts ready keys by their priority, as controller-runtime's priority queue
+//! exports it (`pkg/internal/metrics/workqueue.go`): `priority="0"` for normal keys, `"-100"` for
+//! the initial list and resyncs. The first 25 distinct priorities of a controller get their own
+//! series; keys of any further priority are counted under `priority="exceeded_cardinality_limit"`
+//! (controller-runtime's cap, kept per priority so that a series never goes negative).
 //!
 //! The last family is kbr's own (no controller-runtime counterpart): objects an informer listed
 //! or watched but could not decode into the kind's Rust type, counted once per object and
@@ -64,6 +71,13 @@ struct QueueLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DepthLabels {
+    controller: String,
+    name: String,
+    priority: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct NameLabels {
     name: String,
 }
@@ -93,10 +107,11 @@ pub(crate) struct Metrics {
     reconcile_total: Family<ResultLabels, Counter>,
     reconcile_errors: Family<ControllerLabels, Counter>,
     reconcile_panics: Family<ControllerLabels, Counter>,
+    reconcile_timeouts: Family<ControllerLabels, Counter>,
     reconcile_time: HistogramFamily,
     max_concurrent: Family<ControllerLabels, Gauge>,
     active_workers: Family<ControllerLabels, Gauge>,
-    queue_depth: Family<QueueLabels, Gauge>,
+    queue_depth: Family<DepthLabels, Gauge>,
     queue_adds: Family<QueueLabels, Counter>,
     queue_retries: Family<QueueLabels, Counter>,
     queue_duration: QueueHistogramFamily,
@@ -121,6 +136,7 @@ impl Metrics {
             reconcile_total: Family::default(),
             reconcile_errors: Family::default(),
             reconcile_panics: Family::default(),
+            reconcile_timeouts: Family::default(),
             reconcile_time: Family::new_with_constructor(reconcile_histogram),
             max_concurrent: Family::default(),
             active_workers: Family::default(),
@@ -150,6 +166,11 @@ impl Metrics {
                 metrics.reconcile_panics.clone(),
             );
             r.register(
+                "controller_runtime_reconcile_timeouts",
+                "Total number of reconciliation timeouts per controller",
+                metrics.reconcile_timeouts.clone(),
+            );
+            r.register(
                 "controller_runtime_reconcile_time_seconds",
                 "Length of time per reconciliation per controller",
                 metrics.reconcile_time.clone(),
@@ -166,7 +187,7 @@ impl Metrics {
             );
             r.register(
                 "workqueue_depth",
-                "Current depth of workqueue",
+                "Current depth of workqueue by workqueue and priority",
                 metrics.queue_depth.clone(),
             );
             r.register(
@@ -233,12 +254,13 @@ impl Metrics {
             .clone();
         let errors = self.reconcile_errors.get_or_create(&c).clone();
         let panics = self.reconcile_panics.get_or_create(&c).clone();
+        let timeouts = self.reconcile_timeouts.get_or_create(&c).clone();
         let time = self.reconcile_time.get_or_create(&c).clone();
         let active_workers = self.active_workers.get_or_create(&c).clone();
-        let depth = self.queue_depth.get_or_create(&q).clone();
         let adds = self.queue_adds.get_or_create(&q).clone();
-        let retries = self.queue_retries.get_or_create(&q).clone();
         let queue_duration = self.queue_duration.get_or_create(&q).clone();
+        let queue = QueueMetrics::new(self.queue_depth.clone(), name, adds, queue_duration);
+        let retries = self.queue_retries.get_or_create(&q).clone();
         let work_duration = self.work_duration.get_or_create(&q).clone();
         let handle = ControllerMetrics {
             success,
@@ -246,12 +268,11 @@ impl Metrics {
             requeue_after,
             errors,
             panics,
+            timeouts,
             time,
             active_workers,
-            depth,
-            adds,
+            queue,
             retries,
-            queue_duration,
             work_duration,
         };
         // controller-runtime also exports `requeue`; kube-runtime has no rate-limited requeue
@@ -303,12 +324,11 @@ pub(crate) struct ControllerMetrics {
     requeue_after: Counter,
     errors: Counter,
     panics: Counter,
+    timeouts: Counter,
     time: Histogram,
     active_workers: Gauge,
-    depth: Gauge,
-    adds: Counter,
+    queue: QueueMetrics,
     retries: Counter,
-    queue_duration: Histogram,
     work_duration: Histogram,
 }
 
@@ -339,16 +359,15 @@ impl ControllerMetrics {
         }
     }
 
-    pub(crate) fn queue_added(&self) {
-        self.adds.inc();
+    /// A reconcile exceeded the controller's reconcile timeout and was cancelled
+    /// (`controller_runtime_reconcile_timeouts_total`; it also ends as an error).
+    pub(crate) fn reconcile_timed_out(&self) {
+        self.timeouts.inc();
     }
 
-    pub(crate) fn queue_waited(&self, waited: Duration) {
-        self.queue_duration.observe(waited.as_secs_f64());
-    }
-
-    pub(crate) fn set_depth(&self, depth: usize) {
-        self.depth.set(i64::try_from(depth).unwrap_or(i64::MAX));
+    /// The controller's work-queue series, for its work queue to keep.
+    pub(crate) fn queue(&self) -> QueueMetrics {
+        self.queue.clone()
     }
 
     pub(crate) fn retried(&self) {
@@ -403,6 +422,123 @@ impl MetricsRegistry {
         metric: impl prometheus_client::registry::Metric,
     ) {
         self.metrics.register(name, help, metric);
+    }
+}
+
+/// controller-runtime's cap on distinct `priority` labels of one queue's `workqueue_depth`
+/// (`maxRecommendedUniquePriorities` in `pkg/internal/metrics/workqueue.go`).
+const MAX_DEPTH_PRIORITIES: usize = 25;
+
+/// The `priority` label of keys beyond [`MAX_DEPTH_PRIORITIES`] (controller-runtime's
+/// `priorityCardinalityExceededPlaceholder`).
+const EXCEEDED_PRIORITIES: &str = "exceeded_cardinality_limit";
+
+/// One work queue's metrics (client-go's `queueMetrics`, kept by the queue under its own lock):
+/// `workqueue_depth{controller, name, priority}` counts each ready key under its priority,
+/// `workqueue_adds_total` counts keys becoming dirty, and `workqueue_queue_duration_seconds`
+/// observes how long a key waited from becoming dirty to a worker taking it. Clones share the
+/// series but not the choice of depth labels, so one queue keeps one handle; the [`Default`]
+/// one is registered nowhere (for queues in tests).
+#[derive(Clone, Debug)]
+pub(crate) struct QueueMetrics {
+    depth: Family<DepthLabels, Gauge>,
+    queue: String,
+    /// The depth series of the priorities with a label of their own (at most
+    /// [`MAX_DEPTH_PRIORITIES`], searched linearly: a queue sees one to three priorities); a
+    /// priority keeps its label for the handle's life, so every `dec` meets its `inc`.
+    labelled: Vec<(i32, Gauge)>,
+    adds: Counter,
+    duration: Histogram,
+}
+
+impl Default for QueueMetrics {
+    fn default() -> Self {
+        Self {
+            depth: Family::default(),
+            queue: String::new(),
+            labelled: Vec::new(),
+            adds: Counter::default(),
+            duration: queue_histogram(),
+        }
+    }
+}
+
+impl QueueMetrics {
+    /// The depth of queue `queue` in `family`, with the `priority="0"` series at 0.
+    fn new(
+        depth: Family<DepthLabels, Gauge>,
+        queue: &str,
+        adds: Counter,
+        duration: Histogram,
+    ) -> Self {
+        let mut metrics = Self {
+            depth,
+            queue: queue.to_string(),
+            labelled: Vec::new(),
+            adds,
+            duration,
+        };
+        metrics.with_gauge(0, |_| ());
+        metrics
+    }
+
+    /// A key became dirty (`workqueue_adds_total`).
+    pub(crate) fn added(&self) {
+        self.adds.inc();
+    }
+
+    /// A worker took a key that became dirty `waited` ago (`workqueue_queue_duration_seconds`).
+    pub(crate) fn waited(&self, waited: Duration) {
+        self.duration.observe(waited.as_secs_f64());
+    }
+
+    /// One more ready key of `priority`.
+    pub(crate) fn inc_depth(&mut self, priority: i32) {
+        self.with_gauge(priority, |gauge| {
+            gauge.inc();
+        });
+    }
+
+    /// One ready key of `priority` fewer.
+    pub(crate) fn dec_depth(&mut self, priority: i32) {
+        self.with_gauge(priority, |gauge| {
+            gauge.dec();
+        });
+    }
+
+    fn with_gauge(&mut self, priority: i32, f: impl FnOnce(&Gauge)) {
+        if let Some((_, gauge)) = self.labelled.iter().find(|(p, _)| *p == priority) {
+            f(gauge);
+        } else if self.labelled.len() < MAX_DEPTH_PRIORITIES {
+            let gauge = self.series(&priority.to_string());
+            f(&gauge);
+            self.labelled.push((priority, gauge));
+        } else {
+            f(&self.series(EXCEEDED_PRIORITIES));
+        }
+    }
+
+    /// The depth series of `label` (a priority or the cap's placeholder).
+    fn series(&self, label: &str) -> Gauge {
+        self.depth
+            .get_or_create(&DepthLabels {
+                controller: self.queue.clone(),
+                name: self.queue.clone(),
+                priority: label.to_string(),
+            })
+            .clone()
+    }
+
+    /// The value of the depth series of `label`.
+    #[cfg(test)]
+    pub(crate) fn depth(&self, label: &str) -> i64 {
+        self.series(label).get()
+    }
+
+    /// The value of `workqueue_adds_total`.
+    #[cfg(test)]
+    pub(crate) fn adds(&self) -> u64 {
+        self.adds.get()
     }
 }
 

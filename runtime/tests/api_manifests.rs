@@ -9,7 +9,7 @@ use kbr_runtime::Scheme;
 use kbr_runtime::crd::CustomResourceExt as _;
 use kbr_runtime::k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule, Role};
 use kbr_runtime::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kbr_runtime::manifests::{self, ManifestsError};
+use kbr_runtime::manifests::{self, FileError, ManifestsError};
 use kbr_runtime::rbac::Rule;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -224,7 +224,10 @@ fn errors_name_what_failed() {
     let blocker = dir.path().join("config");
     fs::write(&blocker, "a file where the config directory should be").unwrap();
     let error = manifests::write(&scheme(), &[], &blocker).unwrap_err();
-    assert!(matches!(&error, ManifestsError::Io { .. }), "{error:?}");
+    assert!(
+        matches!(&error, ManifestsError::File(FileError::Io { .. })),
+        "{error:?}"
+    );
     assert!(error.to_string().contains("config"), "{error}");
 
     let invalid = [Rule::new(["get"]).groups(["apps"])];

@@ -73,7 +73,9 @@ async fn conformance_on_envtest() -> TestResult {
     }
     let env = TestEnv::start_envtest(conformance::scheme()).await?;
     let mut failures = Vec::new();
-    for (name, outcome) in run_all(env.kube_client()).await {
+    let outcomes = run_all(env.kube_client()).await;
+    let cases = outcomes.len();
+    for (name, outcome) in outcomes {
         match outcome {
             Ok(()) => eprintln!("envtest conformance: {name} ... ok"),
             Err(e) => {
@@ -82,6 +84,10 @@ async fn conformance_on_envtest() -> TestResult {
             }
         }
     }
+    eprintln!(
+        "envtest conformance: {} of {cases} cases passed on kube-apiserver",
+        cases - failures.len()
+    );
     assert!(
         failures.is_empty(),
         "{} conformance case(s) failed on kube-apiserver:\n{}",

@@ -3,7 +3,7 @@
 //! The layers, bottom to top, are the table under "Runtime layers" in `docs/design-notes.md`
 //! (read here, so the page and the check cannot disagree). This test reads every file of
 //! `runtime/src`, drops comments (doc links included), string and character literals and
-//! `#[cfg(test)]` items, and collects the module every `crate::…`, `kbr_runtime::…` and
+//! `#[cfg(test)]` items (and the files of `#[cfg(test)] mod tests;`), and collects the module every `crate::…`, `kbr_runtime::…` and
 //! root-escaping `super::…` path names; names re-exported by `lib.rs` (`crate::Error`) count as
 //! the module they come from. Any path into the same or a higher layer fails, as does a module
 //! missing from the table.
@@ -11,9 +11,16 @@
 //! Unit tests (`#[cfg(test)]`) are exempt: they may drive a low layer through a higher one (the
 //! fake API server, say) without shaping the library's dependency graph.
 
+mod source_scan;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
+
+use source_scan::{
+    Token, is_ident, is_punct, is_test_cfg, path_heads, skip_group, skip_item, sources,
+    strip_comments_and_literals, tokenize, without_unit_tests,
+};
 
 /// One `use` edge from a file into a module of the same or a higher layer.
 #[derive(Debug, PartialEq, Eq)]
@@ -61,219 +68,6 @@ fn layers_from_design_notes(notes: &str) -> Result<BTreeMap<String, usize>, Stri
         return Err("the runtime layers table of docs/design-notes.md is empty".into());
     }
     Ok(layers)
-}
-
-/// Replaces comments, string and character literals with spaces, keeping line breaks.
-fn strip_comments_and_literals(source: &str) -> String {
-    let chars: Vec<char> = source.chars().collect();
-    let mut out = String::with_capacity(source.len());
-    let blank = |out: &mut String, c: char| out.push(if c == '\n' { '\n' } else { ' ' });
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        let next = chars.get(i + 1).copied();
-        if c == '/' && next == Some('/') {
-            while i < chars.len() && chars[i] != '\n' {
-                i += 1;
-            }
-        } else if c == '/' && next == Some('*') {
-            let mut depth = 0;
-            while i < chars.len() {
-                if chars[i] == '/' && chars.get(i + 1) == Some(&'*') {
-                    depth += 1;
-                    i += 2;
-                } else if chars[i] == '*' && chars.get(i + 1) == Some(&'/') {
-                    depth -= 1;
-                    i += 2;
-                    if depth == 0 {
-                        break;
-                    }
-                } else {
-                    blank(&mut out, chars[i]);
-                    i += 1;
-                }
-            }
-        } else if let Some(end) = raw_string_end(&chars, i) {
-            for &c in &chars[i..end] {
-                blank(&mut out, c);
-            }
-            i = end;
-        } else if c == '"' {
-            i += 1;
-            while i < chars.len() && chars[i] != '"' {
-                if chars[i] == '\\' {
-                    i += 1;
-                }
-                if let Some(&c) = chars.get(i) {
-                    blank(&mut out, c);
-                }
-                i += 1;
-            }
-            i += 1;
-        } else if c == '\'' && is_char_literal(&chars, i) {
-            i += 1;
-            while i < chars.len() && chars[i] != '\'' {
-                if chars[i] == '\\' {
-                    i += 1;
-                }
-                i += 1;
-            }
-            i += 1;
-        } else {
-            out.push(c);
-            i += 1;
-        }
-    }
-    out
-}
-
-/// The end of a raw string literal (`r"…"`, `r#"…"#`, `br"…"`) starting at `i`, if one does.
-fn raw_string_end(chars: &[char], i: usize) -> Option<usize> {
-    let prefix_start = i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '_');
-    if prefix_start {
-        return None;
-    }
-    let mut j = i;
-    if matches!(chars.get(j), Some('b' | 'c')) {
-        j += 1;
-    }
-    if chars.get(j) != Some(&'r') {
-        return None;
-    }
-    j += 1;
-    let hashes = chars[j..].iter().take_while(|&&c| c == '#').count();
-    j += hashes;
-    if chars.get(j) != Some(&'"') {
-        return None;
-    }
-    j += 1;
-    while j < chars.len() {
-        if chars[j] == '"'
-            && chars[j + 1..]
-                .iter()
-                .take(hashes)
-                .filter(|&&c| c == '#')
-                .count()
-                == hashes
-        {
-            return Some(j + 1 + hashes);
-        }
-        j += 1;
-    }
-    Some(chars.len())
-}
-
-/// Whether the `'` at `i` opens a character literal (`'a'`, `'\n'`) rather than a lifetime.
-fn is_char_literal(chars: &[char], i: usize) -> bool {
-    match chars.get(i + 1) {
-        Some('\\') => true,
-        Some(_) => chars.get(i + 2) == Some(&'\''),
-        None => false,
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Token {
-    Ident(String),
-    PathSep,
-    Punct(char),
-}
-
-/// Identifiers, `::` and single punctuation characters, each with its line.
-fn tokenize(code: &str) -> Vec<(Token, usize)> {
-    let chars: Vec<char> = code.chars().collect();
-    let mut tokens = Vec::new();
-    let (mut i, mut line) = (0, 1);
-    while i < chars.len() {
-        let c = chars[i];
-        if c == '\n' {
-            line += 1;
-            i += 1;
-        } else if c.is_whitespace() {
-            i += 1;
-        } else if c.is_alphanumeric() || c == '_' || c == '$' {
-            let start = i;
-            while i < chars.len()
-                && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '$')
-            {
-                i += 1;
-            }
-            tokens.push((Token::Ident(chars[start..i].iter().collect()), line));
-        } else if c == ':' && chars.get(i + 1) == Some(&':') {
-            tokens.push((Token::PathSep, line));
-            i += 2;
-        } else {
-            tokens.push((Token::Punct(c), line));
-            i += 1;
-        }
-    }
-    tokens
-}
-
-fn is_ident(token: Option<&(Token, usize)>, name: &str) -> bool {
-    matches!(token, Some((Token::Ident(ident), _)) if ident == name)
-}
-
-fn is_punct(token: Option<&(Token, usize)>, c: char) -> bool {
-    matches!(token, Some((Token::Punct(p), _)) if *p == c)
-}
-
-/// The index just past the group opened at `open` (`{`, `[` or `(`).
-fn skip_group(tokens: &[(Token, usize)], open: usize) -> usize {
-    let mut depth = 0usize;
-    for (i, (token, _)) in tokens.iter().enumerate().skip(open) {
-        match token {
-            Token::Punct('{' | '[' | '(') => depth += 1,
-            Token::Punct('}' | ']' | ')') => {
-                depth -= 1;
-                if depth == 0 {
-                    return i + 1;
-                }
-            }
-            _ => {}
-        }
-    }
-    tokens.len()
-}
-
-/// Whether the attribute `#[...]` spanning `tokens[start..end]` is `cfg(...)` with `test`.
-fn is_test_cfg(attribute: &[(Token, usize)]) -> bool {
-    let idents: Vec<&str> = attribute
-        .iter()
-        .filter_map(|(t, _)| match t {
-            Token::Ident(i) => Some(i.as_str()),
-            _ => None,
-        })
-        .collect();
-    idents.first() == Some(&"cfg") && idents.contains(&"test") && !idents.contains(&"not")
-}
-
-/// The top-level names a path names after `crate::` (or an escaping `super::`) at `i`: one
-/// identifier, or the first identifier of every entry of a `{…}` group.
-fn path_heads(tokens: &[(Token, usize)], i: usize) -> Vec<String> {
-    match tokens.get(i) {
-        Some((Token::Ident(name), _)) => vec![name.clone()],
-        Some((Token::Punct('{'), _)) => {
-            let end = skip_group(tokens, i);
-            let mut heads = Vec::new();
-            let (mut depth, mut entry_start) = (0, true);
-            for (token, _) in &tokens[i + 1..end.saturating_sub(1)] {
-                match token {
-                    Token::Punct('{') => depth += 1,
-                    Token::Punct('}') => depth -= 1,
-                    Token::Punct(',') if depth == 0 => entry_start = true,
-                    Token::Ident(name) if depth == 0 && entry_start => {
-                        heads.push(name.clone());
-                        entry_start = false;
-                    }
-                    _ if depth == 0 => entry_start = false,
-                    _ => {}
-                }
-            }
-            heads
-        }
-        _ => Vec::new(),
-    }
 }
 
 /// Every `(line, top-level name)` a file's non-test code reaches through the crate root.
@@ -342,19 +136,6 @@ fn root_paths(source: &str, depth: usize) -> Vec<(usize, String)> {
     found
 }
 
-/// The index past the item starting at `i` (its attributes, then up to `;` or a `{…}` body).
-fn skip_item(tokens: &[(Token, usize)], mut i: usize) -> usize {
-    while i < tokens.len() {
-        match &tokens[i].0 {
-            Token::Punct(';') => return i + 1,
-            Token::Punct('{') => return skip_group(tokens, i),
-            Token::Punct('[' | '(') => i = skip_group(tokens, i),
-            _ => i += 1,
-        }
-    }
-    i
-}
-
 /// What `lib.rs` declares: its modules, and every re-exported name -> the module it comes from
 /// (names re-exported from other crates map to `None`).
 fn crate_root(lib: &str) -> (BTreeSet<String>, BTreeMap<String, Option<String>>) {
@@ -404,31 +185,6 @@ fn crate_root(lib: &str) -> (BTreeSet<String>, BTreeMap<String, Option<String>>)
     (modules, exports)
 }
 
-/// Every file under `src` (relative path, contents), sorted.
-fn sources(src: &Path) -> Vec<(PathBuf, String)> {
-    let mut files = Vec::new();
-    let mut dirs = vec![src.to_path_buf()];
-    while let Some(dir) = dirs.pop() {
-        let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                let text = std::fs::read_to_string(&path)
-                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-                let relative = path
-                    .strip_prefix(src)
-                    .map(Path::to_path_buf)
-                    .unwrap_or(path);
-                files.push((relative, text));
-            }
-        }
-    }
-    files.sort();
-    files
-}
-
 /// The top-level module of `file` and its module depth (`client/index.rs` -> `client`, 2).
 fn module_of(file: &Path) -> (String, usize) {
     let parts: Vec<String> = file
@@ -447,6 +203,7 @@ fn module_of(file: &Path) -> (String, usize) {
 
 /// Checks `files` (paths relative to `src`, `lib.rs` among them) against `layers`.
 fn check(files: &[(PathBuf, String)], layers: &BTreeMap<String, usize>) -> Result<(), Vec<String>> {
+    let files = &without_unit_tests(files.to_vec());
     let mut problems = Vec::new();
     let lib = files
         .iter()
@@ -592,6 +349,23 @@ mod tests {
 mod more { fn g() { let _ = crate::client::Client; } }
 "##;
     assert_eq!(toy(&[("error.rs", error)]), Ok(()));
+}
+
+#[test]
+fn files_of_unit_test_modules_are_ignored() {
+    let client = "#[cfg(test)]\nmod tests;\nmod cached;\n";
+    let tests = "use crate::manager::Manager;\n";
+    let below = "use crate::manager::Manager;\n";
+    assert_eq!(
+        toy(&[
+            ("client/mod.rs", client),
+            ("client/tests.rs", tests),
+            ("client/tests/helpers.rs", below),
+        ]),
+        Ok(())
+    );
+    let cached = toy(&[("client/mod.rs", client), ("client/cached.rs", below)]);
+    assert!(cached.is_err_and(|p| p[0].contains("`client` uses `manager`")));
 }
 
 #[test]

@@ -597,6 +597,66 @@ async fn a_hundred_events_while_in_flight_cause_exactly_one_more_reconcile() -> 
     Ok(())
 }
 
+/// `Action::requeue(d).with_priority(p)` enters the work queue at `p`: with one worker held
+/// while three objects queue up, their requeues at 10, normal and low priority are served in
+/// that order, whatever the order of their first reconciles (a FIFO would serve low first).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requeues_are_served_by_their_priority() -> TestResult {
+    let env = TestEnv::start(Scheme::new()).await?;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let gate = Arc::new(Notify::new());
+    let first_passes = Arc::new(Mutex::new(HashSet::new()));
+    let mut manager = manager_on(&env, options_on(&env, &["default"]));
+    let cached = manager.client();
+    let (held, passed) = (gate.clone(), first_passes.clone());
+    manager.add_controller(Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
+        let (tx, held, passed) = (tx.clone(), held.clone(), passed.clone());
+        async move {
+            let name = name_of(&*cm);
+            let priority = match name.as_str() {
+                "gate" => {
+                    let _ = tx.send(name);
+                    held.notified().await;
+                    return Ok(Action::await_change());
+                }
+                "prio-low" => kbr_runtime::controller::LOW_PRIORITY,
+                "prio-normal" => kbr_runtime::controller::NORMAL_PRIORITY,
+                "prio-high" => 10,
+                _ => return Ok(Action::await_change()),
+            };
+            if passed
+                .lock()
+                .map_err(|_| Error::other("poisoned"))?
+                .insert(name.clone())
+            {
+                return Ok(Action::requeue(Duration::ZERO).with_priority(priority));
+            }
+            let _ = tx.send(name);
+            Ok(Action::await_change())
+        }
+    })))?;
+    let running = Running::start(manager);
+    let client = env.client();
+    client.create(&configmap("default", "gate", "0")).await?;
+    assert_eq!(within("the gate", rx.recv()).await.as_deref(), Some("gate"));
+    for name in ["prio-low", "prio-high", "prio-normal"] {
+        client.create(&configmap("default", name, "0")).await?;
+    }
+    eventually("the cache to see the three objects", || async {
+        let cm: ConfigMap = cached.get(Some("default"), "prio-normal").await.ok()?;
+        Some(cm)
+    })
+    .await;
+    gate.notify_one();
+    let mut second_passes = Vec::new();
+    while second_passes.len() < 3 {
+        second_passes.push(within("the requeues", rx.recv()).await.ok_or("closed")?);
+    }
+    assert_eq!(second_passes, ["prio-high", "prio-normal", "prio-low"]);
+    running.stop().await?;
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reconcile_right_after_its_own_status_write_sees_it() -> TestResult {
     let Some(server) = fake_server("own status write", "the fake server's watch faults") else {
@@ -891,6 +951,83 @@ async fn predicates_on_owned_and_watched_kinds_filter_deletes() -> TestResult {
         Some("two"),
         "the watched delete was not filtered"
     );
+    running.stop().await?;
+    Ok(())
+}
+
+/// The next message of `rx` (empty if the channel closed).
+async fn next(rx: &mut mpsc::UnboundedReceiver<String>) -> String {
+    within("the next reconcile step", rx.recv())
+        .await
+        .unwrap_or_default()
+}
+
+/// Issue 27, acceptance 3: with a reconcile timeout, a hung reconcile is cancelled at its
+/// timeout, counted, and retried with backoff, and it does not block the other keys: the
+/// controller's only worker is free again once the hung reconcile is cancelled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_reconcile_is_cancelled_at_its_timeout_and_retried() -> TestResult {
+    const TIMEOUT: Duration = Duration::from_millis(300);
+    /// Tells the test when the hung reconcile's future is dropped (cancelled).
+    struct Cancelled(mpsc::UnboundedSender<String>);
+    impl Drop for Cancelled {
+        fn drop(&mut self) {
+            let _ = self.0.send("cancelled hung".into());
+        }
+    }
+
+    let env = TestEnv::start(Scheme::new()).await?;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut manager = manager_on(
+        &env,
+        kbr_runtime::ManagerOptions {
+            metrics_bind_address: "127.0.0.1:0".into(),
+            ..options_on(&env, &["default"])
+        },
+    );
+    manager.add_controller(
+        Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
+            let tx = tx.clone();
+            async move {
+                let name = name_of(&*cm);
+                if name == "hung" {
+                    let _ = tx.send("start hung".into());
+                    let _cancelled = Cancelled(tx.clone());
+                    std::future::pending::<()>().await;
+                }
+                let _ = tx.send(format!("reconciled {name}"));
+                Ok(Action::await_change())
+            }
+        }))
+        .named("hangs")
+        .reconcile_timeout(TIMEOUT),
+    )?;
+    let addresses = manager.serving_addresses();
+    let running = Running::start(manager);
+    let metrics = bound(addresses).await.metrics.ok_or("metrics not bound")?;
+    let client = env.client();
+    client.create(&configmap("default", "hung", "1")).await?;
+    assert_eq!(next(&mut rx).await, "start hung");
+    let hung_at = Instant::now();
+    // Queued behind the hung reconcile, which holds the only worker.
+    client.create(&configmap("default", "other", "1")).await?;
+    assert_eq!(next(&mut rx).await, "cancelled hung");
+    assert!(hung_at.elapsed() >= TIMEOUT, "cancelled before its timeout");
+    assert_eq!(next(&mut rx).await, "reconciled other");
+    assert_eq!(next(&mut rx).await, "start hung", "retried");
+    let body = eventually("the timeout to be counted", || async {
+        let (_, body) = http_get(metrics, "/metrics").await;
+        body.contains(r#"controller_runtime_reconcile_timeouts_total{controller="hangs"} 1"#)
+            .then_some(body)
+    })
+    .await;
+    for expected in [
+        r#"controller_runtime_reconcile_errors_total{controller="hangs"} 1"#,
+        r#"controller_runtime_reconcile_total{controller="hangs",result="error"} 1"#,
+        r#"workqueue_retries_total{controller="hangs",name="hangs"} 1"#,
+    ] {
+        assert!(body.contains(expected), "missing {expected:?} in\n{body}");
+    }
     running.stop().await?;
     Ok(())
 }

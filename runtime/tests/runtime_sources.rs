@@ -675,7 +675,8 @@ async fn a_slow_controller_queues_one_entry_per_object_not_per_event() -> TestRe
     }
     // Every event reached the informer's handlers (ours counts them) and the queue.
     let total = 1 + OBJECTS * (1 + UPDATES);
-    let depth = format!(r#"workqueue_depth{{controller="slow",name="slow"}} {OBJECTS}"#);
+    let depth =
+        format!(r#"workqueue_depth{{controller="slow",name="slow",priority="0"}} {OBJECTS}"#);
     let body = eventually("every event dispatched", || async {
         let (_, body) = http_get(metrics, "/metrics").await;
         (events.load(Ordering::SeqCst) == total && body.contains(&depth)).then_some(body)
@@ -719,16 +720,6 @@ async fn set(client: &Client, name: &str, value: &str) -> Result<ConfigMap, Erro
             &PatchParams::default(),
         )
         .await
-}
-
-async fn bound(
-    mut rx: tokio::sync::watch::Receiver<Option<kbr_runtime::manager::ServingAddresses>>,
-) -> kbr_runtime::manager::ServingAddresses {
-    within("servers to bind", rx.wait_for(Option::is_some))
-        .await
-        .ok()
-        .and_then(|a| *a)
-        .unwrap_or_default()
 }
 
 /// Deletes ConfigMaps whose value is `delete-me` through the manager's client; reports

@@ -16,6 +16,7 @@
 // Clippy's default `disallowed-names` list has `foo`; here it is the kind's name.
 #![allow(clippy::disallowed_names)]
 
+mod contender;
 mod controllers;
 mod convergence;
 mod foo;
@@ -34,6 +35,8 @@ use kube::Api;
 use kube::runtime::watcher;
 use regex::Regex;
 
+pub use self::contender::Contender;
+use self::contender::parse_contender;
 pub use self::controllers::{SampleImpl, run as run_controller};
 use self::convergence::Convergence;
 use self::foo::Foo;
@@ -84,41 +87,6 @@ pub struct SampleArgs {
     /// Give up on a measurement after this many seconds.
     #[arg(long, default_value_t = 600)]
     pub timeout_secs: u64,
-}
-
-/// One row of the report: who does the controller's work.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Contender {
-    /// One of the benchmark's own controllers (`sample-controller --impl ..`).
-    Builtin(SampleImpl),
-    /// The program of `--controller-cmd`.
-    External,
-    /// No controller: the benchmark's writers create each Deployment and write each status.
-    Ceiling,
-}
-
-impl Contender {
-    /// The name in namespaces.
-    fn slug(self) -> &'static str {
-        match self {
-            Self::Builtin(which) => which.flag(),
-            Self::External => "external",
-            Self::Ceiling => "ceiling",
-        }
-    }
-}
-
-fn parse_contender(value: &str) -> Result<Contender, String> {
-    if value == "ceiling" {
-        return Ok(Contender::Ceiling);
-    }
-    SampleImpl::ALL
-        .into_iter()
-        .find(|which| which.flag() == value)
-        .map(Contender::Builtin)
-        .ok_or_else(|| {
-            format!("unknown contender {value:?}: use kbr, kbr-metadata, kube or ceiling")
-        })
 }
 
 /// Runs every measurement and returns the Markdown report.

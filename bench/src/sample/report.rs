@@ -2,8 +2,9 @@
 
 use std::time::Duration;
 
+use super::SampleImpl;
+use super::contender::Contender;
 use super::stats::Stats;
-use super::{Contender, SampleImpl};
 use crate::process::CpuTime;
 use crate::report::{self, table};
 

@@ -25,11 +25,19 @@
 //! waits for every informer. Reads of objects go through the [`Client`](crate::Client), which
 //! adds namespaces, selectors and typed errors on top of the store.
 //!
-//! Informers hand their events to *event handlers*: synchronous callbacks the informer calls in
-//! order, under its lock, with no buffer in between (see the `informer` module). A controller's
-//! handler maps an event to keys and adds them to its work queue, which holds each key once; so
-//! a controller that falls behind costs memory per distinct object, not per event (the
-//! unbounded per-subscriber channels this replaced grew with the event rate).
+//! Informers hand their [`Event`]s to *event handlers*: synchronous callbacks the informer calls
+//! in order, under its lock, with no buffer in between. Each event says where it comes from
+//! ([`Origin`]: the initial list, a relist, a watch event, or the manager client's own write),
+//! and nothing else: the cache knows nothing of controllers. A controller's handler maps an
+//! event to keys and adds them to its work queue, which holds each key once; so a controller
+//! that falls behind costs memory per distinct object, not per event.
+//!
+//! Inside, one shared informer (`SharedInformer`, client-go's `SharedIndexInformer`) is built
+//! from the pieces kube-runtime keeps apart: the list+watch of each watched namespace
+//! (kube-runtime's `watcher`), a reflector applying its events (initial sync across namespaces,
+//! relists, decode isolation), the store with its indexes, tombstones of deleted objects and
+//! read-your-own-writes, and the dispatch to event handlers. [`Informer`] is the public handle
+//! on it.
 //!
 //! Besides the informer of a kind's full objects the cache keeps, on demand, a *metadata-only*
 //! informer per kind (controller-runtime's informers for `metav1.PartialObjectMetadata`, used by
@@ -79,18 +87,18 @@ pub(crate) mod dynamic;
 mod event;
 mod index;
 mod informer;
+mod informers;
 mod metadata;
 mod options;
 mod shared_informer;
+#[cfg(all(test, feature = "testing"))]
+mod tests;
 
-use std::any::{Any, TypeId};
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use kube::core::discovery::Scope;
 use kube::core::{ApiResource, PartialObjectMeta};
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
 pub(crate) use self::decode::DecodeReporter;
 pub(crate) use self::dynamic::Dyn;
@@ -98,68 +106,12 @@ pub use self::event::{Event, Origin};
 pub use self::index::IndexError;
 pub(crate) use self::index::parse_exact_selector;
 pub use self::informer::{EventHandlerRegistration, Informer};
+use self::informers::{InformerKey, Informers, Settings, gvk_of};
 pub(crate) use self::shared_informer::SharedInformer;
 use self::shared_informer::full_objects;
 use crate::resource::Object;
 
 pub use self::options::{CacheOptions, Namespaces};
-
-/// Type-erased informer operations the cache needs for lifecycle and readiness.
-trait ErasedInformer: Send + Sync {
-    fn kind(&self) -> &str;
-    fn has_synced(&self) -> bool;
-    fn synced(&self) -> watch::Receiver<bool>;
-    fn start(&self, cache: &CacheInner) -> Option<JoinHandle<()>>;
-}
-
-struct Entry {
-    any: Arc<dyn Any + Send + Sync>,
-    erased: Arc<dyn ErasedInformer>,
-}
-
-impl<K: Object> ErasedInformer for Arc<SharedInformer<K>> {
-    fn kind(&self) -> &str {
-        SharedInformer::kind(self)
-    }
-    fn has_synced(&self) -> bool {
-        SharedInformer::has_synced(self)
-    }
-    fn synced(&self) -> watch::Receiver<bool> {
-        SharedInformer::synced(self)
-    }
-    fn start(&self, cache: &CacheInner) -> Option<JoinHandle<()>> {
-        if !self.mark_started() {
-            return None;
-        }
-        cache.decode.init::<K>();
-        let run = Arc::clone(self).run(
-            cache.client.clone(),
-            cache.strip_managed_fields,
-            cache.decode.clone(),
-            cache.stop.subscribe(),
-        );
-        Some(tokio::spawn(run))
-    }
-}
-
-/// What an informer is keyed by: the `TypeId` of the type it stores (typed and metadata-only
-/// informers), or the `group/version/Kind` of a dynamic one.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-enum InformerKey {
-    Type(TypeId),
-    Dynamic(String),
-}
-
-impl InformerKey {
-    fn of<K: 'static>() -> Self {
-        Self::Type(TypeId::of::<K>())
-    }
-}
-
-/// `(apiVersion, kind)` of `K`; the same for `PartialObjectMeta<K>`.
-fn gvk_of<K: Object>() -> (String, String) {
-    (K::api_version(&()).into_owned(), K::kind(&()).into_owned())
-}
 
 /// Configuration of a [`Cache`], from [`ManagerOptions`](crate::ManagerOptions).
 #[derive(Clone, Debug)]
@@ -170,25 +122,6 @@ pub(crate) struct CacheConfig {
     pub(crate) strip_managed_fields: bool,
     /// Reports the objects informers cannot decode (log, metric, Event).
     pub(crate) decode: DecodeReporter,
-}
-
-struct CacheInner {
-    client: kube::Client,
-    namespaces: Vec<Option<String>>,
-    strip_managed_fields: bool,
-    decode: DecodeReporter,
-    stop: watch::Sender<bool>,
-}
-
-#[derive(Default)]
-struct CacheState {
-    informers: HashMap<InformerKey, Entry>,
-    /// Per-kind selectors (`ByObject`) by `(apiVersion, kind)`, applied to informers created
-    /// later: the full and the metadata-only informer of a kind share them (controller-runtime
-    /// keys them by GVK too).
-    by_object: HashMap<(String, String), CacheOptions>,
-    started: bool,
-    tasks: Vec<JoinHandle<()>>,
 }
 
 /// [`Cache::set_options`] was called after [`Cache::start`].
@@ -206,8 +139,8 @@ pub struct Cache {
 }
 
 struct Core {
-    inner: CacheInner,
-    state: Mutex<CacheState>,
+    settings: Settings,
+    state: Mutex<Informers>,
     /// Bumped when the cache starts and when an informer is added, for
     /// [`Cache::wait_for_cache_sync`].
     changes: watch::Sender<()>,
@@ -216,11 +149,9 @@ struct Core {
 impl std::fmt::Debug for Cache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let state = self.lock();
-        let mut kinds: Vec<&str> = state.informers.values().map(|e| e.erased.kind()).collect();
-        kinds.sort_unstable();
         f.debug_struct("Cache")
             .field("started", &state.started)
-            .field("informers", &kinds)
+            .field("informers", &state.kinds())
             .finish_non_exhaustive()
     }
 }
@@ -234,20 +165,20 @@ impl Cache {
         };
         Self {
             core: Arc::new(Core {
-                inner: CacheInner {
+                settings: Settings {
                     client,
                     namespaces,
                     strip_managed_fields: config.strip_managed_fields,
                     decode: config.decode,
                     stop: watch::channel(false).0,
                 },
-                state: Mutex::new(CacheState::default()),
+                state: Mutex::new(Informers::default()),
                 changes: watch::channel(()).0,
             }),
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, CacheState> {
+    fn lock(&self) -> MutexGuard<'_, Informers> {
         self.core
             .state
             .lock()
@@ -279,7 +210,7 @@ impl Cache {
     pub fn informer<K: Object>(&self) -> Informer<K> {
         Informer::new(
             self.shared_informer::<K>(),
-            self.core.inner.stop.subscribe(),
+            self.core.settings.stop.subscribe(),
         )
     }
 
@@ -288,7 +219,7 @@ impl Cache {
     /// `false` once the cache stopped (also when called after the manager stopped). Before the
     /// manager starts it keeps waiting.
     pub async fn wait_for_cache_sync(&self) -> bool {
-        let mut stop = self.core.inner.stop.subscribe();
+        let mut stop = self.core.settings.stop.subscribe();
         let mut changes = self.core.changes.subscribe();
         loop {
             changes.borrow_and_update();
@@ -298,8 +229,8 @@ impl Cache {
             let unsynced = {
                 let state = self.lock();
                 if state.started {
-                    match state.informers.values().find(|e| !e.erased.has_synced()) {
-                        Some(entry) => Some(entry.erased.synced()),
+                    match state.unsynced() {
+                        Some(synced) => Some(synced),
                         None => return true,
                     }
                 } else {
@@ -325,7 +256,7 @@ impl Cache {
     /// Whether `namespace` is readable from the cache for a namespaced kind.
     pub(crate) fn watches_namespace(&self, namespace: &str) -> bool {
         self.core
-            .inner
+            .settings
             .namespaces
             .iter()
             .any(|ns| ns.as_deref().is_none_or(|ns| ns == namespace))
@@ -376,26 +307,14 @@ impl Cache {
         make: impl FnOnce(&[Option<String>], CacheOptions) -> SharedInformer<K>,
     ) -> Arc<SharedInformer<K>> {
         let mut state = self.lock();
-        if let Some(entry) = state.informers.get(&key)
-            && let Ok(informer) = Arc::clone(&entry.any).downcast::<SharedInformer<K>>()
-        {
+        if let Some(informer) = state.get::<K>(&key) {
             return informer;
         }
         let options = options_of
             .and_then(|gvk| state.by_object.get(&gvk).cloned())
             .unwrap_or_default();
-        let informer = Arc::new(make(&self.core.inner.namespaces, options));
-        let erased: Arc<dyn ErasedInformer> = Arc::new(Arc::clone(&informer));
-        if state.started {
-            state.tasks.extend(erased.start(&self.core.inner));
-        }
-        state.informers.insert(
-            key,
-            Entry {
-                any: informer.clone(),
-                erased,
-            },
-        );
+        let informer = Arc::new(make(&self.core.settings.namespaces, options));
+        state.insert(key, informer.clone(), &self.core.settings);
         drop(state);
         self.core.changes.send_replace(());
         informer
@@ -403,9 +322,7 @@ impl Cache {
 
     /// The informer for `K` if one exists (a write never starts an informer).
     pub(crate) fn existing_informer<K: Object>(&self) -> Option<Arc<SharedInformer<K>>> {
-        let state = self.lock();
-        let entry = state.informers.get(&InformerKey::of::<K>())?;
-        Arc::clone(&entry.any).downcast::<SharedInformer<K>>().ok()
+        self.lock().get::<K>(&InformerKey::of::<K>())
     }
 
     /// Read-your-own-writes: hands `obj`, just returned by the API server for a write
@@ -413,7 +330,7 @@ impl Cache {
     /// metadata, typed as `K`) if there are any (see [`SharedInformer::observe_write`]). Their
     /// event handlers are called on this task, with [`Origin::Write`].
     pub(crate) fn observe_write<K: Object>(&self, obj: &K, created: bool) {
-        let strip = self.core.inner.strip_managed_fields;
+        let strip = self.core.settings.strip_managed_fields;
         if let Some(informer) = self.existing_informer::<PartialObjectMeta<K>>() {
             informer.observe_write(metadata::partial_of(obj, strip), created);
         }
@@ -448,18 +365,12 @@ impl Cache {
         if state.started {
             return Err(AlreadyStarted);
         }
-        if let Some(entry) = state.informers.get(&InformerKey::of::<K>())
-            && let Ok(informer) = Arc::clone(&entry.any).downcast::<SharedInformer<K>>()
-        {
+        if let Some(informer) = state.get::<K>(&InformerKey::of::<K>()) {
             informer.set_options(options.clone());
         }
         // The metadata-only informer of `K` lists and watches the same objects.
-        if let Some(entry) = state
-            .informers
-            .get(&InformerKey::of::<PartialObjectMeta<K>>())
-            && let Ok(informer) =
-                Arc::clone(&entry.any).downcast::<SharedInformer<PartialObjectMeta<K>>>()
-        {
+        let metadata = InformerKey::of::<PartialObjectMeta<K>>();
+        if let Some(informer) = state.get::<PartialObjectMeta<K>>(&metadata) {
             informer.set_options(options.clone());
         }
         state.by_object.insert(gvk_of::<K>(), options);
@@ -473,15 +384,7 @@ impl Cache {
 
     /// Starts every informer registered so far, and any created later.
     pub(crate) fn start(&self) {
-        let mut state = self.lock();
-        state.started = true;
-        let handles: Vec<_> = state
-            .informers
-            .values()
-            .filter_map(|e| e.erased.start(&self.core.inner))
-            .collect();
-        state.tasks.extend(handles);
-        drop(state);
+        self.lock().start(&self.core.settings);
         self.core.changes.send_replace(());
     }
 
@@ -490,99 +393,20 @@ impl Cache {
     #[must_use]
     pub fn has_synced(&self) -> bool {
         let state = self.lock();
-        state.started && state.informers.values().all(|e| e.erased.has_synced())
+        state.started && state.unsynced().is_none()
     }
 
     /// Kinds whose informer has not synced yet, for readiness messages.
     pub(crate) fn unsynced_kinds(&self) -> Vec<String> {
-        let state = self.lock();
-        let mut kinds: Vec<String> = state
-            .informers
-            .values()
-            .filter(|e| !e.erased.has_synced())
-            .map(|e| e.erased.kind().to_string())
-            .collect();
-        kinds.sort();
-        kinds
+        self.lock().unsynced_kinds()
     }
 
     /// Stops every informer and waits for their tasks to end.
     pub(crate) async fn stop(&self) {
-        self.core.inner.stop.send_replace(true);
-        let tasks = std::mem::take(&mut self.lock().tasks);
+        self.core.settings.stop.send_replace(true);
+        let tasks = self.lock().take_tasks();
         for task in tasks {
             let _ = task.await;
         }
-    }
-}
-
-#[cfg(all(test, feature = "testing"))]
-mod tests {
-    use k8s_openapi::api::core::v1::ConfigMap;
-
-    use super::*;
-
-    #[tokio::test]
-    async fn options_are_fixed_once_the_cache_starts() {
-        let server = crate::testing::FakeApiServer::new();
-        let cache = Cache::new(
-            server.kube_client(),
-            CacheConfig {
-                namespaces: Vec::new(),
-                strip_managed_fields: true,
-                decode: DecodeReporter::default(),
-            },
-        );
-        let restricted = CacheOptions {
-            label_selector: Some(kube::core::Selector::from_iter([("app", "x")])),
-            field_selector: None,
-        };
-        assert!(cache.set_options::<ConfigMap>(restricted.clone()).is_ok());
-        cache.start();
-        let late = cache.set_options::<ConfigMap>(restricted);
-        assert_eq!(late, Err(AlreadyStarted));
-        cache.stop().await;
-    }
-
-    #[tokio::test]
-    async fn metadata_informers_count_for_readiness_and_stop_with_the_cache() {
-        let server = crate::testing::FakeApiServer::new();
-        let cache = Cache::new(
-            server.kube_client(),
-            CacheConfig {
-                namespaces: Vec::new(),
-                strip_managed_fields: true,
-                decode: DecodeReporter::default(),
-            },
-        );
-        let full = cache.shared_informer::<ConfigMap>();
-        let metadata = cache.shared_informer::<PartialObjectMeta<ConfigMap>>();
-        // Keyed apart from the full informer, and found again as itself.
-        assert!(!Arc::ptr_eq(
-            &(full.clone() as Arc<dyn Any + Send + Sync>),
-            &(metadata.clone() as Arc<dyn Any + Send + Sync>)
-        ));
-        assert!(Arc::ptr_eq(
-            &metadata,
-            &cache.shared_informer::<PartialObjectMeta<ConfigMap>>()
-        ));
-        assert_eq!(
-            cache.unsynced_kinds(),
-            ["ConfigMap", "ConfigMap (metadata)"]
-        );
-        cache.start();
-        let mut synced = metadata.synced();
-        let _ = synced.wait_for(|s| *s).await;
-        let mut synced = full.synced();
-        let _ = synced.wait_for(|s| *s).await;
-        assert!(cache.has_synced());
-        let watching = server.wait_for_watches(2);
-        assert!(
-            tokio::time::timeout(std::time::Duration::from_secs(30), watching)
-                .await
-                .is_ok()
-        );
-        cache.stop().await;
-        assert_eq!(server.open_watches(), 0);
     }
 }

@@ -43,7 +43,13 @@ pub(crate) enum Priority {
 }
 
 impl Priority {
-    /// The priority of keys from an event of `origin`.
+    /// The priority of keys from an event of `origin`, as controller-runtime's
+    /// `handler.WithLowPriorityWhenUnchanged` (`pkg/handler/eventhandler.go`) chooses it: low
+    /// for a create from the initial list (`isInInitialList`) and for an update whose
+    /// resourceVersion did not change (a resync), normal otherwise. A [`Origin::Relist`] event
+    /// is always a change — the informer tells nothing about objects a relist finds unchanged —
+    /// so it is normal, like a relisted object with a new resourceVersion in controller-runtime.
+    /// Resyncs are the [`Periodic`](super::source::Periodic) source's, which adds at `Low`.
     pub(crate) fn of(origin: Origin) -> Self {
         match origin {
             Origin::InitialList => Self::Low,
@@ -132,6 +138,9 @@ fn passes<T: 'static>(predicates: &[Box<dyn Predicate<T>>], event: &EventRef<'_,
 /// The keys of the last states of deleted reconciled objects: called with each key and state.
 type Deleted<T, K> = Box<dyn Fn(ObjectRef<K>, Arc<T>) + Send + Sync>;
 
+/// A mapping function of [`EventHandler::Map`]: the keys an object stands for.
+type MapFn<T, K> = Box<dyn Fn(&T) -> Vec<ObjectRef<K>> + Send + Sync>;
+
 /// What keys of the reconciled kind `K` an object of type `T` stands for:
 /// controller-runtime's `handler.EventHandler`s.
 pub(crate) enum EventHandler<T, K: Resource<DynamicType = ()>> {
@@ -145,7 +154,7 @@ pub(crate) enum EventHandler<T, K: Resource<DynamicType = ()>> {
     /// object the object's controller owner reference names.
     ControllerOwner,
     /// `handler.EnqueueRequestsFromMapFunc` (`Watches`): the keys a function returns.
-    Map(Box<dyn Fn(&T) -> Vec<ObjectRef<K>> + Send + Sync>),
+    Map(MapFn<T, K>),
 }
 
 impl<T: Resource, K: Resource<DynamicType = ()> + 'static> EventHandler<T, K> {

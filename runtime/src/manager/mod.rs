@@ -40,6 +40,7 @@ mod server;
 mod sharding;
 mod shutdown;
 mod start;
+mod tasks;
 mod webhook;
 
 use std::collections::{BTreeSet, HashSet};

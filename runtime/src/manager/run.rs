@@ -10,6 +10,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use super::leader_election::LeaderElector;
+use super::tasks::Tasks;
 use super::{ManagerError, ManagerOptions};
 use crate::cache::Cache;
 use crate::controller::{RunContext, Runnable};
@@ -59,8 +60,6 @@ pub(crate) struct RunArgs<'a, F> {
     pub(crate) shutdown: F,
     pub(crate) shutting_down: Arc<AtomicBool>,
 }
-
-pub(super) type Tasks = JoinSet<(String, Result<(), ManagerError>)>;
 
 fn spawn_user(tasks: &mut Tasks, runnable: UserRunnable, stop: &watch::Receiver<bool>) {
     let UserRunnable { name, run, .. } = runnable;
@@ -123,7 +122,7 @@ pub(crate) async fn run<F: Future<Output = ()> + Send>(
                 stop: stop_rx.clone(),
             };
             tracing::info!(controller = %name, "Starting Controller");
-            let fut = controller.run(ctx);
+            let fut = controller.start(ctx).run();
             tasks.spawn(async move {
                 fut.await;
                 (name, Ok(()))

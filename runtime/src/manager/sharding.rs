@@ -7,7 +7,7 @@ use std::sync::Arc;
 use tokio::sync::watch;
 
 use super::leader_election::{LeaderElector, lease_namespace};
-use super::run::Tasks;
+use super::tasks::Tasks;
 use super::{ManagerError, ManagerOptions};
 use crate::Client;
 use crate::metrics::Metrics;

@@ -24,10 +24,11 @@ use k8s_openapi::api::authorization::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::Value;
 
-use super::api_error::{ApiError, Cause, Subject};
+use super::api_error::{ApiError, Subject};
 use super::registry::ResourceType;
 use super::request::Verb;
 use super::server::{FakeApiServer, Shared, lock};
+use crate::crd::{FieldError, FieldErrorKind};
 
 type Authenticate = Arc<dyn Fn(&TokenReviewSpec) -> TokenReviewStatus + Send + Sync>;
 type Authorize = Arc<dyn Fn(&SubjectAccessReviewSpec) -> SubjectAccessReviewStatus + Send + Sync>;
@@ -157,16 +158,18 @@ fn validate_self_review(review: &SelfSubjectAccessReview) -> Result<(), ApiError
             "Path": url.path.clone().unwrap_or_default(),
             "Verb": url.verb.clone().unwrap_or_default(),
         });
-        causes.push(Cause::invalid_raw(
+        causes.push(FieldError::new(
+            FieldErrorKind::Invalid,
             "spec.nonResourceAttributes",
-            &value.to_string(),
+            Some(&value),
             "cannot be specified in combination with resourceAttributes",
         ));
     }
     if spec.resource_attributes.is_none() && spec.non_resource_attributes.is_none() {
-        causes.push(Cause::invalid_raw(
+        causes.push(FieldError::new(
+            FieldErrorKind::Invalid,
             "spec.resourceAttributes",
-            "null",
+            Some(&Value::Null),
             "exactly one of nonResourceAttributes or resourceAttributes must be specified",
         ));
     }
@@ -175,8 +178,13 @@ fn validate_self_review(review: &SelfSubjectAccessReview) -> Result<(), ApiError
         ..review.metadata.clone()
     };
     if metadata != ObjectMeta::default() {
-        let value = serde_json::to_string(&review.metadata).unwrap_or_default();
-        causes.push(Cause::invalid_raw("metadata", &value, "must be empty"));
+        let value = serde_json::to_value(&review.metadata).unwrap_or_default();
+        causes.push(FieldError::new(
+            FieldErrorKind::Invalid,
+            "metadata",
+            Some(&value),
+            "must be empty",
+        ));
     }
     if causes.is_empty() {
         return Ok(());
@@ -187,7 +195,11 @@ fn validate_self_review(review: &SelfSubjectAccessReview) -> Result<(), ApiError
         plural,
         kind: "",
     };
-    Err(ApiError::invalid(&subject, "", causes))
+    Err(ApiError::invalid(
+        &subject,
+        "",
+        super::schemas::causes(causes),
+    ))
 }
 
 fn decode<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {

@@ -50,7 +50,7 @@ pub(crate) struct Shared {
 /// deletecollection, status subresources, resourceVersions, watch history with 410 Gone,
 /// finalizers) plus the garbage collector's cascades. See the [module docs](super) for what is
 /// covered and what is not (no scheduler, no kubelet, no controllers, no admission plugins, no
-/// RBAC, no schema validation). Cheap to clone: clones share one server.
+/// RBAC; custom resources are validated by their CRD's schema). Cheap to clone: clones share one server.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -151,13 +151,17 @@ impl FakeApiServer {
                 reason: "CustomResourceDefinitions are not served".into(),
             })?;
         let key = super::write::key(&rt, None, &name);
+        // Written as by a client without a field manager or User-Agent (`unknown`).
+        let opts = super::write::WriteOptions::update_by("", false);
         let result = match store.get(&key).cloned() {
             Some(old) => {
+                // A replacement of the stored CRD, at its resourceVersion.
                 let mut body: Value = body;
-                super::meta::set(&mut body, "resourceVersion", None);
-                store.write_over(&rt, key, &old, body, super::write::Part::Main, false)
+                let version = old.pointer("/metadata/resourceVersion").cloned();
+                super::meta::set(&mut body, "resourceVersion", version);
+                store.write_over(&rt, key, &old, body, super::write::Part::Main, &opts)
             }
-            None => store.create(&rt, None, body, false),
+            None => store.create(&rt, None, body, &opts),
         };
         result.map(|_| ()).map_err(|e| Error::InvalidCrd {
             name,

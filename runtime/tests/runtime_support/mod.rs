@@ -29,6 +29,17 @@ pub async fn within<T>(what: &str, fut: impl Future<Output = T>) -> T {
     }
 }
 
+/// The addresses a manager's servers bound, once they did.
+pub async fn bound(
+    mut rx: tokio::sync::watch::Receiver<Option<kbr_runtime::manager::ServingAddresses>>,
+) -> kbr_runtime::manager::ServingAddresses {
+    within("servers to bind", rx.wait_for(Option::is_some))
+        .await
+        .ok()
+        .and_then(|a| *a)
+        .unwrap_or_default()
+}
+
 /// Polls `check` until it returns `Some`, with [`DEADLINE`] (a bounded wait for an event).
 pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
 where

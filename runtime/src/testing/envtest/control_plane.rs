@@ -2,11 +2,11 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
 use super::assets::Assets;
-use super::environment::Environment;
 use super::flags::{self, HOST, Layout, files};
 use super::pki::{self, CertificateAuthority};
 use super::process::Process;
@@ -15,7 +15,7 @@ use super::webhooks::WebhookServing;
 use super::{Error, crds, ports, ready};
 
 /// A running local control plane: etcd and kube-apiserver started by
-/// [`Environment::start`], with an admin client.
+/// [`Environment::start`](super::Environment::start), with an admin client.
 ///
 /// Mirrors what controller-runtime's `envtest.Environment.Start` leaves running (and the
 /// `rest.Config` it returns: [`ControlPlane::config`]). **Dropping it stops both processes**
@@ -31,7 +31,7 @@ pub struct ControlPlane {
     ca_pem: String,
     kubectl: Option<PathBuf>,
     webhook: Option<WebhookServing>,
-    crd_timeout: std::time::Duration,
+    crd_timeout: Duration,
     // Drop order: the API server, then etcd, then the directory they use.
     apiserver: Process,
     etcd: Process,
@@ -89,7 +89,7 @@ impl ControlPlane {
     }
 
     /// Where the local webhook server must listen and what it must serve, when webhook
-    /// configurations were installed ([`Environment::webhooks`]).
+    /// configurations were installed ([`Environment::webhooks`](super::Environment::webhooks)).
     pub fn webhook_serving(&self) -> Option<&WebhookServing> {
         self.webhook.as_ref()
     }
@@ -104,7 +104,7 @@ impl ControlPlane {
     ///
     /// # Errors
     /// [`Error::Api`] when the API server rejects one, [`Error::CrdNotEstablished`] when one
-    /// is not served within [`Environment::crd_timeout`].
+    /// is not served within [`Environment::crd_timeout`](super::Environment::crd_timeout).
     pub async fn install_crds(&self, crds: &[CustomResourceDefinition]) -> Result<(), Error> {
         crds::install(&self.client, crds, self.crd_timeout).await
     }
@@ -127,8 +127,16 @@ impl ControlPlane {
     }
 }
 
+/// What one start takes from an [`Environment`](super::Environment): extra flags and timeouts.
+pub(super) struct Launch<'a> {
+    pub(super) etcd_flags: &'a [String],
+    pub(super) api_server_flags: &'a [String],
+    pub(super) start_timeout: Duration,
+    pub(super) crd_timeout: Duration,
+}
+
 /// One start attempt: fresh directory, ports, certificates; etcd, then kube-apiserver.
-pub(super) async fn start(env: &Environment, assets: &Assets) -> Result<ControlPlane, Error> {
+pub(super) async fn start(env: &Launch<'_>, assets: &Assets) -> Result<ControlPlane, Error> {
     let dir = tempfile::Builder::new()
         .prefix("kbr-envtest-")
         .tempdir()
@@ -172,7 +180,7 @@ struct Running {
 }
 
 async fn start_in(
-    env: &Environment,
+    env: &Launch<'_>,
     assets: &Assets,
     layout: &Layout<'_>,
 ) -> Result<Running, Error> {
@@ -202,11 +210,11 @@ async fn start_in(
     )?;
 
     let deadline = Deadline::after(env.start_timeout);
-    let etcd_args = flags::merge(flags::etcd(layout), &env.etcd_flags);
+    let etcd_args = flags::merge(flags::etcd(layout), env.etcd_flags);
     let mut etcd = Process::spawn("etcd", &assets.binary("etcd"), &etcd_args, dir)?;
     ready::etcd(&mut etcd, layout.etcd_client_port, &deadline).await?;
 
-    let apiserver_args = flags::merge(flags::apiserver(layout), &env.api_server_flags);
+    let apiserver_args = flags::merge(flags::apiserver(layout), env.api_server_flags);
     let binary = assets.binary("kube-apiserver");
     let mut apiserver = Process::spawn("kube-apiserver", &binary, &apiserver_args, dir)?;
     let config = client_config(&url, ca.cert_der(), token)?;

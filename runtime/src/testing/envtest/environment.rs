@@ -6,7 +6,7 @@ use std::time::Duration;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
 use super::assets::Assets;
-use super::control_plane::{self, ControlPlane};
+use super::control_plane::{self, ControlPlane, Launch};
 use super::webhooks::{self, WebhookInstallOptions};
 use super::{Error, crds, documents};
 
@@ -149,9 +149,15 @@ impl Environment {
     pub async fn start(self) -> Result<ControlPlane, Error> {
         let assets = Assets::locate(self.assets.as_deref())?;
         let crds = self.all_crds()?;
+        let launch = Launch {
+            etcd_flags: &self.etcd_flags,
+            api_server_flags: &self.api_server_flags,
+            start_timeout: self.start_timeout,
+            crd_timeout: self.crd_timeout,
+        };
         let mut attempt = 1;
         let mut plane = loop {
-            match control_plane::start(&self, &assets).await {
+            match control_plane::start(&launch, &assets).await {
                 Ok(plane) => break plane,
                 Err(e) if e.is_port_collision() && attempt < ATTEMPTS => {
                     tracing::warn!(attempt, error = %e, "envtest port taken, retrying on new ports");

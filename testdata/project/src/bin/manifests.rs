@@ -23,6 +23,7 @@
 //! (`config/rbac/leader_election_role.yaml`, `config/rbac/metrics_auth_role.yaml`).
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use clap::Parser;
 use kbr_runtime::{Manager, ManagerOptions};
@@ -37,8 +38,21 @@ struct Args {
 }
 
 #[tokio::main(flavor = "current_thread")]
-async fn main() -> anyhow::Result<()> {
-    let args = Args::parse();
+async fn main() -> ExitCode {
+    match run(&Args::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            // One line: kbr's errors carry their causes in their message (the field and the
+            // fix included), so the chain would only repeat it.
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Writes the manifests; inside the Tokio runtime of `main`, which the offline manager's
+/// `kube::Client` needs although it sends nothing.
+fn run(args: &Args) -> anyhow::Result<()> {
     let mut manager = Manager::offline(project::scheme(), ManagerOptions::default());
     project::setup_controllers(&mut manager)?;
     let rules = manager.rbac_rules();
