@@ -208,11 +208,7 @@ pub(crate) fn role_documents(
 /// One role document: `role` (without its rules) and then its `rules:`, normalized, each after
 /// its origin comments. k8s-openapi serializes `rules` last, so appending it keeps the order a
 /// serializer writes.
-fn role_document<R: Serialize>(
-    path: &Path,
-    role: &R,
-    rules: &[Rule],
-) -> Result<String, FileError> {
+fn role_document<R: Serialize>(path: &Path, role: &R, rules: &[Rule]) -> Result<String, FileError> {
     let mut out = yaml_documents(path, std::slice::from_ref(role))?;
     let normalized = rbac::normalize_with_origins(rules);
     if normalized.is_empty() {
