@@ -177,7 +177,7 @@ pub fn render(scheme: &Scheme, rules: &[Rule]) -> Result<Vec<Manifest>, Manifest
 /// ```
 ///
 /// # Errors
-/// [`ManifestsError::Rbac`] for an invalid rule, [`ManifestsError::Yaml`].
+/// [`ManifestsError::Rbac`] for an invalid rule, [`ManifestsError::File`] ([`FileError::Yaml`]).
 pub fn role_yaml(rules: &[Rule]) -> Result<String, ManifestsError> {
     role_documents(rules, true)
 }

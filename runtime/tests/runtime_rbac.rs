@@ -498,7 +498,9 @@ async fn rules_are_asked_in_each_watched_namespace() -> TestResult {
     let Some(server) = fake_server("rules_are_asked_in_each_watched_namespace", REVIEWS) else {
         return Ok(());
     };
-    let asked: Arc<Mutex<Vec<(Option<String>, String, String)>>> = Arc::default();
+    // (namespace, resource, verb) of each review.
+    type Asked = Vec<(Option<String>, String, String)>;
+    let asked: Arc<Mutex<Asked>> = Arc::default();
     let record = asked.clone();
     server.answer_self_subject_access_reviews(move |spec| {
         let a = spec.resource_attributes.clone().unwrap_or_default();
