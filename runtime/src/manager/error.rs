@@ -116,6 +116,24 @@ pub enum ManagerError {
     #[error(transparent)]
     Sharding(#[from] crate::sharding::ShardingError),
 
+    /// The permission check at start found RBAC rules the manager's wiring needs that its user
+    /// does not hold ([`OnMissingRbac::Fail`](super::OnMissingRbac::Fail)); the error logged
+    /// just before lists them as RBAC YAML to add.
+    #[error(
+        "the manager lacks {} RBAC permission(s) its wiring needs (listed as YAML in the error \
+         logged above; `make manifests` writes them to config/rbac/role.yaml)",
+        missing.len()
+    )]
+    MissingRbac {
+        /// The missing rules, one verb each, with their origins.
+        missing: Vec<crate::rbac::Rule>,
+    },
+
+    /// [`Manager::start`](super::Manager::start) was called on a manager built with
+    /// [`Manager::offline`](super::Manager::offline), which has no API server to run against.
+    #[error("an offline manager (Manager::offline) cannot start: it has no API server")]
+    Offline,
+
     /// A call to the API server (or the cache) failed during set-up or in a runnable.
     #[error(transparent)]
     Api(#[from] crate::Error),

@@ -33,30 +33,35 @@ mod error;
 mod filters;
 mod leader_election;
 mod options;
+mod permissions;
+mod rbac;
 mod run;
 mod server;
 mod sharding;
 mod shutdown;
+mod start;
 mod tasks;
 mod webhook;
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::future::Future;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::watch;
 
 pub use self::args::ManagerArgs;
 pub use self::error::ManagerError;
-use self::options::parse_bind_address;
-pub use self::options::{ManagerOptions, ServingAddresses, watch_namespaces_from_env};
+pub use self::options::{
+    ManagerOptions, OnMissingRbac, ServingAddresses, watch_namespaces_from_env,
+};
 pub use self::run::Shutdown;
-use self::run::{RunArgs, UserRunnable};
+use self::run::UserRunnable;
 use self::server::{Check, Checks};
 use crate::cache::{Cache, CacheConfig, CacheOptions, DecodeReporter};
 use crate::controller::Runnable;
 use crate::metrics::Metrics;
+use crate::rbac::Rule;
 use crate::resource::scoped::kind_of;
 use crate::{Client, Controller, Reconciler, Scheme};
 
@@ -77,6 +82,14 @@ pub struct Manager {
     checks: Checks,
     addresses: watch::Sender<Option<ServingAddresses>>,
     shutting_down: Arc<AtomicBool>,
+    /// RBAC rules of the controllers and those added with `add_rbac_rules`.
+    rules: Vec<Rule>,
+    /// Names of the event recorders handed out.
+    recorders: Mutex<BTreeSet<String>>,
+    /// The rules the permission check found missing, for `/readyz`.
+    missing_rbac: Arc<Mutex<Vec<Rule>>>,
+    /// Built with `Manager::offline`: no API server behind the client.
+    offline: bool,
 }
 
 impl std::fmt::Debug for Manager {
@@ -151,6 +164,11 @@ impl Manager {
                 }
             }),
         ));
+        let missing_rbac = Arc::new(Mutex::new(Vec::new()));
+        checks.readyz.push((
+            "rbac".into(),
+            permissions::readyz_check(missing_rbac.clone()),
+        ));
         // Like kube-apiserver's `[-]shutdown`: stop receiving traffic while draining.
         let shutting_down = Arc::new(AtomicBool::new(false));
         let draining = shutting_down.clone();
@@ -176,6 +194,10 @@ impl Manager {
             checks,
             addresses: watch::channel(None).0,
             shutting_down,
+            rules: Vec::new(),
+            recorders: Mutex::new(BTreeSet::new()),
+            missing_rbac,
+            offline: false,
         }
     }
 
@@ -222,8 +244,10 @@ impl Manager {
 
     /// An event recorder reporting as `name` (controller-runtime's
     /// `mgr.GetEventRecorderFor(name)`): events.k8s.io/v1 Events about the objects it is given.
+    /// [`Manager::rbac_rules`] then includes `create` and `patch` of events.k8s.io Events.
     #[must_use]
     pub fn event_recorder(&self, name: &str) -> crate::events::EventRecorder {
+        self.record_recorder(name);
         crate::events::EventRecorder::new(self.kube.clone(), name)
     }
 
@@ -306,7 +330,8 @@ impl Manager {
     }
 
     /// Registers `controller` to run when the manager starts (`builder.Complete`). Its kinds'
-    /// informers are created now so `/readyz` waits for them.
+    /// informers are created now so `/readyz` waits for them, and its RBAC rules
+    /// ([`Controller::rbac_rules`]) join [`Manager::rbac_rules`].
     ///
     /// Errors: [`ManagerError::DuplicateController`] if a controller with the same
     /// [name](Controller::named) was added.
@@ -319,6 +344,7 @@ impl Manager {
             return Err(ManagerError::DuplicateController { name });
         }
         controller.register(&self.cache);
+        self.rules.extend(controller.rbac_rules(&self.scheme));
         self.controllers.push(Box::new(controller));
         Ok(())
     }
@@ -385,80 +411,5 @@ impl Manager {
     #[must_use]
     pub fn serving_addresses(&self) -> watch::Receiver<Option<ServingAddresses>> {
         self.addresses.subscribe()
-    }
-
-    /// Runs everything until SIGTERM or SIGINT, then shuts down gracefully (`mgr.Start(ctrl.SetupSignalHandler())`).
-    /// A second signal exits the process immediately.
-    ///
-    /// Errors: bind failures, [`ManagerError::LeaderElectionLost`],
-    /// [`ManagerError::ShutdownTimeout`], the first error of a runnable.
-    pub async fn start(self) -> Result<(), ManagerError> {
-        let signal = shutdown::signal()?;
-        self.start_with_shutdown(signal).await
-    }
-
-    /// Like [`Manager::start`], but shuts down when `shutdown` resolves instead of on signals.
-    pub async fn start_with_shutdown(
-        self,
-        shutdown: impl Future<Output = ()> + Send,
-    ) -> Result<(), ManagerError> {
-        let Self {
-            options,
-            kube,
-            cache,
-            metrics,
-            controllers,
-            runnables,
-            checks,
-            addresses,
-            shutting_down,
-            ..
-        } = self;
-        let (servers_stop, servers_stopped) = watch::channel(false);
-        let mut servers = Vec::new();
-        let mut bound = ServingAddresses::default();
-        if let Some(address) = parse_bind_address(&options.health_probe_bind_address)? {
-            let listener = server::bind("health probe", &address).await?;
-            bound.health_probe = listener.local_addr().ok();
-            let router = server::probe_router(Arc::new(checks));
-            servers.push(server::serve(
-                "health probe",
-                listener,
-                router,
-                servers_stopped.clone(),
-            ));
-            tracing::info!(address = ?bound.health_probe, "Starting health probe server");
-        }
-        if let Some(address) = parse_bind_address(&options.metrics_bind_address)? {
-            let listener = server::bind("metrics", &address).await?;
-            bound.metrics = listener.local_addr().ok();
-            let (stop, metrics) = (servers_stopped, metrics.clone());
-            let server = server::start_metrics_server(&options, &kube, metrics, listener, stop)?;
-            servers.push(server);
-            let secure = options.metrics_secure;
-            tracing::info!(address = ?bound.metrics, secure, "Starting metrics server");
-        }
-        addresses.send_replace(Some(bound));
-
-        cache.start();
-        let result = run::run(RunArgs {
-            options: &options,
-            kube: &kube,
-            cache: &cache,
-            metrics: &metrics,
-            controllers,
-            runnables,
-            shutdown,
-            shutting_down,
-        })
-        .await;
-
-        cache.stop().await;
-        servers_stop.send_replace(true);
-        for server in servers {
-            let _ = server.await;
-        }
-        tracing::info!("manager stopped");
-        result
     }
 }

@@ -24,6 +24,22 @@ pub fn watch_namespaces_from_env() -> Namespaces {
     std::env::var("WATCH_NAMESPACE").map_or(Namespaces::All, |list| Namespaces::parse(&list))
 }
 
+/// What a [`Manager`](crate::Manager) does when its permission check at start finds RBAC rules
+/// it needs missing ([`ManagerOptions::on_missing_rbac`], `--on-missing-rbac`). Either way it
+/// first logs one error listing them as RBAC YAML to add, and `/readyz` names them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnMissingRbac {
+    /// Stop: [`Manager::start`](crate::Manager::start) returns
+    /// [`ManagerError::MissingRbac`](super::ManagerError::MissingRbac) before any cache starts,
+    /// so the binary exits non-zero (the default, what `make run` gets).
+    #[default]
+    Fail,
+    /// Go on: informers of kinds it may not list or watch keep retrying (with backoff), writes it
+    /// may not make fail their reconciles; `/readyz` fails naming the missing rules, and the
+    /// check runs again every 30 s until they are all granted.
+    Continue,
+}
+
 /// How a [`Manager`](crate::Manager) runs: controller-runtime's `manager.Options`.
 ///
 /// Defaults follow Kubebuilder's scaffolded `main.go` flags and controller-runtime's defaults.
@@ -97,6 +113,10 @@ pub struct ManagerOptions {
     /// across every replica running with the same ring, instead of (or under) leader
     /// election: see [`crate::sharding`]. Default `None` (off).
     pub sharding: Option<ShardingOptions>,
+    /// What to do when the permission check at start finds RBAC rules the wiring needs missing
+    /// ([`Manager::rbac_rules`](crate::Manager::rbac_rules), asked with
+    /// `SelfSubjectAccessReview`s): see [`OnMissingRbac`]. Default [`OnMissingRbac::Fail`].
+    pub on_missing_rbac: OnMissingRbac,
 }
 
 impl Default for ManagerOptions {
@@ -119,6 +139,7 @@ impl Default for ManagerOptions {
             graceful_shutdown_timeout: Duration::from_secs(30),
             default_transform: DefaultTransform::StripManagedFields,
             sharding: None,
+            on_missing_rbac: OnMissingRbac::Fail,
         }
     }
 }
