@@ -8,7 +8,9 @@
 //! - `crd/bases/<group>_<plural>.yaml` per kind, all versions merged ([`Scheme::crds`]), e.g.
 //!   `crd/bases/eventing.knative.dev_brokers.yaml`;
 //! - `rbac/role.yaml`: the `ClusterRole` `manager-role` ([`rbac::cluster_role`]) followed by a
-//!   `Role` `manager-role` per namespace named by a rule ([`rbac::roles`]).
+//!   `Role` `manager-role` per namespace named by a rule ([`rbac::roles`]) ([`role_yaml`]); each
+//!   rule inferred from the wiring is preceded by one `# <origin>` comment per rule merged into
+//!   it ([`rbac::normalize_with_origins`]).
 //!
 //! Each document starts with a `---` line, like controller-gen's. Output is deterministic (typed
 //! objects, sorted maps, sorted rules), and a file is only rewritten when its content changes,
@@ -140,7 +142,9 @@ pub fn crd_file_name(group: &str, plural: &str) -> String {
 }
 
 /// Renders every manifest without touching the disk: one per CRD (sorted by CRD name), then
-/// the role file, with the project's `rules` plus [`rbac::runtime_rules`]. What [`write()`] writes.
+/// the role file ([`role_yaml`]), with the project's `rules` (the wiring's,
+/// [`Manager::rbac_rules`](crate::Manager::rbac_rules), and the markers') plus
+/// [`rbac::runtime_rules`]. What [`write()`] writes.
 ///
 /// # Errors
 /// [`ManifestsError::Crds`], [`ManifestsError::Rbac`] or [`ManifestsError::File`] ([`FileError::Yaml`]).
@@ -151,16 +155,82 @@ pub fn render(scheme: &Scheme, rules: &[Rule]) -> Result<Vec<Manifest>, Manifest
         let content = yaml_documents(&path, std::slice::from_ref(&crd))?;
         manifests.push(Manifest { path, content });
     }
-    let path = PathBuf::from(ROLE_FILE);
     let rules: Vec<Rule> = rules.iter().cloned().chain(rbac::runtime_rules()).collect();
-    let cluster_role = rbac::cluster_role(rbac::MANAGER_ROLE, &rules)?;
-    let mut content = yaml_documents(&path, &[cluster_role])?;
-    content.push_str(&yaml_documents(
-        &path,
-        &rbac::roles(rbac::MANAGER_ROLE, &rules)?,
-    )?);
-    manifests.push(Manifest { path, content });
+    manifests.push(Manifest {
+        path: PathBuf::from(ROLE_FILE),
+        content: role_yaml(&rules)?,
+    });
     Ok(manifests)
+}
+
+/// The role file for `rules`: the `ClusterRole` `manager-role` granting the rules without a
+/// namespace (always, `rules: []` when none), then a `Role` `manager-role` per namespace the
+/// rules name, rules normalized like controller-gen's. Above each rule, one `# <origin>` line per
+/// [`origin`](Rule::origin) merged into it, so a reviewer sees why the manager needs it:
+///
+/// ```
+/// use kbr_runtime::rbac::Rule;
+/// let rules = [Rule::new(["get", "list", "watch"]).groups([""]).resources(["configmaps"])
+///     .origin("controller web: watches v1 ConfigMap")];
+/// let yaml = kbr_runtime::manifests::role_yaml(&rules).unwrap();
+/// assert!(yaml.contains("rules:\n# controller web: watches v1 ConfigMap\n- apiGroups:\n  - \"\"\n"));
+/// ```
+///
+/// # Errors
+/// [`ManifestsError::Rbac`] for an invalid rule, [`ManifestsError::File`] ([`FileError::Yaml`]).
+pub fn role_yaml(rules: &[Rule]) -> Result<String, ManifestsError> {
+    role_documents(rules, true)
+}
+
+/// The documents of [`role_yaml`]; the `ClusterRole` only when it grants something, unless
+/// `always_cluster_role`.
+pub(crate) fn role_documents(
+    rules: &[Rule],
+    always_cluster_role: bool,
+) -> Result<String, ManifestsError> {
+    let path = Path::new(ROLE_FILE);
+    let cluster_rules = rbac::rules_in(rules, None);
+    let mut content = String::new();
+    if always_cluster_role || !cluster_rules.is_empty() {
+        let mut cluster_role = rbac::cluster_role(rbac::MANAGER_ROLE, rules)?;
+        cluster_role.rules = None;
+        content.push_str(&role_document(path, &cluster_role, &cluster_rules)?);
+    }
+    for mut role in rbac::roles(rbac::MANAGER_ROLE, rules)? {
+        role.rules = None;
+        let namespace = role.metadata.namespace.clone();
+        let role_rules = rbac::rules_in(rules, namespace.as_deref());
+        content.push_str(&role_document(path, &role, &role_rules)?);
+    }
+    Ok(content)
+}
+
+/// One role document: `role` (without its rules) and then its `rules:`, normalized, each after
+/// its origin comments. k8s-openapi serializes `rules` last, so appending it keeps the order a
+/// serializer writes.
+fn role_document<R: Serialize>(path: &Path, role: &R, rules: &[Rule]) -> Result<String, FileError> {
+    let mut out = yaml_documents(path, std::slice::from_ref(role))?;
+    let normalized = rbac::normalize_with_origins(rules);
+    if normalized.is_empty() {
+        out.push_str("rules: []\n");
+        return Ok(out);
+    }
+    out.push_str("rules:\n");
+    for (rule, origins) in normalized {
+        for origin in origins {
+            let line = origin.replace(['\n', '\r'], " ");
+            out.push_str(&format!("# {line}\n"));
+        }
+        let yaml = serde_saphyr::to_string(&[rule]).map_err(|source| FileError::Yaml {
+            path: path.to_owned(),
+            source,
+        })?;
+        out.push_str(&yaml);
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    Ok(out)
 }
 
 /// Writes the CRDs and the RBAC role under `config_dir` (see the module docs for the layout),

@@ -256,3 +256,43 @@ fn a_project_without_kinds_gets_only_the_runtimes_rules_and_no_crds() {
     };
     assert_eq!(role.rules, Some(vec![events]));
 }
+
+#[test]
+fn inferred_rules_are_commented_with_their_origins() {
+    let rules = [
+        Rule::new(["get", "list", "watch"])
+            .groups([""])
+            .resources(["configmaps"])
+            .origin("controller web: watches v1 ConfigMap"),
+        Rule::new(["get"]).groups([""]).resources(["secrets"]),
+        Rule::new(["get", "create", "patch"])
+            .groups(["coordination.k8s.io"])
+            .resources(["leases"])
+            .namespace("system")
+            .origin("leader election: the Lease web.example.com"),
+    ];
+    let yaml = manifests::role_yaml(&rules).unwrap();
+    assert_eq!(
+        yaml,
+        "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  \
+         name: manager-role\nrules:\n# controller web: watches v1 ConfigMap\n- apiGroups:\n  \
+         - \"\"\n  resources:\n  - configmaps\n  verbs:\n  - get\n  - list\n  - watch\n\
+         - apiGroups:\n  - \"\"\n  resources:\n  - secrets\n  verbs:\n  - get\n\
+         ---\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  \
+         name: manager-role\n  namespace: system\nrules:\n\
+         # leader election: the Lease web.example.com\n- apiGroups:\n  - coordination.k8s.io\n  \
+         resources:\n  - leases\n  verbs:\n  - create\n  - get\n  - patch\n"
+    );
+    // The comments change nothing a YAML reader sees: the same roles as without origins.
+    let documents: Vec<serde_json::Value> = serde_saphyr::from_multiple(&yaml).unwrap();
+    let cluster_role: ClusterRole = serde_json::from_value(documents[0].clone()).unwrap();
+    assert_eq!(
+        cluster_role,
+        kbr_runtime::rbac::cluster_role(kbr_runtime::rbac::MANAGER_ROLE, &rules).unwrap()
+    );
+    let role: Role = serde_json::from_value(documents[1].clone()).unwrap();
+    assert_eq!(
+        role,
+        kbr_runtime::rbac::roles(kbr_runtime::rbac::MANAGER_ROLE, &rules).unwrap()[0]
+    );
+}

@@ -12,6 +12,7 @@ use tokio::task::JoinHandle;
 use super::decode::DecodeReporter;
 use super::options::CacheOptions;
 use super::shared_informer::SharedInformer;
+use super::transform::{DefaultTransform, Transform};
 use crate::resource::Object;
 
 /// What every informer of a cache lists and watches with.
@@ -19,8 +20,8 @@ pub(super) struct Settings {
     pub(super) client: kube::Client,
     /// Watched namespaces (`[None]`: all).
     pub(super) namespaces: Vec<Option<String>>,
-    /// Drop `metadata.managedFields` before storing objects.
-    pub(super) strip_managed_fields: bool,
+    /// The transform of informers whose type has none of its own.
+    pub(super) default_transform: DefaultTransform,
     /// Reports the objects informers cannot decode.
     pub(super) decode: DecodeReporter,
     /// Turns `true` when the cache stops.
@@ -71,7 +72,6 @@ impl<K: Object> ErasedInformer for Arc<SharedInformer<K>> {
         settings.decode.init::<K>();
         let run = Arc::clone(self).run(
             settings.client.clone(),
-            settings.strip_managed_fields,
             settings.decode.clone(),
             settings.stop.subscribe(),
         );
@@ -92,6 +92,10 @@ pub(super) struct Informers {
     /// later: the full and the metadata-only informer of a kind share them (controller-runtime
     /// keys them by GVK too).
     pub(super) by_object: HashMap<(String, String), CacheOptions>,
+    /// Per-type transforms (`ByObject.Transform`) by the `TypeId` of the stored type (so the
+    /// full and the metadata-only informer of a kind each have their own), each a
+    /// `Transform<K>` of that type.
+    transforms: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
     pub(super) started: bool,
     tasks: Vec<JoinHandle<()>>,
 }
@@ -101,6 +105,22 @@ impl Informers {
     pub(super) fn get<K: Object>(&self, key: &InformerKey) -> Option<Arc<SharedInformer<K>>> {
         let entry = self.entries.get(key)?;
         Arc::clone(&entry.any).downcast::<SharedInformer<K>>().ok()
+    }
+
+    /// The transform an informer of `K` is created with: `K`'s own, else the default.
+    pub(super) fn transform_of<K: Object>(&self, default: &DefaultTransform) -> Transform<K> {
+        (self.transforms.get(&TypeId::of::<K>()))
+            .and_then(|any| any.downcast_ref::<Transform<K>>())
+            .map_or_else(|| Transform::from(default), Transform::clone)
+    }
+
+    /// Sets the transform of `K`, for its informer if it exists and for one created later.
+    pub(super) fn set_transform<K: Object>(&mut self, transform: Transform<K>) {
+        if let Some(informer) = self.get::<K>(&InformerKey::of::<K>()) {
+            informer.set_transform(transform.clone());
+        }
+        self.transforms
+            .insert(TypeId::of::<K>(), Arc::new(transform));
     }
 
     /// Adds `informer` under `key`, started at once if the cache runs.

@@ -59,8 +59,18 @@
 //! at once. Controllers' sources of a
 //! [`Kind::dynamic`](crate::controller::source::Kind::dynamic),
 //! [`Client::get_dynamic`](crate::Client::get_dynamic) and
-//! [`Client::list_dynamic`](crate::Client::list_dynamic) read them.
-
+//! [`Client::list_dynamic`](crate::Client::list_dynamic) read them. Dynamic informers take the
+//! default transform only.
+//!
+//! # Transforms
+//!
+//! Every object an informer receives passes through one [`transform`] before it is stored and
+//! before any event handler sees it (controller-runtime's `cache.Options.DefaultTransform` and
+//! `cache.ByObject.Transform`): the transform of its stored type if one was set with
+//! [`Manager::cache_transform`](crate::Manager::cache_transform), else the
+//! [`DefaultTransform`] of [`ManagerOptions`](crate::ManagerOptions), which drops
+//! `managedFields` unless told otherwise. Cached reads then miss what the transform drops, and
+//! a transformed object must never be written back with `update`: see [`transform`].
 //!
 //! # Objects that do not decode
 //!
@@ -93,6 +103,7 @@ mod options;
 mod shared_informer;
 #[cfg(all(test, feature = "testing"))]
 mod tests;
+pub mod transform;
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -112,14 +123,16 @@ use self::shared_informer::full_objects;
 use crate::resource::Object;
 
 pub use self::options::{CacheOptions, Namespaces};
+use self::transform::Transform;
+pub use self::transform::{DefaultTransform, strip_managed_fields};
 
 /// Configuration of a [`Cache`], from [`ManagerOptions`](crate::ManagerOptions).
 #[derive(Clone, Debug)]
 pub(crate) struct CacheConfig {
     /// Watched namespaces; empty = all.
     pub(crate) namespaces: Vec<String>,
-    /// Drop `metadata.managedFields` before storing objects.
-    pub(crate) strip_managed_fields: bool,
+    /// The transform of kinds without one of their own (`cache.Options.DefaultTransform`).
+    pub(crate) default_transform: DefaultTransform,
     /// Reports the objects informers cannot decode (log, metric, Event).
     pub(crate) decode: DecodeReporter,
 }
@@ -168,7 +181,7 @@ impl Cache {
                 settings: Settings {
                     client,
                     namespaces,
-                    strip_managed_fields: config.strip_managed_fields,
+                    default_transform: config.default_transform,
                     decode: config.decode,
                     stop: watch::channel(false).0,
                 },
@@ -268,8 +281,8 @@ impl Cache {
         self.informer_with::<K>(
             InformerKey::of::<K>(),
             Some(gvk_of::<K>()),
-            |namespaces, options| {
-                SharedInformer::with_list_watch(namespaces, options, full_objects())
+            |namespaces, options, transform| {
+                SharedInformer::with_list_watch(namespaces, options, transform, full_objects())
             },
         )
     }
@@ -286,25 +299,26 @@ impl Cache {
         self.informer_with::<Dyn>(
             InformerKey::Dynamic(dynamic::key(resource)),
             None,
-            |namespaces, options| {
+            |namespaces, options, transform| {
                 let namespaces = match scope {
                     Scope::Namespaced => namespaces,
                     Scope::Cluster => &[None],
                 };
                 let list_watch = dynamic::list_watch(resource.clone(), scope.clone());
-                SharedInformer::with_list_watch(namespaces, options, list_watch).labelled(label)
+                SharedInformer::with_list_watch(namespaces, options, transform, list_watch)
+                    .labelled(label)
             },
         )
     }
 
-    /// The informer under `key`, created on first use by `make` from the cache's namespaces and
+    /// The informer under `key`, created on first use by `make` from the cache's namespaces,
     /// the [`CacheOptions`] registered for the group/version/kind `options_of` (none: no
-    /// selectors).
+    /// selectors) and the transform of `K` (else the default transform).
     fn informer_with<K: Object>(
         &self,
         key: InformerKey,
         options_of: Option<(String, String)>,
-        make: impl FnOnce(&[Option<String>], CacheOptions) -> SharedInformer<K>,
+        make: impl FnOnce(&[Option<String>], CacheOptions, Transform<K>) -> SharedInformer<K>,
     ) -> Arc<SharedInformer<K>> {
         let mut state = self.lock();
         if let Some(informer) = state.get::<K>(&key) {
@@ -313,7 +327,8 @@ impl Cache {
         let options = options_of
             .and_then(|gvk| state.by_object.get(&gvk).cloned())
             .unwrap_or_default();
-        let informer = Arc::new(make(&self.core.settings.namespaces, options));
+        let transform = state.transform_of::<K>(&self.core.settings.default_transform);
+        let informer = Arc::new(make(&self.core.settings.namespaces, options, transform));
         state.insert(key, informer.clone(), &self.core.settings);
         drop(state);
         self.core.changes.send_replace(());
@@ -327,28 +342,23 @@ impl Cache {
 
     /// Read-your-own-writes: hands `obj`, just returned by the API server for a write
     /// (`created`: a create), to `K`'s informer and to `K`'s metadata-only informer (its
-    /// metadata, typed as `K`) if there are any (see [`SharedInformer::observe_write`]). Their
-    /// event handlers are called on this task, with [`Origin::Write`].
+    /// metadata, typed as `K`) if there are any (see [`SharedInformer::observe_write`]); each
+    /// transforms it as it does listed and watched objects. Their event handlers are called on
+    /// this task, with [`Origin::Write`].
     pub(crate) fn observe_write<K: Object>(&self, obj: &K, created: bool) {
-        let strip = self.core.settings.strip_managed_fields;
         if let Some(informer) = self.existing_informer::<PartialObjectMeta<K>>() {
-            informer.observe_write(metadata::partial_of(obj, strip), created);
+            informer.observe_write(metadata::partial_of(obj), created);
         }
-        let Some(informer) = self.existing_informer::<K>() else {
-            return;
-        };
-        let mut obj = obj.clone();
-        if strip {
-            obj.meta_mut().managed_fields = None;
+        if let Some(informer) = self.existing_informer::<K>() {
+            informer.observe_write(obj.clone(), created);
         }
-        informer.observe_write(obj, created);
     }
 
     /// Read-your-own-writes for a delete the API server finished at once (full and
     /// metadata-only informers of `K`).
     pub(crate) fn observe_delete<K: Object>(&self, obj: &K) {
         if let Some(informer) = self.existing_informer::<PartialObjectMeta<K>>() {
-            informer.observe_delete(&metadata::partial_of(obj, false));
+            informer.observe_delete(&metadata::partial_of(obj));
         }
         if let Some(informer) = self.existing_informer::<K>() {
             informer.observe_delete(obj);
@@ -374,6 +384,21 @@ impl Cache {
             informer.set_options(options.clone());
         }
         state.by_object.insert(gvk_of::<K>(), options);
+        Ok(())
+    }
+
+    /// Sets the transform of the objects stored as `K` (controller-runtime's
+    /// `cache.ByObject.Transform`; see [`transform`]), replacing the default
+    /// transform and any earlier one for `K`; fails once the cache started.
+    pub(crate) fn set_transform<K: Object>(
+        &self,
+        func: impl Fn(&mut K) + Send + Sync + 'static,
+    ) -> Result<(), AlreadyStarted> {
+        let mut state = self.lock();
+        if state.started {
+            return Err(AlreadyStarted);
+        }
+        state.set_transform(Transform::of_kind(func));
         Ok(())
     }
 

@@ -16,7 +16,7 @@ async fn options_are_fixed_once_the_cache_starts() {
         server.kube_client(),
         CacheConfig {
             namespaces: Vec::new(),
-            strip_managed_fields: true,
+            default_transform: DefaultTransform::StripManagedFields,
             decode: DecodeReporter::default(),
         },
     );
@@ -25,10 +25,48 @@ async fn options_are_fixed_once_the_cache_starts() {
         field_selector: None,
     };
     assert!(cache.set_options::<ConfigMap>(restricted.clone()).is_ok());
+    assert!(
+        cache
+            .set_transform(|cm: &mut ConfigMap| cm.data = None)
+            .is_ok()
+    );
     cache.start();
     let late = cache.set_options::<ConfigMap>(restricted);
     assert_eq!(late, Err(AlreadyStarted));
+    let late = cache.set_transform(|cm: &mut ConfigMap| cm.binary_data = None);
+    assert_eq!(late, Err(AlreadyStarted));
     cache.stop().await;
+}
+
+#[tokio::test]
+async fn an_informer_takes_its_types_transform_else_the_default() {
+    let server = crate::testing::FakeApiServer::new();
+    let cache = Cache::new(
+        server.kube_client(),
+        CacheConfig {
+            namespaces: Vec::new(),
+            default_transform: DefaultTransform::custom(|meta| meta.labels = None),
+            decode: DecodeReporter::default(),
+        },
+    );
+    // Set after the informer of ConfigMaps exists, and before one of Secrets does.
+    let configmaps = cache.shared_informer::<ConfigMap>();
+    let set = cache.set_transform(|cm: &mut ConfigMap| cm.data = None);
+    assert!(set.is_ok());
+    let mut labelled = ConfigMap::default();
+    labelled.metadata.labels = Some([("a".to_string(), "b".to_string())].into());
+    labelled.data = Some([("k".to_string(), "v".to_string())].into());
+    let mut cm = labelled.clone();
+    configmaps.transform().apply(&mut cm);
+    assert_eq!(cm.data, None);
+    assert_eq!(
+        cm.metadata.labels, labelled.metadata.labels,
+        "the default does not run"
+    );
+    let metadata = cache.shared_informer::<PartialObjectMeta<ConfigMap>>();
+    let mut meta = metadata::partial_of(&labelled);
+    metadata.transform().apply(&mut meta);
+    assert_eq!(meta.metadata.labels, None, "the default transform");
 }
 
 #[tokio::test]
@@ -38,7 +76,7 @@ async fn metadata_informers_count_for_readiness_and_stop_with_the_cache() {
         server.kube_client(),
         CacheConfig {
             namespaces: Vec::new(),
-            strip_managed_fields: true,
+            default_transform: DefaultTransform::StripManagedFields,
             decode: DecodeReporter::default(),
         },
     );

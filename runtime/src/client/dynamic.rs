@@ -9,7 +9,8 @@
 use kube::core::discovery::Scope;
 use kube::core::{ApiResource, DynamicObject};
 
-use super::{Client, ListOptions, cached_informer, get_cached, listed, namespace_of};
+use super::cached::{cached_informer, get_cached, listed};
+use super::{Client, ListOptions, namespace_of};
 use crate::Error;
 use crate::cache::{Dyn, dynamic};
 

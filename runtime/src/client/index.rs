@@ -6,11 +6,12 @@
 
 use std::sync::Arc;
 
-use super::{Client, ListOptions, Object, cached_informer};
+use super::cached::list_cached_by_fields;
+use super::{Client, ListOptions, Object};
 use crate::Error;
-use crate::cache::{Cache, IndexError};
+use crate::cache::IndexError;
 use crate::field_selector::{Operator, Requirement, escape_value};
-use crate::resource::scoped::{is_namespaced, kind_of};
+use crate::resource::scoped::kind_of;
 
 impl Client {
     /// Registers an index named `name` over kind `K` in the manager's cache: controller-runtime's
@@ -79,31 +80,4 @@ impl Client {
         };
         list_cached_by_fields(cache, namespace, &requirements, &ListOptions::default()).await
     }
-}
-
-/// A cached list from the informer of `K`, filtered by exact-match field requirements (on
-/// indexes, `metadata.name` and `metadata.namespace`) and `options`' label selector.
-pub(super) async fn list_cached_by_fields<K: Object>(
-    cache: &Cache,
-    namespace: Option<&str>,
-    requirements: &[Requirement],
-    options: &ListOptions,
-) -> Result<Vec<K>, Error> {
-    let namespace = namespace.filter(|_| is_namespaced::<K>());
-    let informer = cached_informer(
-        cache,
-        namespace,
-        &kind_of::<K>(),
-        Cache::shared_informer::<K>,
-    )
-    .await?;
-    let candidates = informer.select(requirements)?;
-    let mut items: Vec<K> = candidates
-        .into_iter()
-        .filter(|o| namespace.is_none() || o.meta().namespace.as_deref() == namespace)
-        .filter(|o| options.matches(o.meta().labels.as_ref().unwrap_or(&Default::default())))
-        .map(|o| K::clone(&o))
-        .collect();
-    super::sort_by_key(&mut items);
-    Ok(items)
 }

@@ -88,21 +88,22 @@
 //! # let _ = (cm, all); Ok(()) }
 //! ```
 
+mod cached;
 mod dynamic;
 mod index;
 mod metadata;
 mod options;
 
 use std::fmt::Debug;
-use std::sync::Arc;
 
 use kube::api::ObjectMeta;
 pub use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use serde::Serialize;
 
+use self::cached::{get_cached, list_cached};
 pub use self::options::ListOptions;
 use crate::Error;
-use crate::cache::{Cache, SharedInformer, parse_exact_selector};
+use crate::cache::Cache;
 /// The bounds of every kind a [`Client`] reads or writes (controller-runtime's `client.Object`).
 pub use crate::resource::Object;
 use crate::resource::scoped::{self, Scoped, is_namespaced, kind_of};
@@ -412,14 +413,6 @@ enum Part {
     Status,
 }
 
-/// Sorts cached objects by namespace, then name.
-fn sort_by_key<K: kube::Resource>(items: &mut [K]) {
-    items.sort_by(|a, b| {
-        (a.meta().namespace.as_deref(), a.meta().name.as_deref())
-            .cmp(&(b.meta().namespace.as_deref(), b.meta().name.as_deref()))
-    });
-}
-
 /// `namespace` for namespaced kinds (error if missing), `None` for cluster-scoped ones.
 fn required_namespace<'a, K: Object>(
     namespace: Option<&'a str>,
@@ -445,102 +438,4 @@ fn namespace_of<'a>(
             name: name.to_string(),
         }),
     }
-}
-
-/// A cached list of `K` in `namespace` (`None` = all) from the informer of `K` (full, or
-/// metadata-only for `PartialObjectMeta<_>`), filtered by `options`, sorted by namespace then
-/// name.
-async fn list_cached<K: Object>(
-    cache: &Cache,
-    namespace: Option<&str>,
-    options: &ListOptions,
-) -> Result<Vec<K>, Error> {
-    if let Some(selector) = &options.field_selector {
-        let requirements =
-            parse_exact_selector(selector).ok_or_else(|| Error::CachedFieldSelector {
-                selector: selector.clone(),
-            })?;
-        return index::list_cached_by_fields(cache, namespace, &requirements, options).await;
-    }
-    let informer = cached_informer(
-        cache,
-        namespace,
-        &kind_of::<K>(),
-        Cache::shared_informer::<K>,
-    )
-    .await?;
-    Ok(listed(&informer, namespace, options))
-}
-
-/// The objects of `informer`'s store in `namespace` (`None` = all) whose labels match
-/// `options`, sorted by namespace then name.
-fn listed<K: Object>(
-    informer: &SharedInformer<K>,
-    namespace: Option<&str>,
-    options: &ListOptions,
-) -> Vec<K> {
-    let mut items: Vec<K> = informer
-        .store()
-        .state()
-        .into_iter()
-        .filter(|o| namespace.is_none() || o.meta().namespace.as_deref() == namespace)
-        .filter(|o| options.matches(o.meta().labels.as_ref().unwrap_or(&Default::default())))
-        .map(|o| K::clone(&o))
-        .collect();
-    sort_by_key(&mut items);
-    items
-}
-
-/// The object `name` in `namespace` (checked by [`required_namespace`]) from the informer
-/// `informer_of` returns (of `K`: full, metadata-only or dynamic); [`Error::NotFound`] naming
-/// `kind` if absent.
-async fn get_cached<K: Object>(
-    cache: &Cache,
-    namespace: Option<&str>,
-    name: &str,
-    kind: &str,
-    informer_of: impl FnOnce(&Cache) -> Arc<SharedInformer<K>>,
-) -> Result<K, Error> {
-    let informer = cached_informer(cache, namespace, kind, informer_of).await?;
-    let mut key = kube::runtime::reflector::ObjectRef::<K>::new(name);
-    if let Some(ns) = namespace {
-        key = key.within(ns);
-    }
-    informer
-        .store()
-        .get(&key)
-        .map(|obj| K::clone(&obj))
-        .ok_or_else(|| Error::not_found(kind, namespace, name))
-}
-
-/// The synced informer `informer_of` returns (of `K`: full, metadata-only or dynamic),
-/// checking the cache runs and watches `namespace`; errors name `kind`.
-async fn cached_informer<K: Object>(
-    cache: &Cache,
-    namespace: Option<&str>,
-    kind: &str,
-    informer_of: impl FnOnce(&Cache) -> Arc<SharedInformer<K>>,
-) -> Result<Arc<SharedInformer<K>>, Error> {
-    if !cache.is_started() {
-        return Err(Error::CacheNotStarted);
-    }
-    if let Some(ns) = namespace
-        && !cache.watches_namespace(ns)
-    {
-        return Err(Error::NamespaceNotWatched {
-            kind: kind.to_string(),
-            namespace: ns.to_string(),
-        });
-    }
-    let informer = informer_of(cache);
-    if !informer.has_synced() {
-        informer
-            .store()
-            .wait_until_ready()
-            .await
-            .map_err(|_| Error::CacheNotSynced {
-                kind: kind.to_string(),
-            })?;
-    }
-    Ok(informer)
 }

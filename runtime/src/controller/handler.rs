@@ -43,7 +43,13 @@ pub(crate) enum Priority {
 }
 
 impl Priority {
-    /// The priority of keys from an event of `origin`.
+    /// The priority of keys from an event of `origin`, as controller-runtime's
+    /// `handler.WithLowPriorityWhenUnchanged` (`pkg/handler/eventhandler.go`) chooses it: low
+    /// for a create from the initial list (`isInInitialList`) and for an update whose
+    /// resourceVersion did not change (a resync), normal otherwise. A [`Origin::Relist`] event
+    /// is always a change — the informer tells nothing about objects a relist finds unchanged —
+    /// so it is normal, like a relisted object with a new resourceVersion in controller-runtime.
+    /// Resyncs are the [`Periodic`](super::source::Periodic) source's, which adds at `Low`.
     pub(crate) fn of(origin: Origin) -> Self {
         match origin {
             Origin::InitialList => Self::Low,

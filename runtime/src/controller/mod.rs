@@ -112,8 +112,9 @@ use self::handler::EventHandler;
 use self::predicate::Predicate;
 pub use self::queue::{DEFAULT_AGING_INTERVAL, LOW_PRIORITY, NORMAL_PRIORITY, QueueOptions};
 pub(crate) use self::run::{RunContext, Runnable};
-use self::source::{Kind, KindSource, Source};
-use crate::Reconciler;
+use self::source::{Kind, KindSource, READ, Source};
+use crate::rbac::Rule;
+use crate::{Reconciler, Scheme};
 
 /// A controller under construction: controller-runtime's `builder.ControllerManagedBy(mgr)`.
 ///
@@ -197,6 +198,66 @@ impl<R: Reconciler> Controller<R> {
         self.name
             .clone()
             .unwrap_or_else(|| R::Object::kind(&()).to_lowercase())
+    }
+
+    /// The RBAC rules this controller's wiring needs, each with its
+    /// [`origin`](Rule#structfield.origin) (`controller broker: owns apps/v1 Deployment`):
+    ///
+    /// - the reconciled kind: `get`, `list`, `watch`; `update` and `patch` of its `status`
+    ///   subresource when `scheme` registers the kind with one
+    ///   ([`ResourceInfo::status_subresource`](crate::resource::ResourceInfo::status_subresource),
+    ///   `#[kbr(status = ...)]`; built-in kinds' status belongs to Kubernetes' own controllers);
+    /// - each [owned](Controller::owns) kind: `get`, `list`, `watch`, `create`, `update`, `patch`,
+    ///   `delete`, and `update` of the reconciled kind's `finalizers` (what kube-apiserver asks of
+    ///   whoever sets `blockOwnerDeletion` in an owner reference);
+    /// - each [watched](Controller::watches) kind: `get`, `list`, `watch`;
+    /// - what each other [`Source`] declares ([`Source::rbac_rules`]).
+    ///
+    /// Metadata-only and dynamic kinds need the same rules on their resource. What the
+    /// reconciler does beyond that (reading other kinds through the uncached client, writing
+    /// the reconciled object itself) the wiring cannot know: declare it with `#[rbac(...)]`
+    /// markers. [`Manager::add_controller`](crate::Manager::add_controller) collects these
+    /// rules ([`Manager::rbac_rules`](crate::Manager::rbac_rules)).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use kbr_runtime::{Action, Controller, Error, Reconciler, Scheme};
+    /// use kbr_runtime::controller::source::Kind;
+    /// use kbr_runtime::k8s_openapi::api::apps::v1::Deployment;
+    /// use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
+    /// # struct R;
+    /// # impl Reconciler for R { type Object = ConfigMap; type Error = Error;
+    /// #   async fn reconcile(&self, _: Arc<ConfigMap>) -> Result<Action, Error> { Ok(Action::await_change()) } }
+    /// let controller = Controller::new(R).named("web").owns(Kind::<Deployment>::new());
+    /// let rules = controller.rbac_rules(&Scheme::new());
+    /// assert_eq!(rules[0].resources, ["configmaps"]);
+    /// assert_eq!(rules[0].origin.as_deref(), Some("controller web: reconciles v1 ConfigMap"));
+    /// assert_eq!(rules[1].verbs.len(), 7);
+    /// assert_eq!(rules[1].origin.as_deref(), Some("controller web: owns apps/v1 Deployment"));
+    /// assert_eq!(rules[2].resources, ["configmaps/finalizers"]);
+    /// ```
+    #[must_use]
+    pub fn rbac_rules(&self, scheme: &Scheme) -> Vec<Rule> {
+        let name = self.name();
+        let reconciled = self.primary.resource();
+        let mut rules = vec![
+            reconciled
+                .rule(None, &READ)
+                .origin(format!("reconciles {reconciled}")),
+        ];
+        let registered = scheme.get(&reconciled.group, &reconciled.version, &reconciled.kind);
+        if registered.is_some_and(|r| r.info().status_subresource) {
+            let status = reconciled.rule(Some("status"), &["update", "patch"]);
+            rules.push(status.origin(format!("writes the status of {reconciled}")));
+        }
+        rules.extend(self.sources.iter().flat_map(|source| source.rbac_rules()));
+        for rule in &mut rules {
+            rule.origin = Some(match rule.origin.take() {
+                Some(origin) => format!("controller {name}: {origin}"),
+                None => format!("controller {name}"),
+            });
+        }
+        rules
     }
 
     /// Filters events of the reconciled kind (`builder.WithPredicates` on `For`); several calls
@@ -318,9 +379,10 @@ impl<R: Reconciler> Controller<R> {
     /// ("Reconcile timed out and was cancelled"), counted in
     /// `controller_runtime_reconcile_timeouts_total` and, like an error, in
     /// `controller_runtime_reconcile_errors_total` and `controller_runtime_reconcile_total
-    /// {result="error"}`, and retried with the key's backoff. Its worker is free at once, so
-    /// one hung reconcile no longer holds a worker for good. Writes the cancelled reconcile
-    /// made stay made; reconcilers are idempotent.
+    /// {result="error"}`, and retried with the key's backoff. Its worker is free as soon as
+    /// the cancelled reconcile is dropped (the worker waits for that, so the retry never
+    /// overlaps it), so one hung reconcile no longer holds a worker for good. Writes the
+    /// cancelled reconcile made stay made; reconcilers are idempotent.
     #[must_use]
     pub fn reconcile_timeout(mut self, timeout: Duration) -> Self {
         self.reconcile_timeout = Some(timeout);

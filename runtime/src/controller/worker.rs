@@ -205,12 +205,23 @@ where
     F: Future<Output = Result<T, E>> + Send + 'static,
 {
     state.metrics.reconcile_started();
-    let task = AbortOnDrop(tokio::spawn(
+    let mut task = AbortOnDrop(tokio::spawn(
         echo::scope(state.id, key.clone(), reconcile).instrument(span.clone()),
     ));
     let started = Instant::now();
     let outcome = match state.timeout {
-        Some(timeout) => tokio::time::timeout(timeout, task).await.ok(),
+        Some(timeout) => match tokio::time::timeout(timeout, &mut task).await {
+            Ok(finished) => Some(finished),
+            Err(_) => {
+                // Cancel, and wait until the reconcile is gone (dropped at its next `.await`)
+                // before the key is done: its retry must never overlap it.
+                task.0.abort();
+                match (&mut task).await {
+                    Err(join) if join.is_cancelled() => None,
+                    finished => Some(finished),
+                }
+            }
+        },
         None => Some(task.await),
     };
     let elapsed = started.elapsed();

@@ -5,15 +5,18 @@
 //!
 //! 1. `/healthz` + `/readyz` on [`health_probe_bind_address`](ManagerOptions::health_probe_bind_address)
 //!    and `/metrics` on [`metrics_bind_address`](ManagerOptions::metrics_bind_address);
-//! 2. the cache's informers (on every replica; `/readyz` fails until they first synced) and,
+//! 2. the permission check: the RBAC rules of its wiring ([`Manager::rbac_rules`]), asked
+//!    with `SelfSubjectAccessReview`s before any informer lists, on every replica (leader,
+//!    warm or cold standby);
+//! 3. the cache's informers (on every replica; `/readyz` fails until they first synced) and,
 //!    unless the replica is a cold standby, the controllers' event sources: their informers
 //!    list and watch and their work queues fill, but nothing is reconciled yet;
-//! 3. with [`leader_election`](ManagerOptions::leader_election), waits to hold the Lease —
+//! 4. with [`leader_election`](ManagerOptions::leader_election), waits to hold the Lease —
 //!    as a *warm* standby ([`warm_standby`](ManagerOptions::warm_standby)) with the caches and
-//!    queues of step 2, or as a cold one whose controllers' informers start only once it leads;
-//! 4. every controller's workers, until SIGTERM/SIGINT (or the future given to
+//!    queues of step 3, or as a cold one whose controllers' informers start only once it leads;
+//! 5. every controller's workers, until SIGTERM/SIGINT (or the future given to
 //!    [`Manager::start_with_shutdown`]);
-//! 5. then fails `/readyz` (`[-]shutdown`), stops taking new work, waits up to
+//! 6. then fails `/readyz` (`[-]shutdown`), stops taking new work, waits up to
 //!    [`graceful_shutdown_timeout`](ManagerOptions::graceful_shutdown_timeout) for in-flight
 //!    reconciles, releases the Lease (so a standby takes over at once), stops the informers
 //!    and the servers.
@@ -39,30 +42,35 @@ mod filters;
 mod leader_election;
 mod lease_lock;
 mod options;
+mod permissions;
+mod rbac;
 mod run;
 mod server;
 mod sharding;
 mod shutdown;
+mod start;
 mod tasks;
 mod webhook;
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::future::Future;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::watch;
 
 pub use self::args::ManagerArgs;
 pub use self::error::ManagerError;
-use self::options::parse_bind_address;
-pub use self::options::{ManagerOptions, ServingAddresses, watch_namespaces_from_env};
+pub use self::options::{
+    ManagerOptions, OnMissingRbac, ServingAddresses, watch_namespaces_from_env,
+};
 pub use self::run::Shutdown;
-use self::run::{RunArgs, UserRunnable};
+use self::run::UserRunnable;
 use self::server::{Check, Checks};
 use crate::cache::{Cache, CacheConfig, CacheOptions, DecodeReporter};
 use crate::controller::Runnable;
 use crate::metrics::Metrics;
+use crate::rbac::Rule;
 use crate::resource::scoped::kind_of;
 use crate::{Client, Controller, Reconciler, Scheme};
 
@@ -83,6 +91,14 @@ pub struct Manager {
     checks: Checks,
     addresses: watch::Sender<Option<ServingAddresses>>,
     shutting_down: Arc<AtomicBool>,
+    /// RBAC rules of the controllers and those added with `add_rbac_rules`.
+    rules: Vec<Rule>,
+    /// Names of the event recorders handed out.
+    recorders: Mutex<BTreeSet<String>>,
+    /// The rules the permission check found missing, for `/readyz`.
+    missing_rbac: Arc<Mutex<Vec<Rule>>>,
+    /// Built with `Manager::offline`: no API server behind the client.
+    offline: bool,
 }
 
 impl std::fmt::Debug for Manager {
@@ -126,7 +142,7 @@ impl Manager {
             kube.clone(),
             CacheConfig {
                 namespaces: options.namespaces.to_vec(),
-                strip_managed_fields: options.strip_managed_fields,
+                default_transform: options.default_transform.clone(),
                 decode: DecodeReporter::new(
                     metrics.informer(),
                     Some(decode_events.recorder().clone()),
@@ -162,6 +178,11 @@ impl Manager {
                 }
             }),
         ));
+        let missing_rbac = Arc::new(Mutex::new(Vec::new()));
+        checks.readyz.push((
+            "rbac".into(),
+            permissions::readyz_check(missing_rbac.clone()),
+        ));
         // Like kube-apiserver's `[-]shutdown`: stop receiving traffic while draining.
         let shutting_down = Arc::new(AtomicBool::new(false));
         let draining = shutting_down.clone();
@@ -187,6 +208,10 @@ impl Manager {
             checks,
             addresses: watch::channel(None).0,
             shutting_down,
+            rules: Vec::new(),
+            recorders: Mutex::new(BTreeSet::new()),
+            missing_rbac,
+            offline: false,
         }
     }
 
@@ -233,8 +258,10 @@ impl Manager {
 
     /// An event recorder reporting as `name` (controller-runtime's
     /// `mgr.GetEventRecorderFor(name)`): events.k8s.io/v1 Events about the objects it is given.
+    /// [`Manager::rbac_rules`] then includes `create` and `patch` of events.k8s.io Events.
     #[must_use]
     pub fn event_recorder(&self, name: &str) -> crate::events::EventRecorder {
+        self.record_recorder(name);
         crate::events::EventRecorder::new(self.kube.clone(), name)
     }
 
@@ -275,10 +302,52 @@ impl Manager {
             })
     }
 
+    /// Transforms each object of `K` before the manager's cache stores it:
+    /// controller-runtime's `cache.Options.ByObject[&K{}] = cache.ByObject{Transform: ..}`
+    /// (client-go's `TransformFunc`). `func` runs on every listed and watched object of `K` and
+    /// on every object of `K` the manager's client writes, before controllers or cached reads
+    /// see it; it replaces the [`default_transform`](ManagerOptions::default_transform) for `K`
+    /// (so it drops `managedFields` only if it does so itself) and any earlier transform of
+    /// `K`. For a metadata-only informer, `K` is [`PartialObjectMeta<C>`](kube::core::PartialObjectMeta):
+    /// the full and the metadata-only informer of a kind each have their own transform.
+    ///
+    /// Cached reads of `K` then miss what `func` drops, and an object read from the cache must
+    /// not be written back with `update`: patch or apply the fields you change instead. The
+    /// rules `func` must follow (quick, idempotent, identity kept) are in
+    /// [`crate::cache::transform`].
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), kbr_runtime::ManagerError> {
+    /// use kbr_runtime::cache::strip_managed_fields;
+    /// use kbr_runtime::k8s_openapi::api::apps::v1::Deployment;
+    /// use kbr_runtime::{Manager, ManagerOptions, Scheme};
+    /// let mut manager = Manager::new(Scheme::new(), ManagerOptions::default()).await?;
+    /// // A controller that reads its Deployments' replicas and status, never their pods.
+    /// manager.cache_transform(|deployment: &mut Deployment| {
+    ///     strip_managed_fields(&mut deployment.metadata);
+    ///     deployment.spec.template = Default::default();
+    /// })?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// Errors: [`ManagerError::CacheOptionsAfterStart`] if the cache already started (the
+    /// informer of `K` may already hold untransformed objects).
+    pub fn cache_transform<K: crate::client::Object>(
+        &mut self,
+        func: impl Fn(&mut K) + Send + Sync + 'static,
+    ) -> Result<(), ManagerError> {
+        self.cache
+            .set_transform::<K>(func)
+            .map_err(|_| ManagerError::CacheOptionsAfterStart {
+                kind: kind_of::<K>(),
+            })
+    }
+
     /// Registers `controller` to run when the manager starts (`builder.Complete`). Its kinds'
     /// informers are created now so `/readyz` waits for them — except on a cold standby
     /// ([`leader_election`](ManagerOptions::leader_election) without
-    /// [`warm_standby`](ManagerOptions::warm_standby)), which creates them once it leads.
+    /// [`warm_standby`](ManagerOptions::warm_standby)), which creates them once it leads — and
+    /// its RBAC rules ([`Controller::rbac_rules`]) join [`Manager::rbac_rules`].
     ///
     /// Errors: [`ManagerError::DuplicateController`] if a controller with the same
     /// [name](Controller::named) was added.
@@ -293,6 +362,7 @@ impl Manager {
         if !self.options.leader_election || self.options.warm_standby {
             controller.register(&self.cache);
         }
+        self.rules.extend(controller.rbac_rules(&self.scheme));
         self.controllers.push(Box::new(controller));
         Ok(())
     }
@@ -359,80 +429,5 @@ impl Manager {
     #[must_use]
     pub fn serving_addresses(&self) -> watch::Receiver<Option<ServingAddresses>> {
         self.addresses.subscribe()
-    }
-
-    /// Runs everything until SIGTERM or SIGINT, then shuts down gracefully (`mgr.Start(ctrl.SetupSignalHandler())`).
-    /// A second signal exits the process immediately.
-    ///
-    /// Errors: bind failures, [`ManagerError::LeaderElectionLost`],
-    /// [`ManagerError::ShutdownTimeout`], the first error of a runnable.
-    pub async fn start(self) -> Result<(), ManagerError> {
-        let signal = shutdown::signal()?;
-        self.start_with_shutdown(signal).await
-    }
-
-    /// Like [`Manager::start`], but shuts down when `shutdown` resolves instead of on signals.
-    pub async fn start_with_shutdown(
-        self,
-        shutdown: impl Future<Output = ()> + Send,
-    ) -> Result<(), ManagerError> {
-        let Self {
-            options,
-            kube,
-            cache,
-            metrics,
-            controllers,
-            runnables,
-            checks,
-            addresses,
-            shutting_down,
-            ..
-        } = self;
-        let (servers_stop, servers_stopped) = watch::channel(false);
-        let mut servers = Vec::new();
-        let mut bound = ServingAddresses::default();
-        if let Some(address) = parse_bind_address(&options.health_probe_bind_address)? {
-            let listener = server::bind("health probe", &address).await?;
-            bound.health_probe = listener.local_addr().ok();
-            let router = server::probe_router(Arc::new(checks));
-            servers.push(server::serve(
-                "health probe",
-                listener,
-                router,
-                servers_stopped.clone(),
-            ));
-            tracing::info!(address = ?bound.health_probe, "Starting health probe server");
-        }
-        if let Some(address) = parse_bind_address(&options.metrics_bind_address)? {
-            let listener = server::bind("metrics", &address).await?;
-            bound.metrics = listener.local_addr().ok();
-            let (stop, metrics) = (servers_stopped, metrics.clone());
-            let server = server::start_metrics_server(&options, &kube, metrics, listener, stop)?;
-            servers.push(server);
-            let secure = options.metrics_secure;
-            tracing::info!(address = ?bound.metrics, secure, "Starting metrics server");
-        }
-        addresses.send_replace(Some(bound));
-
-        cache.start();
-        let result = run::run(RunArgs {
-            options: &options,
-            kube: &kube,
-            cache: &cache,
-            metrics: &metrics,
-            controllers,
-            runnables,
-            shutdown,
-            shutting_down,
-        })
-        .await;
-
-        cache.stop().await;
-        servers_stop.send_replace(true);
-        for server in servers {
-            let _ = server.await;
-        }
-        tracing::info!("manager stopped");
-        result
     }
 }

@@ -13,6 +13,7 @@ use serde_json::json;
 use crate::Client;
 use crate::cache::{Cache, CacheOptions};
 use crate::client::{ListOptions, Object, Patch, PatchParams};
+use crate::controller::source::ResourceRef;
 use crate::ownership::controller_of;
 use crate::resource::scoped;
 
@@ -38,6 +39,8 @@ pub struct ObjectShard {
 pub(crate) trait ShardedKind: Send + Sync {
     /// `group/kind`, for logs and metrics.
     fn kind(&self) -> String;
+    /// The kind's resource, as RBAC names it.
+    fn resource(&self) -> ResourceRef;
     /// Whether objects of the kind follow their controller owner's shard (a controller's
     /// `owns::<K>()`) rather than being assigned by their own key.
     fn owned(&self) -> bool;
@@ -110,6 +113,10 @@ pub(crate) fn label_patch(
 impl<K: Object> ShardedKind for Kind<K> {
     fn kind(&self) -> String {
         format!("{}/{}", K::group(&()), K::kind(&()))
+    }
+
+    fn resource(&self) -> ResourceRef {
+        ResourceRef::of::<K>()
     }
 
     fn owned(&self) -> bool {

@@ -257,6 +257,40 @@ impl ShardingOptions {
         }
     }
 
+    /// The RBAC rules sharding needs, its Leases in `namespace` (see [`ShardingOptions::namespace`]):
+    ///
+    /// - `get`, `list`, `watch`, `create`, `update` of Leases: this replica's shard Lease
+    ///   ([`ShardLease`]) and the ring's members, read by the sharder;
+    /// - `get`, `create`, `patch` of Leases: the sharder's election on `<ring>-sharder` (the
+    ///   manager's leader election);
+    /// - `list`, `watch`, `patch` of every sharded kind, in all namespaces: the sharder lists
+    ///   and watches them and writes their shard labels, and [`Sharded`] removes them on a drain.
+    #[must_use]
+    pub fn rbac_rules(&self, namespace: &str) -> Vec<crate::rbac::Rule> {
+        let ring = &self.ring;
+        let leases = |verbs: &[&str]| {
+            crate::rbac::Rule::new(verbs.iter().copied())
+                .groups(["coordination.k8s.io"])
+                .resources(["leases"])
+                .namespace(namespace)
+        };
+        let mut rules = vec![
+            leases(&["get", "list", "watch", "create", "update"]).origin(format!(
+                "sharding ring {ring}: the shard Leases of its members"
+            )),
+            leases(&["get", "create", "patch"]).origin(format!(
+                "sharding ring {ring}: the sharder's election Lease {ring}-sharder"
+            )),
+        ];
+        for kind in &self.kinds {
+            let resource = kind.resource();
+            rules.push(resource.rule(None, &["list", "watch", "patch"]).origin(format!(
+                "sharding ring {ring}: the sharder labels {resource} objects with their shard"
+            )));
+        }
+        rules
+    }
+
     /// Restricts `cache`'s informers of every sharded kind to shard `shard`.
     pub(crate) fn restrict_cache(
         &self,

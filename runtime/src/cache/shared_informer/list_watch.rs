@@ -4,10 +4,10 @@
 
 use futures::StreamExt;
 use futures::stream::BoxStream;
-use kube::Resource;
 use kube::runtime::watcher::{self, watcher};
 
 use super::super::decode::{Decoded, Undecodable};
+use super::super::transform::Transform;
 use crate::resource::{Object, scoped};
 
 /// How an informer lists and watches one partition: given the client, the namespace (`None`
@@ -33,18 +33,17 @@ pub(crate) fn full_objects<K: Object>() -> ListWatch<K> {
     })
 }
 
-/// Splits a watcher event of decoded items: the event about an object of `K` (without
-/// `metadata.managedFields` when `strip`), or the same event about an object that did not
-/// decode, as the `Err`.
-pub(super) fn split_decoded<K: Resource>(
+/// Splits a watcher event of decoded items: the event about an object of `K`, transformed by
+/// `transform` (listed, watched and deleted objects alike, as client-go's `DeltaFIFO` runs its
+/// `TransformFunc` on every delta), or the same event about an object that did not decode, as
+/// the `Err`.
+pub(super) fn split_decoded<K: Object>(
     event: watcher::Event<Decoded<K>>,
-    strip: bool,
+    transform: &Transform<K>,
 ) -> Result<watcher::Event<K>, watcher::Event<Box<Undecodable>>> {
     let split = |decoded: Decoded<K>| match decoded {
         Decoded::Object(mut obj) => {
-            if strip {
-                obj.meta_mut().managed_fields = None;
-            }
+            transform.apply(&mut obj);
             Ok(obj)
         }
         Decoded::Undecodable(item) => Err(item),

@@ -43,6 +43,7 @@ use self::reflector::Reflector;
 use super::decode::{DecodeReporter, Decoded, Undecodable};
 use super::index::{IndexError, IndexFn};
 use super::options::CacheOptions;
+use super::transform::Transform;
 use crate::field_selector::Requirement;
 use crate::resource::{Object, scoped};
 
@@ -54,6 +55,8 @@ pub(crate) struct SharedInformer<K: Object> {
     state: Mutex<Reflector<K>>,
     /// Label/field selectors of every list+watch (`cache.Options.ByObject`).
     options: Mutex<CacheOptions>,
+    /// What is done to each object before it is stored (see `cache::transform`).
+    transform: Mutex<Transform<K>>,
     started: AtomicBool,
     /// `true` once the first full list is in the store.
     synced: watch::Sender<bool>,
@@ -61,11 +64,13 @@ pub(crate) struct SharedInformer<K: Object> {
 
 impl<K: Object> SharedInformer<K> {
     /// An unstarted informer over `namespaces` (`[None]` = all namespaces; cluster-scoped kinds
-    /// always watch cluster-wide), listing and watching only objects matching `options`.
-    /// Lists and watches through `list_watch` ([`full_objects`] for whole objects).
+    /// always watch cluster-wide), listing and watching only objects matching `options`, and
+    /// storing each object as `transform` leaves it. Lists and watches through `list_watch`
+    /// ([`full_objects`] for whole objects).
     pub(crate) fn with_list_watch(
         namespaces: &[Option<String>],
         options: CacheOptions,
+        transform: Transform<K>,
         list_watch: ListWatch<K>,
     ) -> Self {
         let namespaces: Vec<Option<String>> =
@@ -86,6 +91,7 @@ impl<K: Object> SharedInformer<K> {
             reader: reflector.store.reader().clone(),
             state: Mutex::new(reflector),
             options: Mutex::new(options),
+            transform: Mutex::new(transform),
             started: AtomicBool::new(false),
             synced: watch::channel(false).0,
         }
@@ -119,6 +125,22 @@ impl<K: Object> SharedInformer<K> {
 
     fn options(&self) -> CacheOptions {
         self.options
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Replaces the transform; effective only if called before [`SharedInformer::run`].
+    pub(crate) fn set_transform(&self, transform: Transform<K>) {
+        *self
+            .transform
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = transform;
+    }
+
+    /// The transform objects are stored with.
+    pub(super) fn transform(&self) -> Transform<K> {
+        self.transform
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
@@ -174,16 +196,16 @@ impl<K: Object> SharedInformer<K> {
     /// Runs the list+watch loop until `stop` turns true. Watch errors are retried with
     /// kube-runtime's default backoff (client-go's: 800 ms doubling to 30 s, with jitter).
     /// Objects that do not decode into `K` are skipped and reported through `reporter` (see
-    /// `Reflector::skip`).
+    /// `Reflector::skip`); the others are transformed before they are stored.
     pub(crate) async fn run(
         self: Arc<Self>,
         client: kube::Client,
-        strip_managed_fields: bool,
         reporter: DecodeReporter,
         mut stop: watch::Receiver<bool>,
     ) {
         let namespaces = self.lock().namespaces();
         let options = self.options();
+        let transform = self.transform();
         let config = options.watcher_config();
         let streams = namespaces.into_iter().enumerate().map(|(index, ns)| {
             (self.list_watch)(client.clone(), ns.as_deref(), config.clone())
@@ -204,7 +226,7 @@ impl<K: Object> SharedInformer<K> {
                 next = events.next() => match next {
                     None => break,
                     Some((index, Ok(event))) => {
-                        if let Some(item) = self.receive(index, event, strip_managed_fields) {
+                        if let Some(item) = self.receive(index, event, &transform) {
                             reporter.report::<K>(&item);
                         }
                     }
@@ -218,15 +240,17 @@ impl<K: Object> SharedInformer<K> {
     }
 
     /// Takes one event of the list+watch of partition `index`; returns an object that does not
-    /// decode if it is to be reported (the first time at its resourceVersion).
+    /// decode if it is to be reported (the first time at its resourceVersion). The transform
+    /// runs before the informer's lock is taken.
     fn receive(
         &self,
         index: usize,
         event: watcher::Event<Decoded<K>>,
-        strip_managed_fields: bool,
+        transform: &Transform<K>,
     ) -> Option<Box<Undecodable>> {
+        let split = list_watch::split_decoded(event, transform);
         let mut state = self.lock();
-        match list_watch::split_decoded(event, strip_managed_fields) {
+        match split {
             Ok(event) => {
                 if state.apply(index, event) {
                     self.synced.send_replace(true);
@@ -240,15 +264,17 @@ impl<K: Object> SharedInformer<K> {
 
     /// Read-your-own-writes: `obj` is what the API server returned for a write through the
     /// manager's client (`created`: a create); the events it causes are [`Origin::Write`](super::Origin::Write). The store
-    /// takes it at once if it is newer than what the store holds (by resourceVersion; see the
-    /// `client` module docs for the rules and failure cases), never before the initial sync,
-    /// for an object outside the watched namespaces, or with selectors (whether the object
-    /// still matches is the API server's call). Returns whether the store changed.
-    pub(crate) fn observe_write(&self, obj: K, created: bool) -> bool {
+    /// takes it, transformed like listed and watched objects, at once if it is newer than what
+    /// the store holds (by resourceVersion; see the `client` module docs for the rules and
+    /// failure cases), never before the initial sync, for an object outside the watched
+    /// namespaces, or with selectors (whether the object still matches is the API server's
+    /// call). Returns whether the store changed.
+    pub(crate) fn observe_write(&self, mut obj: K, created: bool) -> bool {
         let options = self.options();
         if options.label_selector.is_some() || options.field_selector.is_some() {
             return false;
         }
+        self.transform().apply(&mut obj);
         let mut state = self.lock();
         if !state.has_synced() || !state.covers(&obj) {
             return false;

@@ -12,6 +12,7 @@ use kube::runtime::watcher;
 use super::super::decode::{DecodeReporter, Decoded};
 use super::super::event::{Event, Origin};
 use super::super::options::CacheOptions;
+use super::super::transform::Transform;
 use super::{SharedInformer, full_objects};
 use crate::metrics::InformerMetrics;
 
@@ -58,6 +59,7 @@ fn synced(
     let informer = SharedInformer::<ConfigMap>::with_list_watch(
         &[None],
         CacheOptions::default(),
+        Transform::StripManagedFields,
         full_objects(),
     );
     let reporter = Reporter::default();
@@ -97,7 +99,7 @@ impl Reporter {
         informer: &SharedInformer<ConfigMap>,
         event: watcher::Event<Decoded<ConfigMap>>,
     ) {
-        if let Some(item) = informer.receive(partition, event, true) {
+        if let Some(item) = informer.receive(partition, event, &Transform::StripManagedFields) {
             DecodeReporter::new(self.metrics.clone(), None).report::<ConfigMap>(&item);
         }
     }
@@ -128,6 +130,7 @@ fn partitions_sync_past_what_does_not_decode() {
     let informer = SharedInformer::<ConfigMap>::with_list_watch(
         &[Some("a".into()), Some("b".into())],
         CacheOptions::default(),
+        Transform::StripManagedFields,
         full_objects(),
     );
     let reporter = Reporter::default();

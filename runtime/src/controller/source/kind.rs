@@ -13,7 +13,80 @@ use super::super::handler::{EventHandler, EventRef, enqueue};
 use super::super::predicate::Predicate;
 use super::{BoxFuture, Source, SourceContext};
 use crate::cache::{Cache, EventHandlerRegistration, Origin};
+use crate::rbac::Rule;
 use crate::resource::Object;
+use crate::resource::scoped::is_namespaced;
+
+/// What RBAC lets a controller do to the kinds it reconciles and watches: read (the informer's
+/// list and watch, and the uncached client's get).
+pub(crate) const READ: [&str; 3] = ["get", "list", "watch"];
+/// What RBAC lets a controller do to the kinds it owns: read, and create, change and delete them
+/// (Kubebuilder's scaffolded markers for owned kinds).
+pub(crate) const OWN: [&str; 7] = [
+    "get", "list", "watch", "create", "update", "patch", "delete",
+];
+
+/// The resource an informer lists and watches, as RBAC names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ResourceRef {
+    /// API group (`""` for the core group).
+    pub(crate) group: String,
+    /// API version.
+    pub(crate) version: String,
+    /// Kind.
+    pub(crate) kind: String,
+    /// The REST resource (plural).
+    pub(crate) plural: String,
+    /// Whether the kind is cluster-scoped.
+    pub(crate) cluster_scoped: bool,
+    /// Whether the informer reads metadata only.
+    pub(crate) metadata_only: bool,
+}
+
+impl ResourceRef {
+    /// The resource of the typed kind `T` (a `PartialObjectMeta<C>` names `C`'s, metadata only).
+    pub(crate) fn of<T: kube::Resource<DynamicType = ()> + 'static>() -> Self {
+        Self {
+            group: T::group(&()).into_owned(),
+            version: T::version(&()).into_owned(),
+            kind: T::kind(&()).into_owned(),
+            plural: T::plural(&()).into_owned(),
+            cluster_scoped: !is_namespaced::<T>(),
+            metadata_only: T::metadata_api(),
+        }
+    }
+
+    /// A rule granting `verbs` on the resource, or on its `subresource`.
+    pub(crate) fn rule(&self, subresource: Option<&str>, verbs: &[&str]) -> Rule {
+        let resource = match subresource {
+            Some(subresource) => format!("{}/{subresource}", self.plural),
+            None => self.plural.clone(),
+        };
+        let rule = Rule::new(verbs.iter().copied())
+            .groups([self.group.as_str()])
+            .resources([resource]);
+        if self.cluster_scoped {
+            rule.cluster_scoped()
+        } else {
+            rule
+        }
+    }
+}
+
+/// `apps/v1 Deployment`, `v1 ConfigMap` (the core group has no prefix), with ` (metadata only)`
+/// for a metadata-only informer.
+impl std::fmt::Display for ResourceRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if !self.group.is_empty() {
+            write!(f, "{}/", self.group)?;
+        }
+        write!(f, "{} {}", self.version, self.kind)?;
+        if self.metadata_only {
+            write!(f, " (metadata only)")?;
+        }
+        Ok(())
+    }
+}
 
 /// An event handler on a source's informer, seeing its objects as `T`.
 type ViewHandler<T> = Box<dyn Fn(EventRef<'_, T>, Origin) + Send + Sync>;
@@ -24,6 +97,8 @@ trait Informs<T>: Send + Sync {
     fn register(&self, cache: &Cache);
     /// Registers `handler` on the informer.
     fn subscribe(&self, cache: &Cache, handler: ViewHandler<T>) -> EventHandlerRegistration;
+    /// The resource the informer lists and watches.
+    fn resource(&self) -> ResourceRef;
 }
 
 /// The informer of `T` itself: full objects, or metadata only for `T` = `PartialObjectMeta<C>`.
@@ -40,6 +115,10 @@ impl<T: Object> Informs<T> for Typed<T> {
             handler(EventRef::of(event), origin);
         }));
         EventHandlerRegistration::new(&informer, id)
+    }
+
+    fn resource(&self) -> ResourceRef {
+        ResourceRef::of::<T>()
     }
 }
 
@@ -64,6 +143,17 @@ impl Informs<DynamicObject> for Dynamic {
             handler(EventRef::of(event), origin);
         }));
         EventHandlerRegistration::new(&informer, id)
+    }
+
+    fn resource(&self) -> ResourceRef {
+        ResourceRef {
+            group: self.resource.group.clone(),
+            version: self.resource.version.clone(),
+            kind: self.resource.kind.clone(),
+            plural: self.resource.plural.clone(),
+            cluster_scoped: matches!(self.scope, Scope::Cluster),
+            metadata_only: false,
+        }
     }
 }
 
@@ -181,6 +271,11 @@ impl<T> Kind<T> {
         self.predicates.push(Box::new(predicate));
         self
     }
+
+    /// The resource the kind's informer lists and watches.
+    pub(crate) fn resource(&self) -> ResourceRef {
+        self.informer.resource()
+    }
 }
 
 /// A [`Kind`] and the event handler that maps its objects to keys of `K`: every
@@ -203,6 +298,42 @@ where
 {
     fn register(&self, cache: &Cache) {
         self.kind.informer.register(cache);
+    }
+
+    /// Owned kinds: everything ([`OWN`]), and `update` on the owner's `finalizers`: the
+    /// controller references of owned objects set `blockOwnerDeletion`, which kube-apiserver's
+    /// `OwnerReferencesPermissionEnforcement` admission allows only to who may update the
+    /// owner's `finalizers` (`plugin/pkg/admission/gc/gc_admission.go`). Watched kinds: [`READ`].
+    fn rbac_rules(&self) -> Vec<Rule> {
+        let resource = self.kind.resource();
+        match &self.handler {
+            EventHandler::ControllerOwner => {
+                let owner = ResourceRef {
+                    metadata_only: false,
+                    ..ResourceRef::of::<K>()
+                };
+                vec![
+                    resource.rule(None, &OWN).origin(format!("owns {resource}")),
+                    owner.rule(Some("finalizers"), &["update"]).origin(format!(
+                        "owns {resource}: controller references block deletion of {owner}"
+                    )),
+                ]
+            }
+            EventHandler::Map(_) => {
+                vec![
+                    resource
+                        .rule(None, &READ)
+                        .origin(format!("watches {resource}")),
+                ]
+            }
+            EventHandler::Object { .. } => {
+                vec![
+                    resource
+                        .rule(None, &READ)
+                        .origin(format!("reconciles {resource}")),
+                ]
+            }
+        }
     }
 
     fn start(self: Box<Self>, ctx: SourceContext<K>) -> BoxFuture<'static, ()> {

@@ -35,10 +35,11 @@ use kube::runtime::reflector::ObjectRef;
 
 pub use self::channel::Channel;
 pub use self::kind::Kind;
-pub(crate) use self::kind::KindSource;
+pub(crate) use self::kind::{KindSource, READ, ResourceRef};
 pub use self::periodic::Periodic;
 use super::handler::{Priority, Queue};
 use crate::cache::Cache;
+use crate::rbac::Rule;
 
 /// A source of reconcile keys of kind `K` (controller-runtime's `source.Source`).
 ///
@@ -69,6 +70,16 @@ pub trait Source<K: Resource<DynamicType = ()>>: Send + 'static {
     /// them and `/readyz` waits for them. Default: none.
     fn register(&self, cache: &Cache) {
         let _ = cache;
+    }
+
+    /// The RBAC rules the source needs to read what it reads, each with its
+    /// [`origin`](Rule#structfield.origin) (`watches apps/v1 Deployment`), which the controller
+    /// prefixes with its own name: what [`Controller::rbac_rules`](super::Controller::rbac_rules)
+    /// collects for `make manifests` and the manager's permission check at start. Default:
+    /// none, as for a [`Channel`] or a [`Periodic`] resync (which reads the reconciled kind's
+    /// cache); a source reading other kinds from the API server should name them.
+    fn rbac_rules(&self) -> Vec<Rule> {
+        Vec::new()
     }
 
     /// Starts the source (`Source.Start`). The returned future runs until the controller

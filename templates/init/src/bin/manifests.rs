@@ -2,10 +2,17 @@
 //! CRD per kind under `<dir>/crd/bases/`, the manager's RBAC role in `<dir>/rbac/role.yaml` and
 //! the webhook configurations in `<dir>/webhook/manifests.yaml`. `make manifests` runs it as
 //! `cargo run --bin manifests -- config`.
+//!
+//! The role holds what the controllers need as `setup_controllers` builds them, on a manager
+//! that talks to no cluster: their wiring's rules and the reconcilers' `#[rbac(...)]` markers.
+//! Leader election and the authentication of `/metrics` callers have their own roles
+//! (`config/rbac/leader_election_role.yaml`, `config/rbac/metrics_auth_role.yaml`).
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use clap::Parser;
+use kbr_runtime::{Manager, ManagerOptions};
 
 /// Writes the CRDs, the RBAC role and the webhook configurations of {{ p.project_name }}.
 #[derive(Debug, Parser)]
@@ -16,11 +23,26 @@ struct Args {
     dir: PathBuf,
 }
 
-fn main() -> anyhow::Result<()> {
-    let args = Args::parse();
-    let scheme = {{ p.crate_name }}::scheme();
-    let rules = {{ p.crate_name }}::rbac_rules();
-    let report = kbr_runtime::manifests::write(&scheme, &rules, &args.dir)?;
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    match run(&Args::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            // One line: kbr's errors carry their causes in their message (the field and the
+            // fix included), so the chain would only repeat it.
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Writes the manifests; inside the Tokio runtime of `main`, which the offline manager's
+/// `kube::Client` needs although it sends nothing.
+fn run(args: &Args) -> anyhow::Result<()> {
+    let mut manager = Manager::offline({{ p.crate_name }}::scheme(), ManagerOptions::default());
+    {{ p.crate_name }}::setup_controllers(&mut manager)?;
+    let rules = manager.rbac_rules();
+    let report = kbr_runtime::manifests::write(manager.scheme(), &rules, &args.dir)?;
     let webhooks = {{ p.crate_name }}::webhooks(None)?;
     let webhook_file = kbr_runtime::webhook::write_manifests(&webhooks, &args.dir)?;
     // One line per file: wrote, unchanged or stale (a CRD no kind produces any more).
