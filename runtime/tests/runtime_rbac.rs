@@ -295,7 +295,9 @@ async fn options_and_markers_add_their_rules() -> TestResult {
     let lease = &rules[1];
     assert_eq!(
         (lease.namespace.as_deref(), lease.verbs.join(",")),
-        (Some("system"), "get,create,patch".to_owned())
+        // The Lease lock's requests: get and update (PUT) to renew or take it, create, and the
+        // standby's list+watch of it.
+        (Some("system"), "get,list,watch,create,update".to_owned())
     );
     assert!(rules[2].cluster_scoped && rules[3].cluster_scoped);
     assert_eq!(
@@ -361,6 +363,12 @@ async fn metadata_only_dynamic_and_sharded_kinds_state_their_rules() -> TestResu
     assert_eq!(
         (leases.resources.clone(), leases.namespace.as_deref()),
         (vec!["leases".to_owned()], Some("system"))
+    );
+    let election = find("sharding ring ring: the sharder's election Lease ring-sharder")?;
+    assert_eq!(
+        (election.namespace.as_deref(), election.verbs.join(",")),
+        (Some("system"), "get,list,watch,create,update".to_owned()),
+        "the manager's leader election, as its own Lease rule"
     );
     for (kind, resource) in [("v1 ConfigMap", "configmaps"), ("v1 Secret", "secrets")] {
         let origin =

@@ -19,6 +19,12 @@ use kube::api::{ObjectMeta, PostParams};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use tokio::time::Instant;
 
+/// The verbs a [`LeaseLock`] uses on its Lease: `get` and `update` (a PUT guarded by the
+/// `resourceVersion`) to renew or take it, `create` when it is missing, `list` and `watch` for
+/// [`LeaseLock::changes`] (a watch on `metadata.name`). What the manager's RBAC rules grant
+/// for leader election ([`Manager::rbac_rules`](super::Manager::rbac_rules)).
+pub(super) const VERBS: [&str; 5] = ["get", "list", "watch", "create", "update"];
+
 /// The Lease named `name` and this replica's view of it.
 pub(super) struct LeaseLock {
     api: Api<Lease>,
