@@ -23,10 +23,11 @@
 //! share one clock), and the figure that matters is how long after that expiry the changed
 //! object was reconciled.
 
+mod args;
 mod replica;
 mod report;
+mod sample;
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context as _, bail};
@@ -39,7 +40,9 @@ use kube::runtime::watcher;
 use serde_json::json;
 use tokio::sync::mpsc;
 
-pub use self::replica::{Election, ReplicaArgs, run as run_replica};
+pub use self::args::{FailoverArgs, Standby};
+pub use self::replica::{ReplicaArgs, run as run_replica};
+use self::sample::{Sample, Stop};
 use crate::populate;
 use crate::process::ChildProcess;
 use crate::target::Session;
@@ -47,72 +50,6 @@ use crate::workload::{self, BenchWidget};
 
 /// How long a stopped leader gets between SIGTERM and SIGKILL.
 const STOP_GRACE: Duration = Duration::from_secs(30);
-
-/// Options of `kbr-bench failover`.
-#[derive(clap::Args, Clone, Debug)]
-pub struct FailoverArgs {
-    /// BenchWidgets in the namespace.
-    #[arg(long, default_value_t = 10_000)]
-    pub objects: usize,
-    /// Rounds per standby kind; each round stops the leader once with SIGKILL and once with
-    /// SIGTERM.
-    #[arg(long, default_value_t = 3)]
-    pub runs: usize,
-    /// Standby kinds, comma-separated: `cold`, `warm`.
-    #[arg(long, value_delimiter = ',', default_value = "cold,warm")]
-    pub standby: Vec<Standby>,
-    #[command(flatten)]
-    pub election: Election,
-    /// Run against the cluster of this kubeconfig instead of fake API server processes.
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
-    /// Give up on one failover after this many seconds.
-    #[arg(long, default_value_t = 300)]
-    pub timeout_secs: u64,
-}
-
-/// What the standby replica does while it waits.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Standby {
-    /// Nothing: its controller's informers start once it leads.
-    Cold,
-    /// `warm_standby`: caches synced and the queue filled before it leads.
-    Warm,
-}
-
-impl Standby {
-    fn as_str(self) -> &'static str {
-        match self {
-            Self::Cold => "cold",
-            Self::Warm => "warm",
-        }
-    }
-}
-
-/// How the leader is stopped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Stop {
-    Kill,
-    Term,
-}
-
-/// One failover.
-#[derive(Clone, Copy, Debug)]
-struct Sample {
-    stop: Stop,
-    /// From the signal until the object was changed (after SIGTERM: once the leader exited).
-    changed: Duration,
-    /// From the signal until the new leader's status write of the changed object was seen.
-    reconciled: Duration,
-    /// From the signal until the new leader started leading.
-    leading: Duration,
-    /// From the signal until its reconcile of the changed object started.
-    reconcile_started: Duration,
-    /// SIGKILL: from the Lease's expiry until the status write was seen (negative: before).
-    after_expiry: Option<f64>,
-    /// The 1-minute load average when the round started.
-    load: f64,
-}
 
 /// Runs every series and returns the Markdown report.
 ///

@@ -1,7 +1,8 @@
 //! The failover benchmark's Markdown report: one row per standby kind and stop signal, with the
 //! acceptance targets of issue 27 for the warm standby.
 
-use super::{FailoverArgs, Sample, Standby, Stop};
+use super::args::{FailoverArgs, Standby};
+use super::sample::{Sample, Stop};
 use crate::report;
 
 /// The Markdown report: one row per standby kind and stop signal.
