@@ -607,40 +607,61 @@ async fn going_on_without_a_rule_names_it_on_readyz() -> TestResult {
 const NAMESPACE: &str = "rbac-test";
 
 /// Grants `rules` (as `make manifests` writes them) to the ServiceAccount `name` of
-/// [`NAMESPACE`]: a ClusterRole `name` and a ClusterRoleBinding to the account.
+/// [`NAMESPACE`]: the ClusterRole as a ClusterRole `name` with a ClusterRoleBinding, each
+/// namespaced Role (the leader election Lease's) as a Role `name` with a RoleBinding.
 async fn grant(admin: &Client, name: &str, rules: &[Rule]) -> TestResult {
     use kbr_runtime::k8s_openapi::api::core::v1::ServiceAccount;
     use kbr_runtime::k8s_openapi::api::rbac::v1::{
-        ClusterRole, ClusterRoleBinding, RoleRef, Subject,
+        ClusterRole, ClusterRoleBinding, Role, RoleBinding, RoleRef, Subject,
     };
     let yaml = kbr_runtime::manifests::role_yaml(rules)?;
     let documents: Vec<serde_json::Value> = serde_saphyr::from_multiple(&yaml)?;
-    assert_eq!(documents.len(), 1, "only a ClusterRole: {yaml}");
-    let mut role: ClusterRole = serde_json::from_value(documents[0].clone())?;
-    role.metadata.name = Some(name.into());
-    admin.create(&role).await?;
     let mut account = ServiceAccount::default();
     account.metadata.name = Some(name.into());
     account.metadata.namespace = Some(NAMESPACE.into());
     admin.create(&account).await?;
-    let binding = ClusterRoleBinding {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            ..ObjectMeta::default()
-        },
-        role_ref: RoleRef {
-            api_group: Some("rbac.authorization.k8s.io".into()),
-            kind: "ClusterRole".into(),
-            name: name.into(),
-        },
-        subjects: Some(vec![Subject {
-            kind: "ServiceAccount".into(),
-            name: name.into(),
-            namespace: Some(NAMESPACE.into()),
-            ..Subject::default()
-        }]),
+    let role_ref = |kind: &str| RoleRef {
+        api_group: Some("rbac.authorization.k8s.io".into()),
+        kind: kind.into(),
+        name: name.into(),
     };
-    admin.create(&binding).await?;
+    let subjects = Some(vec![Subject {
+        kind: "ServiceAccount".into(),
+        name: name.into(),
+        namespace: Some(NAMESPACE.into()),
+        ..Subject::default()
+    }]);
+    for document in documents {
+        if document["kind"] == "ClusterRole" {
+            let mut role: ClusterRole = serde_json::from_value(document)?;
+            role.metadata.name = Some(name.into());
+            admin.create(&role).await?;
+            let binding = ClusterRoleBinding {
+                metadata: ObjectMeta {
+                    name: Some(name.into()),
+                    ..ObjectMeta::default()
+                },
+                role_ref: role_ref("ClusterRole"),
+                subjects: subjects.clone(),
+            };
+            admin.create(&binding).await?;
+        } else {
+            let mut role: Role = serde_json::from_value(document)?;
+            role.metadata.name = Some(name.into());
+            let namespace = role.metadata.namespace.clone();
+            admin.create(&role).await?;
+            let binding = RoleBinding {
+                metadata: ObjectMeta {
+                    name: Some(name.into()),
+                    namespace,
+                    ..ObjectMeta::default()
+                },
+                role_ref: role_ref("Role"),
+                subjects: subjects.clone(),
+            };
+            admin.create(&binding).await?;
+        }
+    }
     Ok(())
 }
 
@@ -760,5 +781,104 @@ async fn on_envtest_the_generated_role_is_all_the_manager_needs() -> TestResult 
                 - list\n  - patch\n  - update\n  - watch\n";
     assert!(logs.text().contains(yaml), "{}", logs.text());
     eprintln!("{}", logs.text());
+    Ok(())
+}
+
+/// Leader election with exactly the rules of [`Manager::rbac_rules`] on a real kube-apiserver:
+/// the leader renews its Lease (a PUT, client-go's `LeaseLock.Update`), releases it on a
+/// graceful stop, and a warm standby with the same rules takes over and reconciles. With the
+/// Lease rule of kube-lease-manager's requests (`get`, `create`, `patch`), the renewal is
+/// forbidden and the leader stops with `LeaderElectionLost`.
+#[tokio::test]
+async fn on_envtest_leader_election_needs_only_its_rules() -> TestResult {
+    use kbr_runtime::k8s_openapi::api::coordination::v1::Lease;
+    use kbr_runtime::testing::TestEnv;
+    use std::time::Duration;
+
+    if !TestEnv::envtest_available() {
+        eprintln!(
+            "skipping on_envtest_leader_election_needs_only_its_rules: KUBEBUILDER_ASSETS is \
+             unset (run `export KUBEBUILDER_ASSETS=\"$(bash ../shared/envtest/setup.sh)\"`)"
+        );
+        return Ok(());
+    }
+    let env = TestEnv::start_envtest(scheme()).await?;
+    let plane = env.envtest().ok_or("no control plane")?;
+    let admin = env.client();
+    ensure_namespaces(&env, &[NAMESPACE]).await?;
+    let lease = "widgets.rbac.kbr.dev";
+    let election = ManagerOptions {
+        leader_election: true,
+        leader_election_id: lease.into(),
+        leader_election_namespace: Some(NAMESPACE.into()),
+        lease_duration: Duration::from_secs(3),
+        renew_deadline: Duration::from_secs(2),
+        retry_period: Duration::from_millis(200),
+        warm_standby: true,
+        ..options()
+    };
+    let mut offline = Manager::offline(scheme(), election.clone());
+    setup_controllers(&mut offline, Arc::default())?;
+    grant(&admin, "widget-elected", &offline.rbac_rules()).await?;
+    let replica = || -> Result<(Running, Arc<Mutex<Vec<String>>>), Box<dyn std::error::Error>> {
+        let errors: Arc<Mutex<Vec<String>>> = Arc::default();
+        let client = impersonating(plane, "widget-elected")?;
+        let mut manager = Manager::with_client(client, scheme(), election.clone());
+        setup_controllers(&mut manager, errors.clone())?;
+        Ok((Running::start(manager), errors))
+    };
+    let ready = |name: &'static str| {
+        let admin = admin.clone();
+        async move {
+            eventually(&format!("the Widget {name} to be ready"), || async {
+                let widget: Widget = admin.uncached().get(Some(NAMESPACE), name).await.ok()?;
+                widget.status.filter(|s| s.ready).map(|_| ())
+            })
+            .await;
+        }
+    };
+    let create = |name: &str| {
+        let mut widget = Widget::new(
+            name,
+            WidgetSpec {
+                image: "nginx".into(),
+            },
+        );
+        widget.metadata.namespace = Some(NAMESPACE.into());
+        widget
+    };
+
+    let (leader, leader_errors) = replica()?;
+    admin.create(&create("first")).await?;
+    ready("first").await;
+    let (standby, standby_errors) = replica()?;
+    // The leader keeps renewing (each renewal a PUT): the Lease's renewTime moves on by
+    // several retry periods while the same replica holds it.
+    let held = || async {
+        let held: Lease = admin.uncached().get(Some(NAMESPACE), lease).await.ok()?;
+        let spec = held.spec?;
+        Some((spec.renew_time?.0.as_millisecond(), spec.holder_identity?))
+    };
+    let (first_renewal, holder) = eventually("the Lease to be held", held).await;
+    eventually("the leader to renew its Lease", || async {
+        let (renewed, identity) = held().await?;
+        (identity == holder && renewed - first_renewal >= 1_000).then_some(())
+    })
+    .await;
+    // A graceful stop releases the Lease (a PUT too); the warm standby takes over.
+    leader.stop().await?;
+    admin.create(&create("second")).await?;
+    ready("second").await;
+    let held: Lease = admin.uncached().get(Some(NAMESPACE), lease).await?;
+    let new_holder = held.spec.and_then(|s| s.holder_identity);
+    assert!(
+        new_holder.is_some() && new_holder.as_deref() != Some(holder.as_str()),
+        "the standby holds the Lease: {new_holder:?} (was {holder:?})"
+    );
+    standby.stop().await?;
+    for errors in [leader_errors, standby_errors] {
+        let errors = errors.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        assert!(errors.is_empty(), "forbidden or failed: {errors:?}");
+    }
     Ok(())
 }
