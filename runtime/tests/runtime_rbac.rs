@@ -411,14 +411,27 @@ async fn an_offline_manager_sends_nothing_and_does_not_start() -> TestResult {
 #[derive(Clone, Default)]
 struct Logs(Arc<Mutex<Vec<u8>>>);
 
+/// What keeps a [`Logs`] capture on: the thread's default subscriber, and a second live
+/// dispatcher. tracing-core (0.1.36, `callsite.rs`, `Dispatchers::rebuilder`) computes a new
+/// callsite's interest from the *registering thread's* default subscriber alone while only one
+/// dispatcher is alive; another test's thread, without a subscriber, would then register the
+/// permission check's `error!` as never enabled, and this capture would miss it.
+struct Capturing {
+    _default: tracing::subscriber::DefaultGuard,
+    _second: tracing::Dispatch,
+}
+
 impl Logs {
-    fn capture(&self) -> tracing::subscriber::DefaultGuard {
+    fn capture(&self) -> Capturing {
         let logs = self.clone();
         let subscriber = tracing_subscriber::fmt()
             .with_ansi(false)
             .with_writer(move || logs.clone())
             .finish();
-        tracing::subscriber::set_default(subscriber)
+        Capturing {
+            _default: tracing::subscriber::set_default(subscriber),
+            _second: tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default()),
+        }
     }
 
     fn text(&self) -> String {
