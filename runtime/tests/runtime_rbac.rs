@@ -831,8 +831,10 @@ async fn on_envtest_leader_election_needs_only_its_rules() -> TestResult {
     let mut offline = Manager::offline(scheme(), election.clone());
     setup_controllers(&mut offline, Arc::default())?;
     grant(&admin, "widget-elected", &offline.rbac_rules()).await?;
-    let replica = || -> Result<(Running, Arc<Mutex<Vec<String>>>), Box<dyn std::error::Error>> {
-        let errors: Arc<Mutex<Vec<String>>> = Arc::default();
+    // A replica of the manager, acting as the granted account, and its reconcile errors.
+    type Errors = Arc<Mutex<Vec<String>>>;
+    let replica = || -> Result<(Running, Errors), Box<dyn std::error::Error>> {
+        let errors: Errors = Arc::default();
         let client = impersonating(plane, "widget-elected")?;
         let mut manager = Manager::with_client(client, scheme(), election.clone());
         setup_controllers(&mut manager, errors.clone())?;
