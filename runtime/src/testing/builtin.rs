@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
-use crate::crd::FieldError;
+use crate::field_error::FieldError;
 
 use super::meta;
 use super::registry::{ResourceType, StorageKey};

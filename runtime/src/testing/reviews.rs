@@ -28,7 +28,7 @@ use super::api_error::{ApiError, Subject};
 use super::registry::ResourceType;
 use super::request::Verb;
 use super::server::{FakeApiServer, Shared, lock};
-use crate::crd::{FieldError, FieldErrorKind};
+use crate::field_error::{FieldError, FieldErrorType};
 
 type Authenticate = Arc<dyn Fn(&TokenReviewSpec) -> TokenReviewStatus + Send + Sync>;
 type Authorize = Arc<dyn Fn(&SubjectAccessReviewSpec) -> SubjectAccessReviewStatus + Send + Sync>;
@@ -159,7 +159,7 @@ fn validate_self_review(review: &SelfSubjectAccessReview) -> Result<(), ApiError
             "Verb": url.verb.clone().unwrap_or_default(),
         });
         causes.push(FieldError::new(
-            FieldErrorKind::Invalid,
+            FieldErrorType::Invalid,
             "spec.nonResourceAttributes",
             Some(&value),
             "cannot be specified in combination with resourceAttributes",
@@ -167,7 +167,7 @@ fn validate_self_review(review: &SelfSubjectAccessReview) -> Result<(), ApiError
     }
     if spec.resource_attributes.is_none() && spec.non_resource_attributes.is_none() {
         causes.push(FieldError::new(
-            FieldErrorKind::Invalid,
+            FieldErrorType::Invalid,
             "spec.resourceAttributes",
             Some(&Value::Null),
             "exactly one of nonResourceAttributes or resourceAttributes must be specified",
@@ -180,7 +180,7 @@ fn validate_self_review(review: &SelfSubjectAccessReview) -> Result<(), ApiError
     if metadata != ObjectMeta::default() {
         let value = serde_json::to_value(&review.metadata).unwrap_or_default();
         causes.push(FieldError::new(
-            FieldErrorKind::Invalid,
+            FieldErrorType::Invalid,
             "metadata",
             Some(&value),
             "must be empty",

@@ -32,7 +32,8 @@ use std::sync::Arc;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::Value;
 
-use crate::crd::{FieldError, ObjectSchema};
+use crate::crd::ObjectSchema;
+use crate::field_error::FieldError;
 
 use super::api_error::{ApiError, Cause};
 use super::registry::ResourceType;
@@ -48,9 +49,9 @@ pub(crate) fn causes(errors: Vec<FieldError>) -> Vec<Cause> {
     errors
         .into_iter()
         .map(|e| Cause {
-            kind: e.kind.reason(),
+            kind: e.type_.reason(),
+            message: e.body(),
             field: e.field,
-            message: e.message,
         })
         .collect()
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::crd::{FieldError, FieldErrorKind};
+use crate::field_error::{FieldError, FieldErrorType};
 
 use super::api_error::{ApiError, Subject};
 use super::meta;
@@ -277,7 +277,7 @@ impl Store {
                     ..subject(rt)
                 };
                 let error = FieldError::new(
-                    FieldErrorKind::Invalid,
+                    FieldErrorType::Invalid,
                     "metadata.resourceVersion",
                     Some(&Value::from(0)),
                     "must be specified for an update",
