@@ -15,14 +15,13 @@ use serde_json::{Value, json};
 use super::api_error::ApiError;
 use super::discovery;
 use super::gc::DeleteOptions;
-use super::handlers::PatchDecoding;
+use super::handlers::Decoded;
 use super::meta;
 use super::partial::AsPartial;
-use super::patch::PatchKind;
 use super::registry::ResourceType;
-use super::request::{ObjectPath, Query, Route, Verb, parse_path, verb};
+use super::request::{ObjectPath, ObjectRequest, Parsed, Query, Route, Verb};
 use super::selector::Selectors;
-use super::server::{Shared, lock};
+use super::shared::{Shared, lock};
 use super::warnings::Warnings;
 use super::watch::{self, StreamOptions, WatchFilter, WatchStart, present};
 use super::write::{Ownership, Part, WriteOptions, key};
@@ -57,36 +56,36 @@ pub(crate) async fn handle(
     response
 }
 
-/// The handler's steps in kube-apiserver's order: decode the body, admit it, serve it.
+/// The handler's steps in kube-apiserver's order: parse the request, decode the body, admit
+/// it, serve it.
 async fn respond(
     shared: &Arc<Shared>,
     parts: &http::request::Parts,
     bytes: Bytes,
     warnings: &mut Warnings,
 ) -> Result<Response<Body>, ApiError> {
-    let decoded = super::handlers::decode(shared, parts, bytes, warnings)?;
-    let admitted = super::admission::admit(shared, parts, &decoded.body).await?;
-    let (object, hook_warnings) = admitted.map_or((None, Vec::new()), |a| (a.object, a.warnings));
+    let parsed = Parsed::new(parts, &lock(&shared.store));
+    let object = parsed.object.as_ref();
+    let decoded = super::handlers::decode(object, &parts.method, bytes, warnings)?;
+    let admitted = super::admission::admit(shared, object, &decoded).await?;
+    let (admitted, hook_warnings) = admitted.map_or((None, Vec::new()), |a| (a.object, a.warnings));
     hook_warnings.into_iter().for_each(|w| warnings.add(w));
     let request = Request {
         parts,
-        body: &decoded.body,
-        admitted: object,
-        patch: decoded.patch.as_ref(),
+        decoded,
+        admitted,
     };
-    serve(shared, &request, warnings)
+    serve(shared, &parsed, request, warnings)
 }
 
 /// A request after decoding and admission.
 struct Request<'a> {
     parts: &'a http::request::Parts,
-    /// The decoded body (a create's or update's), or the patch.
-    body: &'a Bytes,
+    /// The body, and the object and patch decoding the handler made of it.
+    decoded: Decoded,
     /// The object admission webhooks let through (and perhaps mutated) for a create, update or
     /// patch, stored instead of the request's.
     admitted: Option<Value>,
-    /// What a patch's decoding needs once it is applied.
-    patch: Option<&'a PatchDecoding>,
 }
 
 fn json_response(code: StatusCode, value: &Value) -> Response<Body> {
@@ -108,17 +107,17 @@ fn status(err: &ApiError) -> Response<Body> {
 /// Serves one request.
 fn serve(
     shared: &Arc<Shared>,
-    request: &Request<'_>,
+    parsed: &Parsed,
+    request: Request<'_>,
     warnings: &mut Warnings,
 ) -> Result<Response<Body>, ApiError> {
     let parts = request.parts;
     let path = parts.uri.path();
-    let query = Query::parse(&parts.uri)?;
-    let route = {
-        let store = lock(&shared.store);
-        parse_path(path, |g, v, p| store.registry.get(g, v, p).is_some())
-    }
-    .ok_or_else(|| ApiError::no_route(path))?;
+    parsed.query.clone()?;
+    let route = parsed
+        .route
+        .clone()
+        .ok_or_else(|| ApiError::no_route(path))?;
     let discovery_doc = |doc: Option<Value>| {
         if parts.method != http::Method::GET {
             return Err(ApiError::method_not_allowed(parts.method.as_str(), path));
@@ -138,7 +137,10 @@ fn serve(
         Route::Resources { group, version } => {
             discovery_doc(registry_doc(&|r| discovery::resources(r, &group, &version)))
         }
-        Route::Object(p) => serve_object(shared, request, &query, &p, warnings),
+        Route::Object(_) => match &parsed.object {
+            Some(object) => serve_object(shared, request, object, warnings),
+            None => Err(ApiError::no_route(path)),
+        },
     }
 }
 
@@ -156,23 +158,28 @@ struct Call<'a> {
 
 fn serve_object(
     shared: &Arc<Shared>,
-    request: &Request<'_>,
-    query: &Query,
-    p: &ObjectPath,
+    request: Request<'_>,
+    object: &ObjectRequest,
     warnings: &mut Warnings,
 ) -> Result<Response<Body>, ApiError> {
-    let (parts, body) = (request.parts, request.body);
-    let admitted = request.admitted.clone();
+    let Request {
+        parts,
+        decoded,
+        admitted,
+    } = request;
+    let Decoded {
+        body,
+        object: decoded_object,
+        patch: patch_decoding,
+    } = decoded;
+    let body = &body;
     let uri_path = parts.uri.path();
-    let rt = lock(&shared.store)
-        .registry
-        .get(&p.group, &p.version, &p.plural)
-        .cloned()
-        .ok_or_else(|| ApiError::no_route(uri_path))?;
+    let (rt, p, query) = (object.rt.clone(), &object.path, &object.query);
     if !rt.namespaced && p.namespace.is_some() {
         return Err(ApiError::no_route(uri_path));
     }
-    let verb = verb(&parts.method, p.name.is_some(), query.flag("watch"))
+    let verb = object
+        .verb
         .ok_or_else(|| ApiError::method_not_allowed(parts.method.as_str(), uri_path))?;
     let part = match p.subresource.as_deref() {
         None => Part::Main,
@@ -217,11 +224,10 @@ fn serve_object(
             .entry((verb, resource.clone()))
             .or_default() += 1;
     }
-    let schema = lock(&shared.store).schema(&rt);
     let call = Call {
         shared,
         rt,
-        schema,
+        schema: object.schema.clone(),
         path: p,
         query,
         as_partial,
@@ -229,7 +235,7 @@ fn serve_object(
     let ns = p.namespace.as_deref();
     let name = p.name.as_deref().unwrap_or("");
     let dry_run = query.dry_run();
-    let opts = WriteOptions::update_by(&field_manager(parts, query), dry_run);
+    let opts = WriteOptions::update_by(&object.field_manager, dry_run);
     // The conversion runs on the response, after a write took effect (response.go).
     let one = |obj: &Value, code: StatusCode| -> Result<Response<Body>, ApiError> {
         let partial = call.as_partial.single(&call.rt)?;
@@ -249,13 +255,23 @@ fn serve_object(
         Verb::List => call.list(),
         Verb::Watch => call.watch(),
         Verb::Create => {
-            let obj = admitted.map_or_else(|| parse_json(body), Ok)?;
+            let opts = WriteOptions {
+                decoded: admitted.is_none()
+                    && decoded_object.as_ref().is_some_and(Value::is_object),
+                ..opts
+            };
+            let obj = written(admitted, decoded_object, body)?;
             let created = lock(&shared.store).create(&call.rt, ns, obj, &opts)?;
             call.warn_about_finalizers(&created, None, part, warnings);
             one(&created, StatusCode::CREATED)
         }
         Verb::Update => {
-            let obj = admitted.map_or_else(|| parse_json(body), Ok)?;
+            let opts = WriteOptions {
+                decoded: admitted.is_none()
+                    && decoded_object.as_ref().is_some_and(Value::is_object),
+                ..opts
+            };
+            let obj = written(admitted, decoded_object, body)?;
             let mut store = lock(&shared.store);
             let old = store.get(&key(&call.rt, ns, name)).cloned();
             let updated = store.update(&call.rt, ns, name, obj, part, &opts)?;
@@ -269,19 +285,13 @@ fn serve_object(
             one(&updated, code)
         }
         Verb::Patch => {
-            let content_type = parts
-                .headers
-                .get(header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("");
-            let kind = PatchKind::from_content_type(
-                content_type,
-                query.get("fieldManager"),
-                query.flag("force"),
-            )?;
+            let kind = object
+                .patch_kind
+                .clone()
+                .unwrap_or_else(|| Err(ApiError::no_route(uri_path)))?;
             let mut store = lock(&shared.store);
             let old = store.get(&key(&call.rt, ns, name)).cloned();
-            if let Some(decoding) = request.patch
+            if let Some(decoding) = &patch_decoding
                 && let Some(old) = &old
                 && let Some(preview) = super::patch::preview(old, &kind, body)
             {
@@ -292,6 +302,7 @@ fn serve_object(
             let computed = WriteOptions {
                 dry_run,
                 ownership: Ownership::Computed,
+                decoded: false,
             };
             let (patched, created) = match admitted {
                 Some(obj) if old.is_some() => (
@@ -327,16 +338,6 @@ fn serve_object(
     }
 }
 
-/// The field manager of a write: `?fieldManager=`, else the User-Agent's product name.
-pub(crate) fn field_manager(parts: &http::request::Parts, query: &Query) -> String {
-    let user_agent = parts
-        .headers
-        .get(header::USER_AGENT)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    super::apply::manager_or_user_agent(query.get("fieldManager"), user_agent)
-}
-
 /// The `Success` Status of an immediate delete, naming the object (`finalizeDelete`).
 fn deleted(rt: &ResourceType, obj: &Value, name: &str) -> Value {
     let mut details = json!({"name": name, "kind": rt.plural, "uid": meta::uid(obj)});
@@ -345,6 +346,16 @@ fn deleted(rt: &ResourceType, obj: &Value, name: &str) -> Value {
     }
     json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
            "details": details})
+}
+
+/// The object a create or update stores: as admission let it through, else as the handler
+/// decoded it, else the parser's 400 for a body that is not JSON.
+fn written(
+    admitted: Option<Value>,
+    decoded: Option<Value>,
+    body: &Bytes,
+) -> Result<Value, ApiError> {
+    admitted.or(decoded).map_or_else(|| parse_json(body), Ok)
 }
 
 fn parse_json(body: &Bytes) -> Result<Value, ApiError> {

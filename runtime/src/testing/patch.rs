@@ -137,6 +137,7 @@ impl Store {
         let computed = WriteOptions {
             dry_run: opts.dry_run,
             ownership: Ownership::Computed,
+            decoded: false,
         };
         let Some(old) = self.get(&key).cloned() else {
             return match kind {

@@ -151,7 +151,8 @@ impl Store {
     /// Decodes a body about to be written as `rt` as the API server's codec does
     /// ([`super::decode`]: unknown fields dropped, `metadata` as `ObjectMeta`, custom resources
     /// pruned by their schema), then applies the schema's defaults. The write handlers decoded
-    /// requests' bodies already ([`super::handlers`]); this covers every writer.
+    /// requests' bodies already ([`super::handlers`]): such a body (`decoded`) is only
+    /// defaulted; this covers every other writer.
     ///
     /// # Errors
     /// 400 when a `metadata` field has the wrong type.
@@ -159,15 +160,18 @@ impl Store {
         &self,
         rt: &ResourceType,
         body: &mut Value,
+        decoded: bool,
     ) -> Result<(), ApiError> {
         let schema = self.schema(rt);
-        super::decode::coerce(rt, schema.as_deref(), body, None).map_err(|why| {
-            ApiError::bad_request(format!(
-                "{kind} in version {:?} cannot be handled as a {kind}: {why}",
-                rt.version,
-                kind = rt.kind
-            ))
-        })?;
+        if !decoded {
+            super::decode::coerce(rt, schema.as_deref(), body, None).map_err(|why| {
+                ApiError::bad_request(format!(
+                    "{kind} in version {:?} cannot be handled as a {kind}: {why}",
+                    rt.version,
+                    kind = rt.kind
+                ))
+            })?;
+        }
         if let Some(schema) = &schema {
             schema.default(body);
         }
@@ -177,7 +181,7 @@ impl Store {
     /// [`Store::decode_and_default`] for a body that may fail later anyway (what admission
     /// webhooks are shown).
     pub(crate) fn prune_and_default(&self, rt: &ResourceType, body: &mut Value) {
-        let _ = self.decode_and_default(rt, body);
+        let _ = self.decode_and_default(rt, body, false);
     }
 
     /// Validates the object about to be stored after its metadata's `errors`: the schema, then

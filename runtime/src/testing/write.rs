@@ -43,6 +43,10 @@ pub(crate) struct WriteOptions {
     /// `?dryRun=All`: validate and answer, store nothing.
     pub(crate) dry_run: bool,
     pub(crate) ownership: Ownership,
+    /// The body is the write handler's decoded object ([`super::handlers::decode`]), so
+    /// storage only defaults it; other bodies (patched, mutated by webhooks, written by the
+    /// server itself) are decoded here.
+    pub(crate) decoded: bool,
 }
 
 impl WriteOptions {
@@ -51,6 +55,7 @@ impl WriteOptions {
         Self {
             dry_run,
             ownership: Ownership::Update(manager.to_owned()),
+            decoded: false,
         }
     }
 }
@@ -140,7 +145,7 @@ impl Store {
         check_types(rt, &obj)?;
         check_namespace(rt, &obj, namespace)?;
         // apiextensions-apiserver and the built-in codecs: decode (prune) and default the body.
-        self.decode_and_default(rt, &mut obj)?;
+        self.decode_and_default(rt, &mut obj, opts.decoded)?;
         if rt.namespaced && namespace.is_none() {
             return Err(ApiError::bad_request(
                 "the namespace of the object is required for a namespaced resource",
@@ -310,7 +315,7 @@ impl Store {
         // is read with its defaults (apiextensions-apiserver decodes both through the schema),
         // so a pruned field or an applied default is no spec change.
         let mut body = body;
-        self.decode_and_default(rt, &mut body)?;
+        self.decode_and_default(rt, &mut body, opts.decoded)?;
         let schema = self.schema(rt);
         let old_read = super::schemas::defaulted(old, schema.as_deref());
         if let Ownership::Update(manager) = &opts.ownership {

@@ -3,45 +3,23 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::Value;
 
+mod reviews;
+
 use super::Error;
 use super::endpoints;
-use super::faults::{Counts, FaultState, Faults, RequestCounters};
+use super::fault_state::{Counts, FaultState};
+use super::faults::{Faults, RequestCounters};
 use super::names::NameGenerator;
 use super::registry::{Registry, ResourceType};
+use super::shared::{Config, Shared, lock};
 use super::store::Store;
-
-/// Locks a mutex, recovering the data if a panicking thread poisoned it (the store is always
-/// left consistent between statements).
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Server-wide settings fixed at build time.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Config {
-    pub(crate) bookmark_interval: Option<Duration>,
-}
-
-/// Everything the clones of a server share.
-pub(crate) struct Shared {
-    pub(crate) store: Arc<Mutex<Store>>,
-    pub(crate) faults: Mutex<FaultState>,
-    pub(crate) counters: Counts,
-    /// The subset of `counters` asking for metadata only (`Accept: …;as=PartialObjectMetadata…`).
-    pub(crate) metadata_counters: Counts,
-    pub(crate) config: Config,
-    /// Woken whenever a watch opens.
-    pub(crate) watch_opened: tokio::sync::Notify,
-    /// Responders for TokenReview and SubjectAccessReview creates.
-    pub(crate) reviews: Mutex<super::reviews::Reviews>,
-}
 
 /// An in-process Kubernetes API server for tests: an unmodified `kube::Client` talks to it
 /// through a tower `Service`, with the apiserver's semantics for the requests controllers make.
