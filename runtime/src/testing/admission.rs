@@ -30,7 +30,8 @@ use super::meta;
 use super::registry::ResourceType;
 use super::request::{ObjectPath, ObjectRequest, Verb};
 use super::shared::{Shared, lock};
-use super::write::{Part, WriteOptions, key};
+use super::subresource::Part;
+use super::write::{WriteOptions, key};
 
 const GROUP: &str = "admissionregistration.k8s.io";
 const MUTATING: &str = "mutatingwebhookconfigurations";
@@ -174,22 +175,23 @@ struct Prepared {
     uid: String,
 }
 
-/// Under the store lock: what admission needs, or `None` when nothing intercepts the request.
+/// Under the state lock: what admission needs, or `None` when nothing intercepts the request.
 fn prepare(shared: &Arc<Shared>, request: &ObjectRequest, decoded: &Decoded) -> Option<Prepared> {
     let verb = match request.verb? {
         verb @ (Verb::Create | Verb::Update | Verb::Patch | Verb::Delete) => verb,
         _ => return None,
     };
-    let mut store = lock(&shared.store);
+    let mut state = lock(&shared.state);
     let (Some(mutating), Some(validating)) = (
-        store.registry.get(GROUP, "v1", MUTATING).cloned(),
-        store.registry.get(GROUP, "v1", VALIDATING).cloned(),
+        state.registry.get(GROUP, "v1", MUTATING).cloned(),
+        state.registry.get(GROUP, "v1", VALIDATING).cloned(),
     ) else {
         return None;
     };
     // The stored configurations are shared (`Arc`): nothing is copied until a webhook matches.
     let configurations = |rt: &ResourceType| -> Vec<Arc<Value>> {
-        store
+        state
+            .store
             .range(&rt.storage(), None, None)
             .map(Arc::clone)
             .collect()
@@ -206,7 +208,8 @@ fn prepare(shared: &Arc<Shared>, request: &ObjectRequest, decoded: &Decoded) -> 
     };
     let name = path.name.clone().unwrap_or_default();
     let namespace = request.namespace();
-    let old = store
+    let old = state
+        .store
         .get(&key(&rt, namespace, &name))
         .map(|o| (**o).clone());
     let (operation, object) = match (verb, &old) {
@@ -228,7 +231,7 @@ fn prepare(shared: &Arc<Shared>, request: &ObjectRequest, decoded: &Decoded) -> 
             // the same way on the normal path.
             let opts = WriteOptions::update_by(&request.field_manager, true);
             let body = &decoded.body;
-            let Ok((patched, _)) = store.patch(&rt, namespace, &name, kind, body, part, &opts)
+            let Ok((patched, _)) = state.patch(&rt, namespace, &name, kind, body, part, &opts)
             else {
                 return None;
             };
@@ -250,11 +253,11 @@ fn prepare(shared: &Arc<Shared>, request: &ObjectRequest, decoded: &Decoded) -> 
     // Webhooks see the body pruned and defaulted, and the stored object read with its defaults,
     // as apiextensions-apiserver decodes both before admission (schemas.rs).
     let object = object.map(|mut object| {
-        store.prune_and_default(&rt, &mut object);
+        state.schemas.prune_and_default(&rt, &mut object);
         object
     });
-    let old =
-        old.map(|old| super::schemas::defaulted(&old, store.schema(&rt).as_deref()).into_owned());
+    let old = old
+        .map(|old| super::schemas::defaulted(&old, state.schemas.get(&rt).as_deref()).into_owned());
     let attributes = Attributes {
         rt,
         subresource: path.subresource.clone(),
@@ -281,7 +284,7 @@ fn prepare(shared: &Arc<Shared>, request: &ObjectRequest, decoded: &Decoded) -> 
     if hooks.is_empty() {
         return None;
     }
-    let uid = store.names.uid();
+    let uid = state.names.uid();
     Some(Prepared {
         attributes,
         object,

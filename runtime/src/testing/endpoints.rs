@@ -22,9 +22,11 @@ use super::registry::ResourceType;
 use super::request::{ObjectPath, ObjectRequest, Parsed, Query, Route, Verb};
 use super::selector::Selectors;
 use super::shared::{Shared, lock};
+use super::store::{WatchFilter, WatchStart};
+use super::subresource::Part;
 use super::warnings::Warnings;
-use super::watch::{self, StreamOptions, WatchFilter, WatchStart, present};
-use super::write::{Ownership, Part, WriteOptions, key};
+use super::watch::{self, StreamOptions, present};
+use super::write::{Ownership, WriteOptions, key};
 
 type Body = axum::body::Body;
 
@@ -64,7 +66,7 @@ async fn respond(
     bytes: Bytes,
     warnings: &mut Warnings,
 ) -> Result<Response<Body>, ApiError> {
-    let parsed = Parsed::new(parts, &lock(&shared.store));
+    let parsed = Parsed::new(parts, &lock(&shared.state));
     let object = parsed.object.as_ref();
     let decoded = super::handlers::decode(object, &parts.method, bytes, warnings)?;
     let admitted = super::admission::admit(shared, object, &decoded).await?;
@@ -126,8 +128,8 @@ fn serve(
             .ok_or_else(|| ApiError::no_route(path))
     };
     let registry_doc = |f: &dyn Fn(&super::registry::Registry) -> Option<Value>| {
-        let store = lock(&shared.store);
-        f(&store.registry)
+        let state = lock(&shared.state);
+        f(&state.registry)
     };
     match route {
         Route::Version => discovery_doc(Some(discovery::version())),
@@ -246,10 +248,11 @@ fn serve_object(
     };
     match verb {
         Verb::Get => {
-            let store = lock(&shared.store);
-            let obj = store
+            let state = lock(&shared.state);
+            let obj = state
+                .store
                 .get(&key(&call.rt, ns, name))
-                .ok_or_else(|| ApiError::not_found(&super::write::subject(&call.rt), name))?;
+                .ok_or_else(|| ApiError::not_found(&super::api_error::subject(&call.rt), name))?;
             one(obj, StatusCode::OK)
         }
         Verb::List => call.list(),
@@ -261,7 +264,7 @@ fn serve_object(
                 ..opts
             };
             let obj = written(admitted, decoded_object, body)?;
-            let created = lock(&shared.store).create(&call.rt, ns, obj, &opts)?;
+            let created = lock(&shared.state).create(&call.rt, ns, obj, &opts)?;
             call.warn_about_finalizers(&created, None, part, warnings);
             one(&created, StatusCode::CREATED)
         }
@@ -272,9 +275,9 @@ fn serve_object(
                 ..opts
             };
             let obj = written(admitted, decoded_object, body)?;
-            let mut store = lock(&shared.store);
-            let old = store.get(&key(&call.rt, ns, name)).cloned();
-            let updated = store.update(&call.rt, ns, name, obj, part, &opts)?;
+            let mut state = lock(&shared.state);
+            let old = state.store.get(&key(&call.rt, ns, name)).cloned();
+            let updated = state.update(&call.rt, ns, name, obj, part, &opts)?;
             call.warn_about_finalizers(&updated, old.as_deref(), part, warnings);
             // A PUT that created the object (AllowCreateOnUpdate) answers as a create.
             let code = if old.is_some() {
@@ -289,8 +292,8 @@ fn serve_object(
                 .patch_kind
                 .clone()
                 .unwrap_or_else(|| Err(ApiError::no_route(uri_path)))?;
-            let mut store = lock(&shared.store);
-            let old = store.get(&key(&call.rt, ns, name)).cloned();
+            let mut state = lock(&shared.state);
+            let old = state.store.get(&key(&call.rt, ns, name)).cloned();
             if let Some(decoding) = &patch_decoding
                 && let Some(old) = &old
                 && let Some(preview) = super::patch::preview(old, &kind, body)
@@ -306,11 +309,11 @@ fn serve_object(
             };
             let (patched, created) = match admitted {
                 Some(obj) if old.is_some() => (
-                    store.update(&call.rt, ns, name, obj, part, &computed)?,
+                    state.update(&call.rt, ns, name, obj, part, &computed)?,
                     false,
                 ),
-                Some(obj) => (store.create(&call.rt, ns, obj, &computed)?, true),
-                None => store.patch(&call.rt, ns, name, &kind, body, part, &opts)?,
+                Some(obj) => (state.create(&call.rt, ns, obj, &computed)?, true),
+                None => state.patch(&call.rt, ns, name, &kind, body, part, &opts)?,
             };
             call.warn_about_finalizers(&patched, old.as_deref(), part, warnings);
             let code = if created {
@@ -323,7 +326,7 @@ fn serve_object(
         Verb::Delete => {
             let opts = DeleteOptions::parse(body, query.get("propagationPolicy"))?;
             let (obj, gone) =
-                lock(&shared.store).delete(&call.rt, key(&call.rt, ns, name), &opts, dry_run)?;
+                lock(&shared.state).delete(&call.rt, key(&call.rt, ns, name), &opts, dry_run)?;
             // Like the generic registry: a `Status` for an object deleted at once (unless
             // the kind returns deleted objects), else the object's new state; always 200.
             if gone && !super::builtin::returns_deleted_object(&call.rt) {
@@ -420,20 +423,21 @@ impl Call<'_> {
         // Listing has no effect, so the conversion's 406 may come first.
         let partial = self.as_partial.list(&self.rt)?;
         let limit = self.query.number("limit")?.filter(|l| *l > 0);
-        let store = lock(&self.shared.store);
+        let state = lock(&self.shared.state);
         let (list_rv, after) = match self.query.get("continue") {
             Some(token) => {
                 let (rv, after) = parse_continue(token)?;
-                if rv < store.evicted_upto() {
+                if rv < state.store.evicted_upto() {
                     return Err(ApiError::gone(
                         "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.".into(),
                     ));
                 }
                 (rv, Some(after))
             }
-            None => (store.current_rv(), None),
+            None => (state.store.current_rv(), None),
         };
-        let mut matching = store
+        let mut matching = state
+            .store
             .range(&self.rt.storage(), self.path.namespace.as_deref(), after)
             .filter(|o| selectors.matches(o));
         let mut items = Vec::new();
@@ -477,7 +481,7 @@ impl Call<'_> {
             namespace: self.path.namespace.clone(),
             selectors,
         };
-        let rx = lock(&self.shared.store).open_watch(
+        let rx = lock(&self.shared.state).store.open_watch(
             filter,
             start,
             self.query.flag("sendInitialEvents"),
@@ -496,7 +500,7 @@ impl Call<'_> {
                 .number("timeoutSeconds")?
                 .map(Duration::from_secs),
         };
-        let mut resp = Response::new(watch::body(self.shared.store.clone(), rx, opts));
+        let mut resp = Response::new(watch::body(self.shared.state.clone(), rx, opts));
         resp.headers_mut().insert(
             header::CONTENT_TYPE,
             header::HeaderValue::from_static("application/json"),
@@ -511,8 +515,9 @@ impl Call<'_> {
         let converted = self.as_partial.list(&self.rt);
         let partial = converted.clone().unwrap_or(false);
         let opts = DeleteOptions::parse(body, self.query.get("propagationPolicy"))?;
-        let mut store = lock(&self.shared.store);
-        let names: Vec<(String, String)> = store
+        let mut state = lock(&self.shared.state);
+        let names: Vec<(String, String)> = state
+            .store
             .range(&self.rt.storage(), self.path.namespace.as_deref(), None)
             .filter(|o| selectors.matches(o))
             .map(|o| {
@@ -523,7 +528,7 @@ impl Call<'_> {
         let mut items = Vec::new();
         for (ns, name) in names {
             let key = key(&self.rt, Some(ns.as_str()), &name);
-            match store.delete(&self.rt, key, &opts, self.query.dry_run()) {
+            match state.delete(&self.rt, key, &opts, self.query.dry_run()) {
                 Ok((obj, _)) => {
                     items.push(present(&obj, &self.rt, partial, self.schema.as_deref()))
                 }
@@ -533,7 +538,7 @@ impl Call<'_> {
         }
         converted?;
         let (api_version, kind) = self.list_kind(partial);
-        let rv = store.current_rv().to_string();
+        let rv = state.store.current_rv().to_string();
         Ok(json_response(
             StatusCode::OK,
             &json!({"apiVersion": api_version, "kind": kind,

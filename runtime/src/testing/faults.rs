@@ -75,7 +75,7 @@ impl Faults {
     /// Ends every open watch stream now, as an apiserver restart or a dropped connection would
     /// (clients see the stream end; kube-runtime's watcher re-watches from its last version).
     pub fn close_watches(&self) {
-        lock(&self.shared.store).close_watchers();
+        lock(&self.shared.state).store.close_watchers();
     }
 
     /// Makes the next watch that starts from a resourceVersion answer with a 410 `Expired`
@@ -87,7 +87,7 @@ impl Faults {
     /// Drops the whole retained event history (like an etcd compaction): every later watch or
     /// continue token from an older resourceVersion gets 410 Gone.
     pub fn compact(&self) {
-        lock(&self.shared.store).compact();
+        lock(&self.shared.state).store.compact();
     }
 
     /// Disarms every failure rule, the latency and forced 410s.

@@ -18,7 +18,7 @@ use http::{Method, header};
 use super::api_error::ApiError;
 use super::patch::PatchKind;
 use super::registry::ResourceType;
-use super::store::Store;
+use super::state::State;
 use crate::crd::ObjectSchema;
 
 /// A request as the handler parsed it, once: its query, its route and, for a request on
@@ -50,17 +50,17 @@ pub(crate) struct ObjectRequest {
 }
 
 impl Parsed {
-    /// Parses `parts` against the resources `store` serves.
-    pub(crate) fn new(parts: &http::request::Parts, store: &Store) -> Self {
+    /// Parses `parts` against the resources `state` serves.
+    pub(crate) fn new(parts: &http::request::Parts, state: &State) -> Self {
         let query = Query::parse(&parts.uri);
         let route = parse_path(parts.uri.path(), |g, v, p| {
-            store.registry.get(g, v, p).is_some()
+            state.registry.get(g, v, p).is_some()
         });
         let object = match (&query, &route) {
-            (Ok(query), Some(Route::Object(path))) => store
+            (Ok(query), Some(Route::Object(path))) => state
                 .registry
                 .get(&path.group, &path.version, &path.plural)
-                .map(|rt| ObjectRequest::new(parts, path, rt, store.schema(rt), query)),
+                .map(|rt| ObjectRequest::new(parts, path, rt, state.schemas.get(rt), query)),
             _ => None,
         };
         Self {

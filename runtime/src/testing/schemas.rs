@@ -35,14 +35,13 @@ use serde_json::Value;
 use crate::crd::ObjectSchema;
 use crate::field_error::FieldError;
 
-use super::api_error::{ApiError, Cause};
+use super::api_error::{ApiError, Cause, subject};
 use super::registry::ResourceType;
-use super::store::Store;
-use super::write::subject;
 
-/// The schemas of custom resources: group -> plural -> version -> schema (nested, so a lookup
-/// by `&str` allocates nothing on the request path).
-pub(crate) type Schemas = HashMap<String, HashMap<String, HashMap<String, Arc<ObjectSchema>>>>;
+/// The schemas of the served custom resource versions: group -> plural -> version -> schema
+/// (nested, so a lookup by `&str` allocates nothing on the request path).
+#[derive(Default)]
+pub(crate) struct Schemas(HashMap<String, HashMap<String, HashMap<String, Arc<ObjectSchema>>>>);
 
 /// The causes of a 422 for `errors`.
 pub(crate) fn causes(errors: Vec<FieldError>) -> Vec<Cause> {
@@ -123,10 +122,10 @@ pub(crate) fn compile_crd(
     }
 }
 
-impl Store {
+impl Schemas {
     /// The schema of `rt`'s version, when it is a custom resource with one.
-    pub(crate) fn schema(&self, rt: &ResourceType) -> Option<Arc<ObjectSchema>> {
-        self.schemas
+    pub(crate) fn get(&self, rt: &ResourceType) -> Option<Arc<ObjectSchema>> {
+        self.0
             .get(rt.group.as_str())?
             .get(rt.plural.as_str())?
             .get(rt.version.as_str())
@@ -134,13 +133,13 @@ impl Store {
     }
 
     /// Serves `schemas` for the versions of `group`/`plural` (replacing earlier ones).
-    pub(crate) fn set_schemas(
+    pub(crate) fn set(
         &mut self,
         group: &str,
         plural: &str,
         schemas: Vec<(String, Arc<ObjectSchema>)>,
     ) {
-        let by_plural = self.schemas.entry(group.to_owned()).or_default();
+        let by_plural = self.0.entry(group.to_owned()).or_default();
         if schemas.is_empty() {
             by_plural.remove(plural);
         } else {
@@ -162,7 +161,7 @@ impl Store {
         body: &mut Value,
         decoded: bool,
     ) -> Result<(), ApiError> {
-        let schema = self.schema(rt);
+        let schema = self.get(rt);
         if !decoded {
             super::decode::coerce(rt, schema.as_deref(), body, None).map_err(|why| {
                 ApiError::bad_request(format!(
@@ -178,7 +177,7 @@ impl Store {
         Ok(())
     }
 
-    /// [`Store::decode_and_default`] for a body that may fail later anyway (what admission
+    /// [`Schemas::decode_and_default`] for a body that may fail later anyway (what admission
     /// webhooks are shown).
     pub(crate) fn prune_and_default(&self, rt: &ResourceType, body: &mut Value) {
         let _ = self.decode_and_default(rt, body, false);
@@ -196,7 +195,7 @@ impl Store {
         old: Option<&Value>,
         mut errors: Vec<FieldError>,
     ) -> Result<(), ApiError> {
-        if let Some(schema) = self.schema(rt) {
+        if let Some(schema) = self.get(rt) {
             errors.extend(schema.validate_openapi(object, old));
             schema.validate_rules(object, old, &mut errors);
         }

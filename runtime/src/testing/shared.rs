@@ -10,9 +10,9 @@ use k8s_openapi::api::authorization::v1::{
 };
 
 use super::fault_state::{Counts, FaultState};
-use super::store::Store;
+use super::state::State;
 
-/// Locks a mutex, recovering the data if a panicking thread poisoned it (the store is always
+/// Locks a mutex, recovering the data if a panicking thread poisoned it (the state is always
 /// left consistent between statements).
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -26,7 +26,7 @@ pub(crate) struct Config {
 
 /// Everything the clones of a server share.
 pub(crate) struct Shared {
-    pub(crate) store: Arc<Mutex<Store>>,
+    pub(crate) state: Arc<Mutex<State>>,
     pub(crate) faults: Mutex<FaultState>,
     pub(crate) counters: Counts,
     /// The subset of `counters` asking for metadata only (`Accept: …;as=PartialObjectMetadata…`).
