@@ -19,25 +19,22 @@
 //! validation that the real server runs between the two phases.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use k8s_openapi::ByteString;
 use serde_json::{Value, json};
 
-use super::api_error::{ApiError, reason_for_code};
+use super::api_error::ApiError;
 use super::handlers::Decoded;
 use super::meta;
 use super::registry::ResourceType;
 use super::request::{ObjectPath, ObjectRequest, Verb};
 use super::shared::{Shared, lock};
 use super::subresource::Part;
+use super::webhook_client::{Hook, apply_patch, call, denied, warnings};
 use super::write::{WriteOptions, key};
 
 const GROUP: &str = "admissionregistration.k8s.io";
 const MUTATING: &str = "mutatingwebhookconfigurations";
 const VALIDATING: &str = "validatingwebhookconfigurations";
-/// `timeoutSeconds` when a webhook does not set it (the v1 default).
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What admission decided for a request the webhooks intercepted.
 #[derive(Debug, Default)]
@@ -72,33 +69,6 @@ impl Operation {
             Self::Update => "UpdateOptions",
             Self::Delete => "DeleteOptions",
         }
-    }
-}
-
-/// One webhook to call: its configuration entry, and whether it may mutate.
-#[derive(Debug)]
-struct Hook {
-    webhook: Value,
-    mutating: bool,
-}
-
-impl Hook {
-    fn name(&self) -> &str {
-        self.webhook
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-    }
-
-    fn ignores_failures(&self) -> bool {
-        self.webhook.get("failurePolicy").and_then(Value::as_str) == Some("Ignore")
-    }
-
-    fn timeout(&self) -> Duration {
-        self.webhook
-            .get("timeoutSeconds")
-            .and_then(Value::as_u64)
-            .map_or(DEFAULT_TIMEOUT, Duration::from_secs)
     }
 }
 
@@ -378,111 +348,6 @@ fn review(attributes: &Attributes, object: Option<&Value>, uid: &str) -> Value {
     json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request})
 }
 
-/// Calls one webhook: its `response`, `None` when it failed and `failurePolicy` is `Ignore`,
-/// the apiserver's 500 when it failed otherwise.
-async fn call(hook: &Hook, review: &Value, uid: &str) -> Result<Option<Value>, ApiError> {
-    let call = super::webhook_client::post(&hook.webhook, review);
-    let outcome = tokio::time::timeout(hook.timeout(), call)
-        .await
-        .unwrap_or_else(|_| Err("context deadline exceeded".into()))
-        .and_then(|answer| response_of(answer, uid));
-    match outcome {
-        Ok(response) => Ok(Some(response)),
-        Err(why) if hook.ignores_failures() => {
-            tracing::debug!(webhook = hook.name(), error = %why, "fake apiserver: webhook failed, failurePolicy Ignore");
-            Ok(None)
-        }
-        Err(why) => Err(ApiError {
-            code: 500,
-            reason: "InternalError",
-            message: format!(
-                "Internal error occurred: failed calling webhook \"{}\": {why}",
-                hook.name()
-            ),
-            details: None,
-        }),
-    }
-}
-
-/// The `response` of an AdmissionReview answer, checked like the apiserver checks it.
-fn response_of(answer: Value, uid: &str) -> Result<Value, String> {
-    if answer.get("apiVersion").and_then(Value::as_str) != Some("admission.k8s.io/v1")
-        || answer.get("kind").and_then(Value::as_str) != Some("AdmissionReview")
-    {
-        return Err(
-            "expected webhook response of admission.k8s.io/v1, Kind=AdmissionReview".into(),
-        );
-    }
-    let response = answer
-        .get("response")
-        .cloned()
-        .ok_or("webhook response was absent")?;
-    let got = response.get("uid").and_then(Value::as_str).unwrap_or("");
-    if got != uid {
-        return Err(format!("expected response.uid={uid:?}, got {got:?}"));
-    }
-    Ok(response)
-}
-
-/// The `warnings` of a response.
-fn warnings(response: &Value) -> Vec<String> {
-    response
-        .get("warnings")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_owned)
-        .collect()
-}
-
-/// The apiserver's answer to a denial (`webhookerrors.ToStatusErr`): the webhook's code (at
-/// least 400), its message prefixed with who denied the request, its details.
-fn denied(webhook: &str, status: Option<&Value>) -> ApiError {
-    let status = status.unwrap_or(&Value::Null);
-    let code = status
-        .get("code")
-        .and_then(Value::as_u64)
-        .and_then(|c| u16::try_from(c).ok())
-        .filter(|c| *c >= 400)
-        .unwrap_or(400);
-    let text = |field: &str| {
-        status
-            .get(field)
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-    };
-    let denied_by = format!("admission webhook {webhook:?} denied the request");
-    let message = match text("message").or_else(|| text("reason")) {
-        Some(why) => format!("{denied_by}: {why}"),
-        None => format!("{denied_by} without explanation"),
-    };
-    ApiError {
-        code,
-        reason: reason_for_code(code),
-        message,
-        details: status.get("details").cloned(),
-    }
-}
-
-/// Applies a mutating webhook's base64 `JSONPatch` to `object`.
-fn apply_patch(hook: &Hook, patch: &Value, object: &mut Value) -> Result<(), ApiError> {
-    let internal = |why: String| ApiError {
-        code: 500,
-        reason: "InternalError",
-        message: format!(
-            "Internal error occurred: the patch of webhook \"{}\" cannot be applied: {why}",
-            hook.name()
-        ),
-        details: None,
-    };
-    let bytes = serde_json::from_value::<ByteString>(patch.clone())
-        .map_err(|e| internal(format!("the patch is not base64: {e}")))?;
-    let patch: json_patch::Patch = serde_json::from_slice(&bytes.0)
-        .map_err(|e| internal(format!("the patch is not a JSON patch: {e}")))?;
-    json_patch::patch(object, &patch).map_err(|e| internal(e.to_string()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -503,38 +368,5 @@ mod tests {
         assert!(resource_matches("widgets/*", "widgets", Some("scale")));
         assert!(resource_matches("*/scale", "gadgets", Some("scale")));
         assert!(!resource_matches("widgets/status", "widgets", None));
-    }
-
-    #[test]
-    fn denials_name_the_webhook_and_keep_at_least_400() {
-        let e = denied(
-            "vchannel.kb.io",
-            Some(&json!({"code": 403, "message": "no provisioner"})),
-        );
-        assert_eq!((e.code, e.reason), (403, "Forbidden"));
-        assert_eq!(
-            e.message,
-            "admission webhook \"vchannel.kb.io\" denied the request: no provisioner"
-        );
-        let e = denied("w", Some(&json!({"code": 200})));
-        assert_eq!(e.code, 400);
-        assert_eq!(
-            e.message,
-            "admission webhook \"w\" denied the request without explanation"
-        );
-    }
-
-    #[test]
-    fn answers_must_be_reviews_for_the_request() {
-        let ok = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                        "response": {"uid": "u1", "allowed": true}});
-        assert!(response_of(ok.clone(), "u1").is_ok());
-        assert!(
-            response_of(ok, "u2")
-                .unwrap_err()
-                .contains("expected response.uid")
-        );
-        let wrong = json!({"apiVersion": "v1", "kind": "Status"});
-        assert!(response_of(wrong, "u1").is_err());
     }
 }

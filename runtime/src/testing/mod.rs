@@ -314,6 +314,7 @@ mod admission;
 mod api_error;
 mod apply;
 mod builtin;
+mod collection;
 mod crds;
 mod decode;
 mod discovery;
