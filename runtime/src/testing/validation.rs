@@ -329,7 +329,7 @@ fn no_new_finalizers(new: &Value, old: &Value) -> Vec<FieldError> {
         FieldErrorType::Forbidden,
         "metadata.finalizers",
         None,
-        &format!(
+        format!(
             "no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
             quoted.join(", ")
         ),

@@ -74,7 +74,7 @@ fn duplicates(
         if keys[..index].iter().filter(|k| *k == key).count() == 1 {
             errors.push(FieldError::new(
                 FieldErrorType::Duplicate,
-                &format!("{path}[{index}]"),
+                format!("{path}[{index}]"),
                 Some(key),
                 "",
             ));
@@ -90,7 +90,7 @@ fn map_list(node: &Node, items: &[Value], path: &str, errors: &mut Vec<FieldErro
     {
         errors.push(FieldError::new(
             FieldErrorType::Invalid,
-            &format!("{path}[{index}]"),
+            format!("{path}[{index}]"),
             Some(item),
             "must be an object for an array of list-type map",
         ));

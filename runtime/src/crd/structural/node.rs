@@ -153,9 +153,9 @@ impl Node {
                 Ok(regex) => node.pattern = Some((pattern.to_owned(), regex)),
                 Err(error) => errors.push(FieldError::new(
                     FieldErrorType::Invalid,
-                    &format!("{path}.pattern"),
+                    format!("{path}.pattern"),
                     Some(&Value::String(pattern.to_owned())),
-                    &format!("must be a valid regular expression, but isn't: {error}"),
+                    format!("must be a valid regular expression, but isn't: {error}"),
                 )),
             }
         }

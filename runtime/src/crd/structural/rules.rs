@@ -267,7 +267,7 @@ pub(super) fn evaluate(
                 FieldErrorType::Invalid,
                 path,
                 Some(&Value::String(type_.to_owned())),
-                &format!(
+                format!(
                     "{other:?} evaluating rule: {}: the rule must evaluate to a bool",
                     rule.text.trim()
                 ),
@@ -276,7 +276,7 @@ pub(super) fn evaluate(
                 FieldErrorType::Invalid,
                 path,
                 Some(&Value::String(type_.to_owned())),
-                &evaluation_error(&error, rule.error_string()),
+                evaluation_error(&error, rule.error_string()),
             )),
         }
     }

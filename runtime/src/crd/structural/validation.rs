@@ -226,7 +226,7 @@ impl Validator {
                 FieldErrorType::TooLong,
                 path,
                 None,
-                &format!("may not be more than {max} bytes"),
+                format!("may not be more than {max} bytes"),
             ));
             return;
         }
@@ -414,7 +414,7 @@ impl Validator {
                 FieldErrorType::TooMany,
                 path,
                 Some(&Value::from(size)),
-                &format!("must have at most {max} items"),
+                format!("must have at most {max} items"),
             ));
         }
     }
@@ -476,7 +476,7 @@ impl Validator {
                 FieldErrorType::TooMany,
                 path,
                 Some(&Value::from(size)),
-                &format!("must have at most {max} items"),
+                format!("must have at most {max} items"),
             ));
             return;
         }
@@ -494,7 +494,7 @@ impl Validator {
             if !fields.contains_key(name) {
                 self.errors.push(FieldError::new(
                     FieldErrorType::Required,
-                    &child(path, name),
+                    child(path, name),
                     None,
                     "",
                 ));
