@@ -46,6 +46,7 @@ pub mod controller;
 pub mod crd;
 pub mod error;
 pub mod events;
+pub mod field_error;
 pub mod field_selector;
 pub mod finalizer;
 pub mod logging;

@@ -440,7 +440,6 @@ const KNOWN_CIRCLES: &[&str] = &[
     "kbr::commands::create_api",
     "kbr::commands::create_webhook",
     "kbr::plan",
-    "kbr_runtime::testing",
 ];
 
 #[test]

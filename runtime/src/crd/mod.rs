@@ -74,4 +74,4 @@ pub use merge::merge;
 pub use schema::{preserve_unknown_fields, root_schema, schema_settings};
 #[cfg(feature = "cel")]
 pub(crate) use structural::rule_cost_errors;
-pub use structural::{FieldError, FieldErrorKind, ObjectSchema, check_crd, check_schema};
+pub use structural::{ObjectSchema, check_crd, check_schema};

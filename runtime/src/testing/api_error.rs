@@ -7,6 +7,8 @@
 
 use serde_json::{Value, json};
 
+use super::registry::ResourceType;
+
 /// A failed request: the `Status` the server sends.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct ApiError {
@@ -253,5 +255,13 @@ pub(crate) fn reason_for_code(code: u16) -> &'static str {
         503 => "ServiceUnavailable",
         504 => "Timeout",
         _ => "Unknown",
+    }
+}
+/// The [`Subject`] of errors about `rt`.
+pub(crate) fn subject(rt: &ResourceType) -> Subject<'_> {
+    Subject {
+        group: &rt.group,
+        plural: &rt.plural,
+        kind: &rt.kind,
     }
 }

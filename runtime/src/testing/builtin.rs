@@ -23,11 +23,12 @@ use serde_json::{Value, json};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
-use crate::crd::FieldError;
+use crate::field_error::FieldError;
 
 use super::meta;
 use super::registry::{ResourceType, StorageKey};
-use super::store::{ObjRef, Store};
+use super::state::State;
+use super::store::ObjRef;
 
 fn is_crd(storage: &StorageKey) -> bool {
     storage.group == "apiextensions.k8s.io" && storage.plural == "customresourcedefinitions"
@@ -147,7 +148,7 @@ fn name_label(obj: &mut Value) {
     }
 }
 
-impl Store {
+impl State {
     /// Kind-specific defaults before a new object is stored.
     pub(crate) fn on_create(&mut self, rt: &ResourceType, obj: &mut Value) {
         let storage = rt.storage();
@@ -184,7 +185,7 @@ impl Store {
     /// Kind-specific effects after an object was removed.
     pub(crate) fn on_remove(&mut self, key: &ObjRef, removed: &Value) {
         if is_namespace(&key.storage) {
-            for obj in self.all_in_namespace(&key.name) {
+            for obj in self.store.all_in_namespace(&key.name) {
                 self.delete_contents(obj);
             }
         }
@@ -196,6 +197,7 @@ impl Store {
                 plural: crd.spec.names.plural.clone(),
             };
             let keys: Vec<ObjRef> = self
+                .store
                 .range(&storage, None, None)
                 .map(|o| ObjRef {
                     storage: storage.clone(),
@@ -208,14 +210,16 @@ impl Store {
             }
             self.registry
                 .remove_resource(&crd.spec.group, &crd.spec.names.plural);
-            self.set_schemas(&crd.spec.group, &crd.spec.names.plural, Vec::new());
-            self.set_merge_types(&crd.spec.group, &crd.spec.names.plural, None);
+            self.schemas
+                .set(&crd.spec.group, &crd.spec.names.plural, Vec::new());
+            self.merge_types
+                .set(&crd.spec.group, &crd.spec.names.plural, None);
         }
     }
 
     /// Deletes one object of a removed Namespace or CRD, ignoring its finalizers.
     fn delete_contents(&mut self, key: ObjRef) {
-        if let Some(obj) = self.get(&key) {
+        if let Some(obj) = self.store.get(&key) {
             let mut last = (**obj).clone();
             meta::set_finalizers(&mut last, &[]);
             self.remove_with_cascade(key, last);
@@ -238,8 +242,10 @@ impl Store {
             "customresourcedefinitions",
         );
         let schemas = super::schemas::compile_crd(&rt, obj).unwrap_or_default();
-        self.set_schemas(&crd.spec.group, &crd.spec.names.plural, schemas);
-        self.set_merge_types(&crd.spec.group, &crd.spec.names.plural, Some(obj));
+        self.schemas
+            .set(&crd.spec.group, &crd.spec.names.plural, schemas);
+        self.merge_types
+            .set(&crd.spec.group, &crd.spec.names.plural, Some(obj));
         if !write_status {
             return;
         }

@@ -16,7 +16,7 @@
 
 use serde_json::Value;
 
-use crate::crd::{FieldError, FieldErrorKind};
+use crate::field_error::{BadValue, FieldError, FieldErrorType};
 
 fn text<'a>(obj: &'a Value, pointer: &str) -> &'a str {
     obj.pointer(pointer)
@@ -56,7 +56,7 @@ fn go_versions(obj: &Value) -> String {
 
 fn invalid(field: &str, value: &str, detail: &str) -> FieldError {
     FieldError::new(
-        FieldErrorKind::Invalid,
+        FieldErrorType::Invalid,
         field,
         Some(&Value::String(value.to_owned())),
         detail,
@@ -86,14 +86,12 @@ pub(crate) fn validate_spec(crd: &Value, old: Option<&Value>) -> Vec<FieldError>
         .filter(|v| v.get("storage") == Some(&Value::Bool(true)))
         .count();
     if storage != 1 {
-        errors.push(FieldError {
-            kind: FieldErrorKind::Invalid,
-            field: "spec.versions".to_owned(),
-            message: format!(
-                "Invalid value: {}: must have exactly one version marked as storage version",
-                go_versions(crd)
-            ),
-        });
+        errors.push(FieldError::new(
+            FieldErrorType::Invalid,
+            "spec.versions",
+            BadValue::Encoded(go_versions(crd)),
+            "must have exactly one version marked as storage version",
+        ));
     }
     errors
 }

@@ -6,64 +6,12 @@
 //! the status subresource are counted as `plural[.group]/status`.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
+use super::fault_state::{FailRule, FaultState};
 use super::request::Verb;
-use super::server::{Shared, lock};
-
-/// A "fail the next N matching requests" rule.
-#[derive(Clone, Debug)]
-struct FailRule {
-    verb: Option<Verb>,
-    resource: String,
-    remaining: usize,
-    code: u16,
-}
-
-impl FailRule {
-    fn matches(&self, verb: Verb, resource: &str) -> bool {
-        let base = resource.split('/').next().unwrap_or(resource);
-        self.verb.is_none_or(|v| v == verb)
-            && (self.resource == "*" || self.resource == resource || self.resource == base)
-    }
-}
-
-/// The injected faults currently armed.
-#[derive(Debug, Default)]
-pub(crate) struct FaultState {
-    rules: Vec<FailRule>,
-    latency: Option<Duration>,
-    expire_watches: usize,
-}
-
-impl FaultState {
-    /// Consumes one matching failure rule: the code to fail this request with.
-    pub(crate) fn take_failure(&mut self, verb: Verb, resource: &str) -> Option<u16> {
-        let rule = self
-            .rules
-            .iter_mut()
-            .find(|r| r.remaining > 0 && r.matches(verb, resource))?;
-        rule.remaining -= 1;
-        let code = rule.code;
-        self.rules.retain(|r| r.remaining > 0);
-        Some(code)
-    }
-
-    /// Consumes one forced 410 for a watch.
-    pub(crate) fn take_expired_watch(&mut self) -> bool {
-        if self.expire_watches > 0 {
-            self.expire_watches -= 1;
-            true
-        } else {
-            false
-        }
-    }
-
-    pub(crate) fn latency(&self) -> Option<Duration> {
-        self.latency
-    }
-}
+use super::shared::{Shared, lock};
 
 /// The `plural[.group]` name of `K`'s resource.
 fn resource_of<K: kube::Resource<DynamicType = ()>>() -> String {
@@ -127,7 +75,7 @@ impl Faults {
     /// Ends every open watch stream now, as an apiserver restart or a dropped connection would
     /// (clients see the stream end; kube-runtime's watcher re-watches from its last version).
     pub fn close_watches(&self) {
-        lock(&self.shared.store).close_watchers();
+        lock(&self.shared.state).store.close_watchers();
     }
 
     /// Makes the next watch that starts from a resourceVersion answer with a 410 `Expired`
@@ -139,7 +87,7 @@ impl Faults {
     /// Drops the whole retained event history (like an etcd compaction): every later watch or
     /// continue token from an older resourceVersion gets 410 Gone.
     pub fn compact(&self) {
-        lock(&self.shared.store).compact();
+        lock(&self.shared.state).store.compact();
     }
 
     /// Disarms every failure rule, the latency and forced 410s.
@@ -166,9 +114,6 @@ impl Faults {
 pub struct RequestCounters {
     pub(crate) shared: Arc<Shared>,
 }
-
-/// Requests by (verb, resource).
-pub(crate) type Counts = Mutex<BTreeMap<(Verb, String), u64>>;
 
 impl RequestCounters {
     /// Requests with `verb` on `resource` (`plural[.group]`, or `plural[.group]/status`).

@@ -19,10 +19,11 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::api_error::ApiError;
+use super::api_error::subject;
 use super::meta;
 use super::registry::ResourceType;
-use super::store::{ObjRef, Store};
-use super::write::subject;
+use super::state::State;
+use super::store::ObjRef;
 
 /// The finalizer a foreground deletion puts on the owner.
 pub(crate) const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
@@ -83,7 +84,7 @@ impl DeleteOptions {
     }
 }
 
-impl Store {
+impl State {
     /// `DELETE`: returns the object (its last state, or the state marked for deletion) and
     /// whether it is gone.
     pub(crate) fn delete(
@@ -94,6 +95,7 @@ impl Store {
         dry_run: bool,
     ) -> Result<(Arc<Value>, bool), ApiError> {
         let old = self
+            .store
             .get(&key)
             .cloned()
             .ok_or_else(|| ApiError::not_found(&subject(rt), &key.name))?;
@@ -124,11 +126,11 @@ impl Store {
         let uid = meta::uid(&old).to_owned();
         match opts.propagation {
             Propagation::Orphan => {
-                for dependent in self.dependents_of(&uid) {
+                for dependent in self.store.dependents_of(&uid) {
                     self.drop_owner_ref(&dependent, &uid);
                 }
             }
-            Propagation::Foreground if !self.dependents_of(&uid).is_empty() => {
+            Propagation::Foreground if !self.store.dependents_of(&uid).is_empty() => {
                 let mut marked = (*old).clone();
                 let mut finalizers = meta::finalizers(&marked);
                 if !finalizers.iter().any(|f| f == FOREGROUND_FINALIZER) {
@@ -136,12 +138,12 @@ impl Store {
                 }
                 meta::set_finalizers(&mut marked, &finalizers);
                 mark_deleting(&mut marked);
-                self.commit_put(key.clone(), marked);
-                for dependent in self.dependents_of(&uid) {
+                self.store.commit_put(key.clone(), marked);
+                for dependent in self.store.dependents_of(&uid) {
                     self.collect_dependent(&dependent, &uid);
                 }
                 self.finish_foreground(&uid);
-                return Ok(match self.get(&key) {
+                return Ok(match self.store.get(&key) {
                     Some(obj) if meta::uid(obj) == uid => (obj.clone(), false),
                     _ => (old, true),
                 });
@@ -153,7 +155,7 @@ impl Store {
 
     /// Removes the object at `key` if it has no finalizers, else marks it deleting.
     fn finalize_or_remove(&mut self, key: ObjRef) -> (Arc<Value>, bool) {
-        let Some(obj) = self.get(&key).cloned() else {
+        let Some(obj) = self.store.get(&key).cloned() else {
             return (Arc::new(Value::Null), true);
         };
         if !meta::finalizers(&obj).is_empty() {
@@ -162,7 +164,7 @@ impl Store {
             }
             let mut marked = (*obj).clone();
             mark_deleting(&mut marked);
-            return (self.commit_put(key, marked), false);
+            return (self.store.commit_put(key, marked), false);
         }
         let last = (*obj).clone();
         (self.remove_with_cascade(key, last), true)
@@ -171,9 +173,9 @@ impl Store {
     /// Removes an object for good and runs what its removal triggers: garbage collection of
     /// dependents, a Namespace's contents, a CRD's objects, foreground owners waiting on it.
     pub(crate) fn remove_with_cascade(&mut self, key: ObjRef, last: Value) -> Arc<Value> {
-        let removed = self.commit_remove(key.clone(), last);
+        let removed = self.store.commit_remove(key.clone(), last);
         let uid = meta::uid(&removed).to_owned();
-        for dependent in self.dependents_of(&uid) {
+        for dependent in self.store.dependents_of(&uid) {
             self.collect_dependent(&dependent, &uid);
         }
         self.on_remove(&key, &removed);
@@ -184,14 +186,15 @@ impl Store {
     /// The owner `owner_uid` is gone or going: delete `dependent`, or only drop its reference
     /// when another owner of it still exists.
     fn collect_dependent(&mut self, dependent: &ObjRef, owner_uid: &str) {
-        let Some(obj) = self.get(dependent) else {
+        let Some(obj) = self.store.get(dependent) else {
             return;
         };
         let other_owner_alive = meta::owner_refs(obj).iter().any(|r| {
             r.uid != owner_uid
                 && self
+                    .store
                     .by_uid(&r.uid)
-                    .and_then(|k| self.get(k))
+                    .and_then(|k| self.store.get(k))
                     .is_some_and(|o| !meta::is_deleting(o))
         });
         if other_owner_alive {
@@ -204,11 +207,11 @@ impl Store {
     }
 
     fn drop_owner_ref(&mut self, key: &ObjRef, owner_uid: &str) {
-        if let Some(obj) = self.get(key) {
+        if let Some(obj) = self.store.get(key) {
             let old = obj.clone();
             let mut new = (*old).clone();
             meta::remove_owner_ref(&mut new, owner_uid);
-            self.commit_put(key.clone(), new);
+            self.store.commit_put(key.clone(), new);
             self.after_owner_change(&old);
         }
     }
@@ -223,18 +226,18 @@ impl Store {
 
     /// Removes `foregroundDeletion` from a deleting owner once no dependent blocks it.
     fn finish_foreground(&mut self, owner_uid: &str) {
-        let Some(key) = self.by_uid(owner_uid).cloned() else {
+        let Some(key) = self.store.by_uid(owner_uid).cloned() else {
             return;
         };
-        let Some(owner) = self.get(&key).cloned() else {
+        let Some(owner) = self.store.get(&key).cloned() else {
             return;
         };
         let finalizers = meta::finalizers(&owner);
         if !meta::is_deleting(&owner) || !finalizers.iter().any(|f| f == FOREGROUND_FINALIZER) {
             return;
         }
-        let blocked = self.dependents_of(owner_uid).iter().any(|d| {
-            self.get(d).is_some_and(|obj| {
+        let blocked = self.store.dependents_of(owner_uid).iter().any(|d| {
+            self.store.get(d).is_some_and(|obj| {
                 meta::owner_refs(obj)
                     .iter()
                     .any(|r| r.uid == owner_uid && r.block_owner_deletion)
@@ -252,7 +255,7 @@ impl Store {
         if rest.is_empty() {
             self.remove_with_cascade(key, new);
         } else {
-            self.commit_put(key, new);
+            self.store.commit_put(key, new);
         }
     }
 }

@@ -23,8 +23,7 @@ use super::api_error::ApiError;
 use super::decode;
 use super::field_validation::{FieldValidation, Options, invalid_patch};
 use super::registry::ResourceType;
-use super::request::{Query, Route, parse_path};
-use super::server::{Shared, lock};
+use super::request::ObjectRequest;
 use super::warnings::Warnings;
 
 /// What the patch handler carries to the patched object: the directive and the patch's own
@@ -61,10 +60,14 @@ impl PatchDecoding {
     }
 }
 
-/// What the decoding step hands on: the body to admit and store, and for a patch what it
-/// needs when the patch is applied.
+/// What the decoding step hands on: the body, the object decoded from it (a create's or
+/// update's), and for a patch what it needs when the patch is applied.
 pub(crate) struct Decoded {
+    /// The request's body as received (a patch, delete options, a review).
     pub(crate) body: Bytes,
+    /// A create's or update's body as JSON, decoded into its kind when it is an object;
+    /// `None` when it is not JSON (storing it answers with the parser's error).
+    pub(crate) object: Option<Value>,
     pub(crate) patch: Option<PatchDecoding>,
 }
 
@@ -76,41 +79,32 @@ pub(crate) struct Decoded {
 /// field of the wrong type), or, with `fieldValidation=Strict`, that has unknown or duplicate
 /// fields.
 pub(crate) fn decode(
-    shared: &Shared,
-    parts: &http::request::Parts,
+    request: Option<&ObjectRequest>,
+    method: &http::Method,
     body: Bytes,
     warnings: &mut Warnings,
 ) -> Result<Decoded, ApiError> {
-    let unchanged = |body| Ok(Decoded { body, patch: None });
-    let options = match parts.method.as_str() {
+    let unchanged = |body| {
+        Ok(Decoded {
+            body,
+            object: None,
+            patch: None,
+        })
+    };
+    let options = match method.as_str() {
         "POST" => Options::Create,
         "PUT" => Options::Update,
         "PATCH" => Options::Patch,
         _ => return unchanged(body),
     };
-    let (rt, schema) = {
-        let store = lock(&shared.store);
-        let Some(Route::Object(path)) = parse_path(parts.uri.path(), |g, v, p| {
-            store.registry.get(g, v, p).is_some()
-        }) else {
-            return unchanged(body);
-        };
-        match store.registry.get(&path.group, &path.version, &path.plural) {
-            Some(rt) => (rt.clone(), store.schema(rt)),
-            None => return unchanged(body),
-        }
-    };
-    let Ok(query) = Query::parse(&parts.uri) else {
+    let Some(request) = request else {
         return unchanged(body);
     };
-    let content_type = parts
-        .headers
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
+    let (rt, query) = (&request.rt, &request.query);
+    let content_type = request.content_type.as_str();
     if options == Options::Patch
         && content_type.starts_with("application/strategic-merge-patch+json")
-        && super::builtin::is_custom_resource(&rt)
+        && super::builtin::is_custom_resource(rt)
     {
         // Custom resources have no Go type to take patch strategies from: PatchResource
         // accepts only the other patch types for them (customresource_handler.go).
@@ -124,7 +118,7 @@ pub(crate) fn decode(
             details: None,
         });
     }
-    let directive = FieldValidation::of(&query, options)?;
+    let directive = FieldValidation::of(query, options)?;
     if options == Options::Patch {
         let patch_errors = if directive.is_strict_decoding() {
             patch_errors(content_type, &body)
@@ -133,6 +127,7 @@ pub(crate) fn decode(
         };
         return Ok(Decoded {
             body,
+            object: None,
             patch: Some(PatchDecoding {
                 directive,
                 patch_errors,
@@ -143,7 +138,11 @@ pub(crate) fn decode(
         return unchanged(body); // the store answers with the parser's error
     };
     if !object.is_object() {
-        return unchanged(body);
+        return Ok(Decoded {
+            body,
+            object: Some(object),
+            patch: None,
+        });
     }
     let body_kind = object
         .get("kind")
@@ -167,12 +166,13 @@ pub(crate) fn decode(
     } else {
         Vec::new()
     };
-    let unknown =
-        decode::coerce(&rt, schema.as_deref(), &mut object, Some(&body)).map_err(cannot)?;
+    let schema = request.schema.as_deref();
+    let unknown = decode::coerce(rt, schema, &mut object, Some(&body)).map_err(cannot)?;
     errors.extend(unknown);
     directive.decoded(&errors, &body_kind, &body_version, &rt.kind, warnings)?;
     Ok(Decoded {
-        body: Bytes::from(serde_json::to_vec(&object).unwrap_or_default()),
+        body,
+        object: Some(object),
         patch: None,
     })
 }

@@ -1,7 +1,7 @@
 //! `PATCH`: JSON merge patch, strategic merge patch, JSON patch and server-side apply.
 //!
 //! The patch is applied to the stored object and the result goes through the update path
-//! ([`Store::write_over`]), so the status-subresource split, `generation` bumps and
+//! (`State::write_over`), so the status-subresource split, `generation` bumps and
 //! resourceVersion preconditions (a patch that sets `metadata.resourceVersion` is conditional)
 //! work as for `PUT`.
 //!
@@ -15,10 +15,12 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::api_error::ApiError;
+use super::api_error::subject;
 use super::apply::ApplyOptions;
 use super::registry::ResourceType;
-use super::store::Store;
-use super::write::{Ownership, Part, WriteOptions, key, subject};
+use super::state::State;
+use super::subresource::Part;
+use super::write::{Ownership, WriteOptions, key};
 
 /// The patch type, from the request's `Content-Type`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -117,7 +119,7 @@ pub(crate) fn preview(old: &Value, kind: &PatchKind, body: &[u8]) -> Option<Valu
     Some(new)
 }
 
-impl Store {
+impl State {
     /// `PATCH` of the object (or, with [`Part::Status`], its status): the stored object, and
     /// whether the patch created it (an apply to a missing object, answered with 201 as
     /// apiserver `endpoints/handlers/patch.go` does).
@@ -137,13 +139,17 @@ impl Store {
         let computed = WriteOptions {
             dry_run: opts.dry_run,
             ownership: Ownership::Computed,
+            decoded: false,
         };
-        let Some(old) = self.get(&key).cloned() else {
+        let Some(old) = self.store.get(&key).cloned() else {
             return match kind {
                 PatchKind::Apply(apply) if part == Part::Main => {
                     // The live object of a creation: a new, empty one (`createNewObject`).
                     let live = serde_json::json!({"apiVersion": rt.api_version(), "kind": rt.kind});
-                    let created = self.field_manager(rt, part).apply(&live, &patch, apply)?;
+                    let created = self
+                        .merge_types
+                        .field_manager(rt, part)
+                        .apply(&live, &patch, apply)?;
                     let stored = self.create(rt, namespace, created, &computed)?;
                     Ok((stored, true))
                 }
@@ -166,9 +172,12 @@ impl Store {
             PatchKind::Apply(apply) => {
                 // The stored object as read, with its defaults (apiextensions-apiserver decodes
                 // it through the schema before the field manager sees it).
-                let schema = self.schema(rt);
+                let schema = self.schemas.get(rt);
                 let live = super::schemas::defaulted(&old, schema.as_deref());
-                new = self.field_manager(rt, part).apply(&live, &patch, apply)?;
+                new = self
+                    .merge_types
+                    .field_manager(rt, part)
+                    .apply(&live, &patch, apply)?;
                 let stored = self.write_over(rt, key, &old, new, part, &computed)?;
                 return Ok((stored, false));
             }

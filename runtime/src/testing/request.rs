@@ -5,13 +5,114 @@
 //! the verb from the method (`GET` one = get, `GET` many = list, `?watch=true` = watch, `POST` =
 //! create, `PUT` = update, `PATCH` = patch, `DELETE` one = delete, `DELETE` many =
 //! deletecollection), as in `k8s.io/apiserver/pkg/endpoints/request.RequestInfo`.
+//!
+//! The handler parses a request once ([`Parsed::new`]); decoding, admission and serving read
+//! the result.
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 
-use http::Method;
+use http::{Method, header};
 
 use super::api_error::ApiError;
+use super::patch::PatchKind;
+use super::registry::ResourceType;
+use super::state::State;
+use crate::crd::ObjectSchema;
+
+/// A request as the handler parsed it, once: its query, its route and, for a request on
+/// objects of a served resource, what the steps after it need.
+pub(crate) struct Parsed {
+    /// The query parameters, or the 400 of a malformed query.
+    pub(crate) query: Result<Query, ApiError>,
+    /// The route of the path; `None` when the path is not the API's.
+    pub(crate) route: Option<Route>,
+    /// For a request on objects of a served resource with a well-formed query.
+    pub(crate) object: Option<ObjectRequest>,
+}
+
+/// A request on objects of a served resource, parsed.
+pub(crate) struct ObjectRequest {
+    pub(crate) path: ObjectPath,
+    pub(crate) rt: ResourceType,
+    /// The schema of `rt`, for custom resources whose CRD has one.
+    pub(crate) schema: Option<Arc<ObjectSchema>>,
+    pub(crate) query: Query,
+    /// The verb; `None` when the method is not allowed on the path.
+    pub(crate) verb: Option<Verb>,
+    /// The request's `Content-Type` (empty when absent).
+    pub(crate) content_type: String,
+    /// The field manager of a write: `?fieldManager=`, else the User-Agent's product name.
+    pub(crate) field_manager: String,
+    /// A patch's type from its `Content-Type` (or the 415/400 that refuses it).
+    pub(crate) patch_kind: Option<Result<PatchKind, ApiError>>,
+}
+
+impl Parsed {
+    /// Parses `parts` against the resources `state` serves.
+    pub(crate) fn new(parts: &http::request::Parts, state: &State) -> Self {
+        let query = Query::parse(&parts.uri);
+        let route = parse_path(parts.uri.path(), |g, v, p| {
+            state.registry.get(g, v, p).is_some()
+        });
+        let object = match (&query, &route) {
+            (Ok(query), Some(Route::Object(path))) => state
+                .registry
+                .get(&path.group, &path.version, &path.plural)
+                .map(|rt| ObjectRequest::new(parts, path, rt, state.schemas.get(rt), query)),
+            _ => None,
+        };
+        Self {
+            query,
+            route,
+            object,
+        }
+    }
+}
+
+impl ObjectRequest {
+    fn new(
+        parts: &http::request::Parts,
+        path: &ObjectPath,
+        rt: &ResourceType,
+        schema: Option<Arc<ObjectSchema>>,
+        query: &Query,
+    ) -> Self {
+        let header = |name: header::HeaderName| {
+            let value = parts.headers.get(name).and_then(|v| v.to_str().ok());
+            value.unwrap_or("").to_owned()
+        };
+        let verb = verb(&parts.method, path.name.is_some(), query.flag("watch"));
+        let content_type = header(header::CONTENT_TYPE);
+        let patch_kind = (verb == Some(Verb::Patch)).then(|| {
+            let (manager, force) = (query.get("fieldManager"), query.flag("force"));
+            PatchKind::from_content_type(&content_type, manager, force)
+        });
+        let user_agent = header(header::USER_AGENT);
+        Self {
+            path: path.clone(),
+            rt: rt.clone(),
+            schema,
+            query: query.clone(),
+            verb,
+            field_manager: super::apply::manager_or_user_agent(
+                query.get("fieldManager"),
+                &user_agent,
+            ),
+            content_type,
+            patch_kind,
+        }
+    }
+
+    /// The object's namespace, for a namespaced resource.
+    pub(crate) fn namespace(&self) -> Option<&str> {
+        self.path
+            .namespace
+            .as_deref()
+            .filter(|_| self.rt.namespaced)
+    }
+}
 
 /// A Kubernetes API verb (the RBAC verbs of resource requests).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -8,18 +8,15 @@
 //! so a test says who a token is and what a user may do. `TokenReview` and
 //! `SubjectAccessReview` are served (and listed by discovery) only once a responder is set;
 //! `SelfSubjectAccessReview` always is, as on every kube-apiserver, and allows everything until
-//! the test says otherwise ([`FakeApiServer::answer_self_subject_access_reviews`]). As on the
+//! the test says otherwise ([`super::FakeApiServer::answer_self_subject_access_reviews`]). As on the
 //! real server, only `create` is allowed (other verbs get 405) and the answer is the posted
 //! review with its `status` filled in. Requests are counted and faults apply as for every other
 //! resource (`tokenreviews.authentication.k8s.io`, `subjectaccessreviews.authorization.k8s.io`,
 //! `selfsubjectaccessreviews.authorization.k8s.io`).
 
-use std::sync::Arc;
-
-use k8s_openapi::api::authentication::v1::{TokenReview, TokenReviewSpec, TokenReviewStatus};
+use k8s_openapi::api::authentication::v1::TokenReview;
 use k8s_openapi::api::authorization::v1::{
-    SelfSubjectAccessReview, SelfSubjectAccessReviewSpec, SubjectAccessReview,
-    SubjectAccessReviewSpec, SubjectAccessReviewStatus,
+    SelfSubjectAccessReview, SubjectAccessReview, SubjectAccessReviewStatus,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::Value;
@@ -27,123 +24,13 @@ use serde_json::Value;
 use super::api_error::{ApiError, Subject};
 use super::registry::ResourceType;
 use super::request::Verb;
-use super::server::{FakeApiServer, Shared, lock};
-use crate::crd::{FieldError, FieldErrorKind};
+use super::shared::{Shared, lock};
+use crate::field_error::{FieldError, FieldErrorType};
 
-type Authenticate = Arc<dyn Fn(&TokenReviewSpec) -> TokenReviewStatus + Send + Sync>;
-type Authorize = Arc<dyn Fn(&SubjectAccessReviewSpec) -> SubjectAccessReviewStatus + Send + Sync>;
-type AuthorizeSelf =
-    Arc<dyn Fn(&SelfSubjectAccessReviewSpec) -> SubjectAccessReviewStatus + Send + Sync>;
-
-/// The responders set on a server.
-#[derive(Default)]
-pub(crate) struct Reviews {
-    authenticate: Option<Authenticate>,
-    authorize: Option<Authorize>,
-    /// `None`: every `SelfSubjectAccessReview` is allowed.
-    authorize_self: Option<AuthorizeSelf>,
-}
-
-const TOKEN_REVIEWS: (&str, &str) = ("authentication.k8s.io", "tokenreviews");
-const ACCESS_REVIEWS: (&str, &str) = ("authorization.k8s.io", "subjectaccessreviews");
-const SELF_ACCESS_REVIEWS: (&str, &str) = ("authorization.k8s.io", "selfsubjectaccessreviews");
-
-impl FakeApiServer {
-    /// Serves `authentication.k8s.io/v1` `TokenReview` creates: `authenticate` gets the review's
-    /// spec (the bearer token, audiences) and returns its status (`authenticated`, `user`, …),
-    /// like kube-apiserver's authenticators. Replaces an earlier responder. (`spec.token` is a
-    /// `String` from Kubernetes 1.36's types on, an `Option<String>` before.)
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), kube::Error> {
-    /// use k8s_openapi::api::authentication::v1::{TokenReview, TokenReviewSpec, TokenReviewStatus, UserInfo};
-    /// use kbr_runtime::testing::FakeApiServer;
-    ///
-    /// let server = FakeApiServer::new();
-    /// server.answer_token_reviews(|spec| TokenReviewStatus {
-    ///     authenticated: Some(spec.token == "secret"),
-    ///     user: Some(UserInfo { username: Some("alice".into()), ..UserInfo::default() }),
-    ///     ..TokenReviewStatus::default()
-    /// });
-    /// let reviews: kube::Api<TokenReview> = kube::Api::all(server.kube_client());
-    /// let review = TokenReview {
-    ///     spec: TokenReviewSpec { token: "secret".into(), ..TokenReviewSpec::default() },
-    ///     ..TokenReview::default()
-    /// };
-    /// let answered = reviews.create(&Default::default(), &review).await?;
-    /// assert_eq!(answered.status.and_then(|s| s.authenticated), Some(true));
-    /// # Ok(()) }
-    /// ```
-    pub fn answer_token_reviews(
-        &self,
-        authenticate: impl Fn(&TokenReviewSpec) -> TokenReviewStatus + Send + Sync + 'static,
-    ) {
-        lock(&self.shared.reviews).authenticate = Some(Arc::new(authenticate));
-        let (group, plural) = TOKEN_REVIEWS;
-        self.register_type(ResourceType::new(group, "v1", "TokenReview", plural).cluster_scoped());
-    }
-
-    /// Serves `authorization.k8s.io/v1` `SubjectAccessReview` creates: `authorize` gets the
-    /// review's spec (user, groups, resource or non-resource attributes) and returns its status
-    /// (`allowed`, `denied`, `reason`), like kube-apiserver's authorizers.
-    ///
-    /// ```
-    /// use k8s_openapi::api::authorization::v1::SubjectAccessReviewStatus;
-    /// use kbr_runtime::testing::FakeApiServer;
-    ///
-    /// let server = FakeApiServer::new();
-    /// server.answer_subject_access_reviews(|spec| SubjectAccessReviewStatus {
-    ///     allowed: spec.user.as_deref() == Some("alice"),
-    ///     ..SubjectAccessReviewStatus::default()
-    /// });
-    /// ```
-    pub fn answer_subject_access_reviews(
-        &self,
-        authorize: impl Fn(&SubjectAccessReviewSpec) -> SubjectAccessReviewStatus
-        + Send
-        + Sync
-        + 'static,
-    ) {
-        lock(&self.shared.reviews).authorize = Some(Arc::new(authorize));
-        let (group, plural) = ACCESS_REVIEWS;
-        self.register_type(
-            ResourceType::new(group, "v1", "SubjectAccessReview", plural).cluster_scoped(),
-        );
-    }
-}
-
-impl FakeApiServer {
-    /// Answers `authorization.k8s.io/v1` `SelfSubjectAccessReview` creates (always served) with
-    /// `authorize`: it gets the review's spec (the resource or non-resource attributes the
-    /// client asks about for itself) and returns its status (`allowed`, `denied`, `reason`),
-    /// like kube-apiserver's authorizers for the request's user. Until this is called, every
-    /// review is allowed. Replaces an earlier responder.
-    ///
-    /// ```
-    /// use k8s_openapi::api::authorization::v1::SubjectAccessReviewStatus;
-    /// use kbr_runtime::testing::FakeApiServer;
-    ///
-    /// // This client may do anything but create Deployments.
-    /// let server = FakeApiServer::new();
-    /// server.answer_self_subject_access_reviews(|spec| {
-    ///     let attributes = spec.resource_attributes.as_ref();
-    ///     let denied = attributes.is_some_and(|a| {
-    ///         a.resource.as_deref() == Some("deployments") && a.verb.as_deref() == Some("create")
-    ///     });
-    ///     SubjectAccessReviewStatus { allowed: !denied, ..SubjectAccessReviewStatus::default() }
-    /// });
-    /// ```
-    pub fn answer_self_subject_access_reviews(
-        &self,
-        authorize: impl Fn(&SelfSubjectAccessReviewSpec) -> SubjectAccessReviewStatus
-        + Send
-        + Sync
-        + 'static,
-    ) {
-        lock(&self.shared.reviews).authorize_self = Some(Arc::new(authorize));
-    }
-}
+pub(crate) const TOKEN_REVIEWS: (&str, &str) = ("authentication.k8s.io", "tokenreviews");
+pub(crate) const ACCESS_REVIEWS: (&str, &str) = ("authorization.k8s.io", "subjectaccessreviews");
+pub(crate) const SELF_ACCESS_REVIEWS: (&str, &str) =
+    ("authorization.k8s.io", "selfsubjectaccessreviews");
 
 /// `ValidateSelfSubjectAccessReview` (`pkg/apis/authorization/validation/validation.go`):
 /// exactly one of `resourceAttributes` and `nonResourceAttributes`, and no metadata. As on
@@ -159,7 +46,7 @@ fn validate_self_review(review: &SelfSubjectAccessReview) -> Result<(), ApiError
             "Verb": url.verb.clone().unwrap_or_default(),
         });
         causes.push(FieldError::new(
-            FieldErrorKind::Invalid,
+            FieldErrorType::Invalid,
             "spec.nonResourceAttributes",
             Some(&value),
             "cannot be specified in combination with resourceAttributes",
@@ -167,7 +54,7 @@ fn validate_self_review(review: &SelfSubjectAccessReview) -> Result<(), ApiError
     }
     if spec.resource_attributes.is_none() && spec.non_resource_attributes.is_none() {
         causes.push(FieldError::new(
-            FieldErrorKind::Invalid,
+            FieldErrorType::Invalid,
             "spec.resourceAttributes",
             Some(&Value::Null),
             "exactly one of nonResourceAttributes or resourceAttributes must be specified",
@@ -180,7 +67,7 @@ fn validate_self_review(review: &SelfSubjectAccessReview) -> Result<(), ApiError
     if metadata != ObjectMeta::default() {
         let value = serde_json::to_value(&review.metadata).unwrap_or_default();
         causes.push(FieldError::new(
-            FieldErrorKind::Invalid,
+            FieldErrorType::Invalid,
             "metadata",
             Some(&value),
             "must be empty",

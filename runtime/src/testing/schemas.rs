@@ -32,25 +32,25 @@ use std::sync::Arc;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::Value;
 
-use crate::crd::{FieldError, ObjectSchema};
+use crate::crd::ObjectSchema;
+use crate::field_error::FieldError;
 
-use super::api_error::{ApiError, Cause};
+use super::api_error::{ApiError, Cause, subject};
 use super::registry::ResourceType;
-use super::store::Store;
-use super::write::subject;
 
-/// The schemas of custom resources: group -> plural -> version -> schema (nested, so a lookup
-/// by `&str` allocates nothing on the request path).
-pub(crate) type Schemas = HashMap<String, HashMap<String, HashMap<String, Arc<ObjectSchema>>>>;
+/// The schemas of the served custom resource versions: group -> plural -> version -> schema
+/// (nested, so a lookup by `&str` allocates nothing on the request path).
+#[derive(Default)]
+pub(crate) struct Schemas(HashMap<String, HashMap<String, HashMap<String, Arc<ObjectSchema>>>>);
 
 /// The causes of a 422 for `errors`.
 pub(crate) fn causes(errors: Vec<FieldError>) -> Vec<Cause> {
     errors
         .into_iter()
         .map(|e| Cause {
-            kind: e.kind.reason(),
+            kind: e.type_.reason(),
+            message: e.body(),
             field: e.field,
-            message: e.message,
         })
         .collect()
 }
@@ -122,10 +122,10 @@ pub(crate) fn compile_crd(
     }
 }
 
-impl Store {
+impl Schemas {
     /// The schema of `rt`'s version, when it is a custom resource with one.
-    pub(crate) fn schema(&self, rt: &ResourceType) -> Option<Arc<ObjectSchema>> {
-        self.schemas
+    pub(crate) fn get(&self, rt: &ResourceType) -> Option<Arc<ObjectSchema>> {
+        self.0
             .get(rt.group.as_str())?
             .get(rt.plural.as_str())?
             .get(rt.version.as_str())
@@ -133,13 +133,13 @@ impl Store {
     }
 
     /// Serves `schemas` for the versions of `group`/`plural` (replacing earlier ones).
-    pub(crate) fn set_schemas(
+    pub(crate) fn set(
         &mut self,
         group: &str,
         plural: &str,
         schemas: Vec<(String, Arc<ObjectSchema>)>,
     ) {
-        let by_plural = self.schemas.entry(group.to_owned()).or_default();
+        let by_plural = self.0.entry(group.to_owned()).or_default();
         if schemas.is_empty() {
             by_plural.remove(plural);
         } else {
@@ -150,7 +150,8 @@ impl Store {
     /// Decodes a body about to be written as `rt` as the API server's codec does
     /// ([`super::decode`]: unknown fields dropped, `metadata` as `ObjectMeta`, custom resources
     /// pruned by their schema), then applies the schema's defaults. The write handlers decoded
-    /// requests' bodies already ([`super::handlers`]); this covers every writer.
+    /// requests' bodies already ([`super::handlers`]): such a body (`decoded`) is only
+    /// defaulted; this covers every other writer.
     ///
     /// # Errors
     /// 400 when a `metadata` field has the wrong type.
@@ -158,25 +159,28 @@ impl Store {
         &self,
         rt: &ResourceType,
         body: &mut Value,
+        decoded: bool,
     ) -> Result<(), ApiError> {
-        let schema = self.schema(rt);
-        super::decode::coerce(rt, schema.as_deref(), body, None).map_err(|why| {
-            ApiError::bad_request(format!(
-                "{kind} in version {:?} cannot be handled as a {kind}: {why}",
-                rt.version,
-                kind = rt.kind
-            ))
-        })?;
+        let schema = self.get(rt);
+        if !decoded {
+            super::decode::coerce(rt, schema.as_deref(), body, None).map_err(|why| {
+                ApiError::bad_request(format!(
+                    "{kind} in version {:?} cannot be handled as a {kind}: {why}",
+                    rt.version,
+                    kind = rt.kind
+                ))
+            })?;
+        }
         if let Some(schema) = &schema {
             schema.default(body);
         }
         Ok(())
     }
 
-    /// [`Store::decode_and_default`] for a body that may fail later anyway (what admission
+    /// [`Schemas::decode_and_default`] for a body that may fail later anyway (what admission
     /// webhooks are shown).
     pub(crate) fn prune_and_default(&self, rt: &ResourceType, body: &mut Value) {
-        let _ = self.decode_and_default(rt, body);
+        let _ = self.decode_and_default(rt, body, false);
     }
 
     /// Validates the object about to be stored after its metadata's `errors`: the schema, then
@@ -191,7 +195,7 @@ impl Store {
         old: Option<&Value>,
         mut errors: Vec<FieldError>,
     ) -> Result<(), ApiError> {
-        if let Some(schema) = self.schema(rt) {
+        if let Some(schema) = self.get(rt) {
             errors.extend(schema.validate_openapi(object, old));
             schema.validate_rules(object, old, &mut errors);
         }

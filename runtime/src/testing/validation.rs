@@ -21,7 +21,7 @@ use kbr_core::dns::{self, InvalidName};
 use kbr_core::label;
 use serde_json::{Map, Value};
 
-use crate::crd::{FieldError, FieldErrorKind};
+use crate::field_error::{BadValue, FieldError, FieldErrorType};
 
 use super::meta;
 
@@ -66,16 +66,13 @@ fn check_name(rule: NameRule, name: &str, prefix: bool) -> Result<(), InvalidNam
 }
 
 fn invalid(field: &str, value: &Value, detail: &str) -> FieldError {
-    FieldError::new(FieldErrorKind::Invalid, field, Some(value), detail)
+    FieldError::new(FieldErrorType::Invalid, field, Some(value), detail)
 }
 
 /// An `Invalid value` error whose value is shown as Go encodes it (`shown`).
 fn invalid_shown(field: &str, shown: &str, detail: &str) -> FieldError {
-    FieldError {
-        kind: FieldErrorKind::Invalid,
-        field: field.to_owned(),
-        message: format!("Invalid value: {shown}: {detail}"),
-    }
+    let shown = BadValue::Encoded(shown.to_owned());
+    FieldError::new(FieldErrorType::Invalid, field, shown, detail)
 }
 
 fn text(value: &str) -> Value {
@@ -103,7 +100,7 @@ pub(crate) fn validate_create(
     }
     if name.is_empty() {
         errors.push(FieldError::new(
-            FieldErrorKind::Required,
+            FieldErrorType::Required,
             "metadata.name",
             None,
             "name or generateName is required",
@@ -161,7 +158,7 @@ fn common(obj: &Value) -> Vec<FieldError> {
     }
     if size > 256 * 1024 {
         errors.push(FieldError::new(
-            FieldErrorKind::TooLong,
+            FieldErrorType::TooLong,
             "metadata.annotations",
             None,
             "may not be more than 262144 bytes",
@@ -329,10 +326,10 @@ fn no_new_finalizers(new: &Value, old: &Value) -> Vec<FieldError> {
     added.dedup();
     let quoted: Vec<String> = added.iter().map(|f| format!("{f:?}")).collect();
     vec![FieldError::new(
-        FieldErrorKind::Forbidden,
+        FieldErrorType::Forbidden,
         "metadata.finalizers",
         None,
-        &format!(
+        format!(
             "no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
             quoted.join(", ")
         ),

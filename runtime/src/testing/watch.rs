@@ -20,104 +20,9 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::api_error::ApiError;
-use super::registry::{ResourceType, StorageKey};
-use super::selector::Selectors;
-use super::store::{Change, EventType, Store};
-
-/// What a watch sees: resource, namespace, selectors.
-#[derive(Clone, Debug)]
-pub(crate) struct WatchFilter {
-    pub(crate) storage: StorageKey,
-    pub(crate) namespace: Option<String>,
-    pub(crate) selectors: Selectors,
-}
-
-/// One item on a watch's channel.
-#[derive(Clone, Debug)]
-pub(crate) enum WatchItem {
-    Event(EventType, Arc<Value>),
-    Bookmark { rv: u64, initial_events_end: bool },
-    Error(ApiError),
-}
-
-impl WatchFilter {
-    fn in_scope(&self, storage: &StorageKey, namespace: &str) -> bool {
-        &self.storage == storage && self.namespace.as_deref().is_none_or(|ns| ns == namespace)
-    }
-
-    /// The event this watch sees for `change`, if any.
-    pub(crate) fn translate(&self, change: &Change) -> Option<WatchItem> {
-        if !self.in_scope(&change.storage, &change.namespace) {
-            return None;
-        }
-        let now = self.selectors.matches(&change.object);
-        let before = change
-            .prev
-            .as_deref()
-            .is_some_and(|p| self.selectors.matches(p));
-        let kind = match (change.kind, before, now) {
-            (EventType::Added, _, true) => EventType::Added,
-            (EventType::Deleted, b, n) if b || n => EventType::Deleted,
-            (EventType::Modified, true, true) => EventType::Modified,
-            (EventType::Modified, true, false) => EventType::Deleted,
-            (EventType::Modified, false, true) => EventType::Added,
-            _ => return None,
-        };
-        Some(WatchItem::Event(kind, change.object.clone()))
-    }
-}
-
-/// Where a watch starts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum WatchStart {
-    /// `resourceVersion` unset or `"0"`: current objects as `ADDED` first.
-    Current,
-    /// After this resourceVersion.
-    After(u64),
-}
-
-impl Store {
-    /// Opens a watch: queues its first events and registers it for later changes, atomically.
-    pub(crate) fn open_watch(
-        &mut self,
-        filter: WatchFilter,
-        start: WatchStart,
-        send_initial_events: bool,
-        force_gone: bool,
-    ) -> mpsc::UnboundedReceiver<WatchItem> {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let initial = send_initial_events || start == WatchStart::Current;
-        if initial {
-            for obj in self.range(&filter.storage, filter.namespace.as_deref(), None) {
-                if filter.selectors.matches(obj) {
-                    let _ = tx.send(WatchItem::Event(EventType::Added, obj.clone()));
-                }
-            }
-            if send_initial_events {
-                let _ = tx.send(WatchItem::Bookmark {
-                    rv: self.current_rv(),
-                    initial_events_end: true,
-                });
-            }
-        } else if let WatchStart::After(rv) = start {
-            if force_gone || rv < self.evicted_upto() {
-                let oldest = self.evicted_upto() + 1;
-                let _ = tx.send(WatchItem::Error(ApiError::gone(format!(
-                    "too old resource version: {rv} ({oldest})"
-                ))));
-                return rx;
-            }
-            for change in self.history_after(rv) {
-                if let Some(item) = filter.translate(change) {
-                    let _ = tx.send(item);
-                }
-            }
-        }
-        self.add_watcher(filter, tx);
-        rx
-    }
-}
+use super::registry::ResourceType;
+use super::state::State;
+use super::store::WatchItem;
 
 /// How one watch response is shaped and when it ends.
 #[derive(Clone, Debug)]
@@ -205,12 +110,12 @@ fn encode(item: &WatchItem, opts: &StreamOptions) -> Option<Bytes> {
 
 /// A bookmark at the current resourceVersion, sent after everything queued before it.
 fn bookmark_now(
-    store: &Mutex<Store>,
+    state: &Mutex<State>,
     rx: &mut mpsc::UnboundedReceiver<WatchItem>,
 ) -> Vec<WatchItem> {
-    let rv = match store.lock() {
-        Ok(s) => s.current_rv(),
-        Err(poisoned) => poisoned.into_inner().current_rv(),
+    let rv = match state.lock() {
+        Ok(s) => s.store.current_rv(),
+        Err(poisoned) => poisoned.into_inner().store.current_rv(),
     };
     let mut items = Vec::new();
     while let Ok(item) = rx.try_recv() {
@@ -226,7 +131,7 @@ fn bookmark_now(
 /// The response body of a watch: JSON lines until the timeout, until the server closes its
 /// watches, or until the client goes away.
 pub(crate) fn body(
-    store: Arc<Mutex<Store>>,
+    state: Arc<Mutex<State>>,
     mut rx: mpsc::UnboundedReceiver<WatchItem>,
     opts: StreamOptions,
 ) -> axum::body::Body {
@@ -254,7 +159,7 @@ pub(crate) fn body(
                 },
                 () = sleep_until(deadline) => {
                     if opts.bookmarks {
-                        for item in bookmark_now(&store, &mut rx) {
+                        for item in bookmark_now(&state, &mut rx) {
                             let Some(line) = encode(&item, &opts) else {
                                 return;
                             };
@@ -265,7 +170,7 @@ pub(crate) fn body(
                     }
                     return;
                 }
-                _ = next_tick(&mut tick) => bookmark_now(&store, &mut rx),
+                _ = next_tick(&mut tick) => bookmark_now(&state, &mut rx),
                 () = out.closed() => return,
             };
             for item in batch {

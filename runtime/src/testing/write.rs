@@ -10,22 +10,15 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::crd::{FieldError, FieldErrorKind};
+use crate::field_error::{FieldError, FieldErrorType};
 
-use super::api_error::{ApiError, Subject};
+use super::api_error::{ApiError, Subject, subject};
 use super::meta;
 use super::registry::ResourceType;
-use super::store::{ObjRef, Store};
+use super::state::State;
+use super::store::ObjRef;
+use super::subresource::Part;
 use super::validation::{self, NameRule};
-
-/// Which part of an object a write may change.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Part {
-    /// The main resource: everything but `status` when the type has a status subresource.
-    Main,
-    /// The `/status` subresource: only `status`.
-    Status,
-}
 
 /// How a write records field ownership in `metadata.managedFields` ([`super::apply`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,6 +36,10 @@ pub(crate) struct WriteOptions {
     /// `?dryRun=All`: validate and answer, store nothing.
     pub(crate) dry_run: bool,
     pub(crate) ownership: Ownership,
+    /// The body is the write handler's decoded object ([`super::handlers::decode`]), so
+    /// storage only defaults it; other bodies (patched, mutated by webhooks, written by the
+    /// server itself) are decoded here.
+    pub(crate) decoded: bool,
 }
 
 impl WriteOptions {
@@ -51,16 +48,8 @@ impl WriteOptions {
         Self {
             dry_run,
             ownership: Ownership::Update(manager.to_owned()),
+            decoded: false,
         }
-    }
-}
-
-/// The [`Subject`] of errors about `rt`.
-pub(crate) fn subject(rt: &ResourceType) -> Subject<'_> {
-    Subject {
-        group: &rt.group,
-        plural: &rt.plural,
-        kind: &rt.kind,
     }
 }
 
@@ -128,7 +117,7 @@ fn check_namespace(
     }
 }
 
-impl Store {
+impl State {
     /// `POST`: stores a new object, recording its field manager's ownership.
     pub(crate) fn create(
         &mut self,
@@ -140,7 +129,8 @@ impl Store {
         check_types(rt, &obj)?;
         check_namespace(rt, &obj, namespace)?;
         // apiextensions-apiserver and the built-in codecs: decode (prune) and default the body.
-        self.decode_and_default(rt, &mut obj)?;
+        self.schemas
+            .decode_and_default(rt, &mut obj, opts.decoded)?;
         if rt.namespaced && namespace.is_none() {
             return Err(ApiError::bad_request(
                 "the namespace of the object is required for a namespaced resource",
@@ -152,7 +142,7 @@ impl Store {
             // Like the apiserver (RetryGenerateName), try a few names before AlreadyExists.
             for _ in 0..8 {
                 name = self.names.generate_name(&generate);
-                if self.get(&key(rt, namespace, &name)).is_none() {
+                if self.store.get(&key(rt, namespace, &name)).is_none() {
                     break;
                 }
             }
@@ -190,7 +180,8 @@ impl Store {
         }
         if let Ownership::Update(manager) = &opts.ownership {
             let empty = Value::Object(Default::default());
-            self.field_manager(rt, Part::Main)
+            self.merge_types
+                .field_manager(rt, Part::Main)
                 .update(&empty, &mut obj, manager);
         }
         // rest.BeforeCreate: the strategy validates metadata and, for custom resources, the
@@ -205,16 +196,17 @@ impl Store {
             meta_errors.extend(validation::qualified_finalizers(&obj));
         }
         meta_errors.extend(super::builtin::crd_errors(rt, &obj, None));
-        self.validate_custom(rt, &key.name, &obj, None, meta_errors)?;
+        self.schemas
+            .validate_custom(rt, &key.name, &obj, None, meta_errors)?;
         super::builtin::check_crd(rt, &obj)?;
-        if self.get(&key).is_some() {
+        if self.store.get(&key).is_some() {
             return Err(ApiError::already_exists(&subject(rt), &key.name));
         }
         self.on_create(rt, &mut obj);
         if opts.dry_run {
             return Ok(Arc::new(obj));
         }
-        Ok(self.commit_put(key, obj))
+        Ok(self.store.commit_put(key, obj))
     }
 
     /// `PUT`: replaces an object (or only its status for [`Part::Status`]).
@@ -235,7 +227,7 @@ impl Store {
         }
         check_namespace(rt, &body, namespace)?;
         let key = key(rt, namespace, name);
-        let Some(old) = self.get(&key).cloned() else {
+        let Some(old) = self.store.get(&key).cloned() else {
             if part == Part::Main && super::builtin::allows_create_on_update(rt) {
                 // The generic registry's Update creates the object (AllowCreateOnUpdate).
                 let mut body = body;
@@ -277,7 +269,7 @@ impl Store {
                     ..subject(rt)
                 };
                 let error = FieldError::new(
-                    FieldErrorKind::Invalid,
+                    FieldErrorType::Invalid,
                     "metadata.resourceVersion",
                     Some(&Value::from(0)),
                     "must be specified for an update",
@@ -310,11 +302,13 @@ impl Store {
         // is read with its defaults (apiextensions-apiserver decodes both through the schema),
         // so a pruned field or an applied default is no spec change.
         let mut body = body;
-        self.decode_and_default(rt, &mut body)?;
-        let schema = self.schema(rt);
+        self.schemas
+            .decode_and_default(rt, &mut body, opts.decoded)?;
+        let schema = self.schemas.get(rt);
         let old_read = super::schemas::defaulted(old, schema.as_deref());
         if let Ownership::Update(manager) = &opts.ownership {
-            self.field_manager(rt, part)
+            self.merge_types
+                .field_manager(rt, part)
                 .update(&old_read, &mut body, manager);
         }
         let managed_fields = body.pointer("/metadata/managedFields").cloned();
@@ -332,7 +326,8 @@ impl Store {
             meta_errors.extend(validation::qualified_finalizers(&new));
         }
         meta_errors.extend(super::builtin::crd_errors(rt, &new, Some(old)));
-        self.validate_custom(rt, &key.name, &new, Some(&*old_read), meta_errors)?;
+        self.schemas
+            .validate_custom(rt, &key.name, &new, Some(&*old_read), meta_errors)?;
         super::builtin::check_crd(rt, &new)?;
         if opts.dry_run {
             return Ok(Arc::new(new));
@@ -341,7 +336,7 @@ impl Store {
             return Ok(self.remove_with_cascade(key, new));
         }
         self.on_update(rt, &mut new);
-        let stored = self.commit_put(key, new);
+        let stored = self.store.commit_put(key, new);
         self.after_owner_change(old);
         Ok(stored)
     }

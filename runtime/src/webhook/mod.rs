@@ -88,7 +88,7 @@ pub use self::config::{
     install, mutating_configuration, render_manifests, validating_configuration, write_manifests,
 };
 pub use self::conversion::{Conversion, ConversionError, Convertible, Hub};
-pub use self::denial::{AdmissionError, FieldError, FieldErrorType};
+pub use self::denial::AdmissionError;
 pub use self::error::WebhookError;
 pub use self::registry::{
     AdmissionKind, AdmissionWebhook, CONVERT_PATH, ConversionWebhook, WebhookBuilder, Webhooks,
@@ -96,6 +96,7 @@ pub use self::registry::{
 };
 pub use self::routes::MAX_REQUEST_BYTES;
 pub use self::server::{WebhookServer, WebhookServerOptions};
+pub use crate::field_error::{BadValue, FieldError, FieldErrorType};
 
 /// Whether webhooks should run: `false` only when the environment variable `ENABLE_WEBHOOKS` is
 /// exactly `false`, as Kubebuilder's `main.go` checks (`os.Getenv("ENABLE_WEBHOOKS") != "false"`).

@@ -5,7 +5,8 @@
 
 #![allow(dead_code)]
 
-use kbr_runtime::crd::{FieldError, ObjectSchema};
+use kbr_runtime::crd::ObjectSchema;
+use kbr_runtime::field_error::FieldError;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;

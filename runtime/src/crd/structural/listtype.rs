@@ -11,8 +11,8 @@
 
 use serde_json::{Map, Value};
 
-use super::field_error::{FieldError, FieldErrorKind};
 use super::node::Node;
+use crate::field_error::{FieldError, FieldErrorType};
 
 /// The duplicate errors of `value`, an object validated against `node`, at `path`.
 pub(super) fn validate(node: &Node, value: &Value, path: &str, errors: &mut Vec<FieldError>) {
@@ -73,8 +73,8 @@ fn duplicates(
     for (index, key) in keys.iter().enumerate() {
         if keys[..index].iter().filter(|k| *k == key).count() == 1 {
             errors.push(FieldError::new(
-                FieldErrorKind::Duplicate,
-                &format!("{path}[{index}]"),
+                FieldErrorType::Duplicate,
+                format!("{path}[{index}]"),
                 Some(key),
                 "",
             ));
@@ -89,8 +89,8 @@ fn map_list(node: &Node, items: &[Value], path: &str, errors: &mut Vec<FieldErro
         .find(|(_, item)| !item.is_object() && !item.is_null())
     {
         errors.push(FieldError::new(
-            FieldErrorKind::Invalid,
-            &format!("{path}[{index}]"),
+            FieldErrorType::Invalid,
+            format!("{path}[{index}]"),
             Some(item),
             "must be an object for an array of list-type map",
         ));

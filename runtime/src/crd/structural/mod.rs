@@ -38,7 +38,6 @@ mod values;
 
 // The object semantics (prune, default, validate, CEL) of a CRD version's schema.
 mod defaulting;
-pub(crate) mod field_error;
 mod listtype;
 mod node;
 mod object_schema;
@@ -49,7 +48,6 @@ mod rule_cost;
 mod rules;
 mod validation;
 
-pub use field_error::{FieldError, FieldErrorKind};
 pub use object_schema::ObjectSchema;
 #[cfg(feature = "cel")]
 pub(crate) use rule_cost::{check_costs, rule_cost_errors};

@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::field_error::{FieldError, FieldErrorKind};
 use super::rules::Rule;
+use crate::field_error::{FieldError, FieldErrorType};
 
 /// One schema node, with what the semantics need precomputed.
 #[derive(Debug, Default)]
@@ -152,10 +152,10 @@ impl Node {
             match regex::Regex::new(pattern) {
                 Ok(regex) => node.pattern = Some((pattern.to_owned(), regex)),
                 Err(error) => errors.push(FieldError::new(
-                    FieldErrorKind::Invalid,
-                    &format!("{path}.pattern"),
+                    FieldErrorType::Invalid,
+                    format!("{path}.pattern"),
                     Some(&Value::String(pattern.to_owned())),
-                    &format!("must be a valid regular expression, but isn't: {error}"),
+                    format!("must be a valid regular expression, but isn't: {error}"),
                 )),
             }
         }

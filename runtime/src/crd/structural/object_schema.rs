@@ -7,12 +7,26 @@
 use serde_json::Value;
 
 use super::defaulting;
-use super::field_error::{FieldError, FieldErrorKind};
 use super::listtype;
 use super::node::Node;
 use super::objectmeta;
 use super::pruning;
 use super::validation::Validator;
+use crate::field_error::{FieldError, FieldErrorType};
+
+/// Whether the API server skips CEL rules after an error of this type
+/// (`customresource/strategy.go`, `hasBlockingErr`): unsupported (enum), required, too long,
+/// too many and type errors.
+fn blocks_rules(type_: FieldErrorType) -> bool {
+    matches!(
+        type_,
+        FieldErrorType::NotSupported
+            | FieldErrorType::Required
+            | FieldErrorType::TooLong
+            | FieldErrorType::TooMany
+            | FieldErrorType::TypeInvalid
+    )
+}
 
 /// A CRD version's `openAPIV3Schema`, compiled for the object semantics of
 /// apiextensions-apiserver (`pkg/apiserver/schema`, `pkg/registry/customresource`).
@@ -192,9 +206,9 @@ impl ObjectSchema {
         if !self.root.has_rules {
             return;
         }
-        if errors.iter().any(|e| e.kind.blocks_rules()) {
+        if errors.iter().any(|e| blocks_rules(e.type_)) {
             errors.push(FieldError::new(
-                FieldErrorKind::Invalid,
+                FieldErrorType::Invalid,
                 "<nil>",
                 Some(&Value::Null),
                 "some validation rules were not checked because the object was invalid; \
@@ -244,10 +258,10 @@ mod cel_walk {
 
     use serde_json::Value;
 
-    use super::super::field_error::FieldError;
     use super::super::listtype::correlated_item;
     use super::super::node::Node;
     use super::super::rules;
+    use crate::field_error::FieldError;
 
     /// `value` as the CEL value bound to `self`: integers of `type: number` nodes are doubles.
     pub(super) fn to_cel(value: &Value, node: Option<&Node>) -> cel::Value {
@@ -347,7 +361,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::ObjectSchema;
-    use crate::crd::FieldErrorKind;
+    use crate::field_error::FieldErrorType;
 
     fn schema(spec: Value) -> ObjectSchema {
         ObjectSchema::new(&json!({"type": "object", "properties": {"spec": spec}})).unwrap()
@@ -515,7 +529,7 @@ mod tests {
             "openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule"
         );
         assert!(
-            errors[0].message.contains("compilation failed"),
+            errors[0].body().contains("compilation failed"),
             "{errors:?}"
         );
         assert!(with_rule("has(self.a)").is_ok());
@@ -546,7 +560,7 @@ mod tests {
                 "spec: Invalid value: failed rule: self.low >= 0",
             ]
         );
-        assert_eq!(errors[1].kind, FieldErrorKind::Required);
+        assert_eq!(errors[1].type_, FieldErrorType::Required);
 
         // optionalOldSelf: on create too, with oldSelf an optional.
         let optional = ObjectSchema::new(&json!({"type": "object", "properties": {"spec": {

@@ -4,9 +4,9 @@
 
 use serde_json::Value;
 
-use super::field_error::{FieldError, FieldErrorKind};
 use crate::crd::cel::cost::{self, Bound, Finding, Maximum, Nesting};
 use crate::crd::error::SchemaError;
+use crate::field_error::{FieldError, FieldErrorType};
 
 /// The rules of a version's schema, estimated: a rule that does not parse costs nothing here
 /// (its compilation error is reported instead, as the API server does).
@@ -20,7 +20,7 @@ fn findings(schema: &Value, path: &str) -> Vec<Finding> {
 pub(crate) fn rule_cost_errors(schema: &Value, path: &str) -> Vec<FieldError> {
     findings(schema, path)
         .into_iter()
-        .map(|f| FieldError::new(FieldErrorKind::Forbidden, &f.field, None, &f.detail))
+        .map(|f| FieldError::new(FieldErrorType::Forbidden, &f.field, None, &f.detail))
         .collect()
 }
 

@@ -20,7 +20,7 @@
 
 use serde_json::Value;
 
-use super::field_error::{FieldError, FieldErrorKind};
+use crate::field_error::{BadValue, FieldError, FieldErrorType};
 
 /// One compiled rule.
 #[cfg_attr(not(feature = "cel"), allow(dead_code))]
@@ -112,10 +112,14 @@ impl Rule {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
-        let refuse = |field: &str, why: String| FieldError {
-            kind: FieldErrorKind::Invalid,
-            field: format!("{path}.{field}"),
-            message: format!("Invalid value: {}: {why}", go_rule_value(rule)),
+        let refuse = |field: &str, why: String| {
+            let shown = BadValue::Encoded(go_rule_value(rule));
+            FieldError::new(
+                FieldErrorType::Invalid,
+                format!("{path}.{field}"),
+                shown,
+                why,
+            )
         };
         let (program, uses_old_self) =
             compile_text(&text, true).map_err(|why| refuse("rule", why))?;
@@ -190,15 +194,15 @@ impl Rule {
         let shown = (type_ != "object" && type_ != "array").then_some(value);
         match self.reason.as_deref() {
             Some("FieldValueForbidden") => {
-                FieldError::new(FieldErrorKind::Forbidden, &path, None, detail)
+                FieldError::new(FieldErrorType::Forbidden, &path, None, detail)
             }
             Some("FieldValueRequired") => {
-                FieldError::new(FieldErrorKind::Required, &path, None, detail)
+                FieldError::new(FieldErrorType::Required, &path, None, detail)
             }
             Some("FieldValueDuplicate") => {
-                FieldError::new(FieldErrorKind::Duplicate, &path, shown, "")
+                FieldError::new(FieldErrorType::Duplicate, &path, shown, "")
             }
-            _ => FieldError::new(FieldErrorKind::Invalid, &path, shown, detail),
+            _ => FieldError::new(FieldErrorType::Invalid, &path, shown, detail),
         }
     }
 }
@@ -260,19 +264,19 @@ pub(super) fn evaluate(
                 errors.push(rule.failure(path, type_, raw, &detail));
             }
             Ok(other) => errors.push(FieldError::new(
-                FieldErrorKind::Invalid,
+                FieldErrorType::Invalid,
                 path,
                 Some(&Value::String(type_.to_owned())),
-                &format!(
+                format!(
                     "{other:?} evaluating rule: {}: the rule must evaluate to a bool",
                     rule.text.trim()
                 ),
             )),
             Err(error) => errors.push(FieldError::new(
-                FieldErrorKind::Invalid,
+                FieldErrorType::Invalid,
                 path,
                 Some(&Value::String(type_.to_owned())),
-                &evaluation_error(&error, rule.error_string()),
+                evaluation_error(&error, rule.error_string()),
             )),
         }
     }

@@ -14,10 +14,10 @@
 
 use serde_json::Value;
 
-use super::field_error::{FieldError, FieldErrorKind, go_float, go_value};
 use super::formats;
 use super::listtype::correlated_item;
 use super::node::Node;
+use crate::field_error::{FieldError, FieldErrorType, go_float, go_value};
 
 /// The JSON type name of a decoded value, as kube-openapi names it.
 fn json_type(value: &Value) -> &'static str {
@@ -41,7 +41,7 @@ fn is_json_integer(f: f64) -> bool {
 /// turns it into `field.Invalid(nil, "", …)`, whose path prints as `<nil>`.
 fn at_root(message: String) -> FieldError {
     FieldError::new(
-        FieldErrorKind::Invalid,
+        FieldErrorType::Invalid,
         "<nil>",
         Some(&Value::String(String::new())),
         &message,
@@ -65,7 +65,7 @@ pub(super) struct Validator {
 impl Validator {
     fn invalid(&mut self, path: &str, value: &Value, message: String) {
         self.errors.push(FieldError::new(
-            FieldErrorKind::Invalid,
+            FieldErrorType::Invalid,
             path,
             Some(value),
             &message,
@@ -79,7 +79,7 @@ impl Validator {
             go_value(&got)
         );
         self.errors.push(FieldError::new(
-            FieldErrorKind::TypeInvalid,
+            FieldErrorType::TypeInvalid,
             path,
             Some(&got),
             &message,
@@ -223,10 +223,10 @@ impl Validator {
             && length > max
         {
             self.errors.push(FieldError::new(
-                FieldErrorKind::TooLong,
+                FieldErrorType::TooLong,
                 path,
                 None,
-                &format!("may not be more than {max} bytes"),
+                format!("may not be more than {max} bytes"),
             ));
             return;
         }
@@ -261,7 +261,7 @@ impl Validator {
                 go_value(value)
             );
             self.errors.push(FieldError::new(
-                FieldErrorKind::TypeInvalid,
+                FieldErrorType::TypeInvalid,
                 path,
                 Some(value),
                 &message,
@@ -411,10 +411,10 @@ impl Validator {
             && size > max
         {
             self.errors.push(FieldError::new(
-                FieldErrorKind::TooMany,
+                FieldErrorType::TooMany,
                 path,
                 Some(&Value::from(size)),
-                &format!("must have at most {max} items"),
+                format!("must have at most {max} items"),
             ));
         }
     }
@@ -442,7 +442,7 @@ impl Validator {
             format!("supported values: {}", supported.join(", "))
         };
         self.errors.push(FieldError::new(
-            FieldErrorKind::NotSupported,
+            FieldErrorType::NotSupported,
             path,
             Some(value),
             &detail,
@@ -473,10 +473,10 @@ impl Validator {
             && size > max
         {
             self.errors.push(FieldError::new(
-                FieldErrorKind::TooMany,
+                FieldErrorType::TooMany,
                 path,
                 Some(&Value::from(size)),
-                &format!("must have at most {max} items"),
+                format!("must have at most {max} items"),
             ));
             return;
         }
@@ -493,8 +493,8 @@ impl Validator {
         for name in &node.required {
             if !fields.contains_key(name) {
                 self.errors.push(FieldError::new(
-                    FieldErrorKind::Required,
-                    &child(path, name),
+                    FieldErrorType::Required,
+                    child(path, name),
                     None,
                     "",
                 ));

@@ -10,8 +10,8 @@
 use serde_json::{Map, Value};
 
 use super::ObjectSchema;
-use super::field_error::FieldError;
 use super::{Checker, Context};
+use crate::field_error::FieldError;
 
 impl Checker {
     pub(super) fn values(&mut self, object: &Map<String, Value>, path: &str, context: &Context) {

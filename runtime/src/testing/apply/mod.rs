@@ -37,13 +37,14 @@ mod validate;
 
 use std::borrow::Cow;
 
+use std::collections::HashMap;
+
 use serde_json::{Value, json};
 
 use super::api_error::ApiError;
 use super::meta;
 use super::registry::ResourceType;
-use super::store::Store;
-use super::write::Part;
+use super::subresource::Part;
 use element::path_text;
 use fieldset::{FieldSet, PathElement};
 use managed::Managed;
@@ -115,12 +116,17 @@ pub(crate) struct FieldManager {
     reset: FieldSet,
 }
 
-impl Store {
+/// The merge types of the served custom resource versions, by (group, plural, version): what
+/// a [`FieldManager`] merges with.
+#[derive(Debug, Default)]
+pub(crate) struct MergeTypes(HashMap<(String, String, String), Ty>);
+
+impl MergeTypes {
     /// The field manager of writes to `rt` (its `part`): the merge type of its CRD version's
     /// schema, of a built-in kind the fake knows, else deduced.
     pub(crate) fn field_manager(&self, rt: &ResourceType, part: Part) -> FieldManager {
         let ty = self
-            .merge_types
+            .0
             .get(&(rt.group.clone(), rt.plural.clone(), rt.version.clone()))
             .cloned()
             .or_else(|| builtin::kind_type(&rt.group, &rt.version, &rt.kind))
@@ -140,14 +146,11 @@ impl Store {
             reset,
         }
     }
-}
 
-impl Store {
     /// Records the merge types of `crd`'s served versions (from their schemas), replacing
     /// earlier ones; none for a CRD that was removed.
-    pub(crate) fn set_merge_types(&mut self, group: &str, plural: &str, crd: Option<&Value>) {
-        self.merge_types
-            .retain(|(g, p, _), _| !(g == group && p == plural));
+    pub(crate) fn set(&mut self, group: &str, plural: &str, crd: Option<&Value>) {
+        self.0.retain(|(g, p, _), _| !(g == group && p == plural));
         let versions = crd
             .and_then(|c| c.pointer("/spec/versions"))
             .and_then(Value::as_array);
@@ -156,7 +159,7 @@ impl Store {
             let schema = version.pointer("/schema/openAPIV3Schema");
             if let (Some(name), Some(schema)) = (name, schema) {
                 let key = (group.to_owned(), plural.to_owned(), name.to_owned());
-                self.merge_types.insert(key, custom_resource(schema));
+                self.0.insert(key, custom_resource(schema));
             }
         }
     }

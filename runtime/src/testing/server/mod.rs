@@ -3,45 +3,23 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::Value;
 
+mod reviews;
+
 use super::Error;
 use super::endpoints;
-use super::faults::{Counts, FaultState, Faults, RequestCounters};
+use super::fault_state::{Counts, FaultState};
+use super::faults::{Faults, RequestCounters};
 use super::names::NameGenerator;
 use super::registry::{Registry, ResourceType};
-use super::store::Store;
-
-/// Locks a mutex, recovering the data if a panicking thread poisoned it (the store is always
-/// left consistent between statements).
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Server-wide settings fixed at build time.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Config {
-    pub(crate) bookmark_interval: Option<Duration>,
-}
-
-/// Everything the clones of a server share.
-pub(crate) struct Shared {
-    pub(crate) store: Arc<Mutex<Store>>,
-    pub(crate) faults: Mutex<FaultState>,
-    pub(crate) counters: Counts,
-    /// The subset of `counters` asking for metadata only (`Accept: …;as=PartialObjectMetadata…`).
-    pub(crate) metadata_counters: Counts,
-    pub(crate) config: Config,
-    /// Woken whenever a watch opens.
-    pub(crate) watch_opened: tokio::sync::Notify,
-    /// Responders for TokenReview and SubjectAccessReview creates.
-    pub(crate) reviews: Mutex<super::reviews::Reviews>,
-}
+use super::shared::{Config, Shared, lock};
+use super::state::State;
 
 /// An in-process Kubernetes API server for tests: an unmodified `kube::Client` talks to it
 /// through a tower `Service`, with the apiserver's semantics for the requests controllers make.
@@ -141,8 +119,8 @@ impl FakeApiServer {
             name: name.clone(),
             reason: e.to_string(),
         })?;
-        let mut store = lock(&self.shared.store);
-        let rt = store
+        let mut state = lock(&self.shared.state);
+        let rt = state
             .registry
             .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
             .cloned()
@@ -153,15 +131,15 @@ impl FakeApiServer {
         let key = super::write::key(&rt, None, &name);
         // Written as by a client without a field manager or User-Agent (`unknown`).
         let opts = super::write::WriteOptions::update_by("", false);
-        let result = match store.get(&key).cloned() {
+        let result = match state.store.get(&key).cloned() {
             Some(old) => {
                 // A replacement of the stored CRD, at its resourceVersion.
                 let mut body: Value = body;
                 let version = old.pointer("/metadata/resourceVersion").cloned();
                 super::meta::set(&mut body, "resourceVersion", version);
-                store.write_over(&rt, key, &old, body, super::write::Part::Main, &opts)
+                state.write_over(&rt, key, &old, body, super::subresource::Part::Main, &opts)
             }
-            None => store.create(&rt, None, body, &opts),
+            None => state.create(&rt, None, body, &opts),
         };
         result.map(|_| ()).map_err(|e| Error::InvalidCrd {
             name,
@@ -184,7 +162,7 @@ impl FakeApiServer {
 
     /// Serves one resource type (replacing a type with the same group, version and plural).
     pub fn register_type(&self, rt: ResourceType) {
-        lock(&self.shared.store).registry.add(rt);
+        lock(&self.shared.state).registry.add(rt);
     }
 
     /// A `kube::Client` talking to this server (default namespace `default`). Call it inside a
@@ -217,12 +195,12 @@ impl FakeApiServer {
 
     /// The latest resourceVersion (a global counter, bumped by every write).
     pub fn resource_version(&self) -> u64 {
-        lock(&self.shared.store).current_rv()
+        lock(&self.shared.state).store.current_rv()
     }
 
     /// The number of watch streams open now.
     pub fn open_watches(&self) -> usize {
-        lock(&self.shared.store).watcher_count()
+        lock(&self.shared.state).store.watcher_count()
     }
 
     /// Waits until at least `n` watch streams are open — e.g. until a controller under test
@@ -310,7 +288,7 @@ impl FakeApiServerBuilder {
             .map_or_else(NameGenerator::from_entropy, NameGenerator::seeded);
         FakeApiServer {
             shared: Arc::new(Shared {
-                store: Arc::new(Mutex::new(Store::new(registry, names, self.history))),
+                state: Arc::new(Mutex::new(State::new(registry, names, self.history))),
                 faults: Mutex::new(FaultState::default()),
                 counters: Counts::default(),
                 metadata_counters: Counts::default(),

@@ -3,8 +3,11 @@
 //! Every write goes through [`Store::commit_put`] or [`Store::commit_remove`], which assign the
 //! next resourceVersion (one global counter, like etcd's revision), record the change in a
 //! bounded history (what watches from an old resourceVersion replay) and hand it to every open
-//! watch whose filter it passes — all under the one lock that guards the store, so a watch
-//! never misses or reorders a change.
+//! watch whose filter it passes — all under the one lock that guards the server's state
+//! ([`super::state::State`]), so a watch never misses or reorders a change.
+//!
+//! Storage only: the API's rules (validation, defaulting, field managers, the garbage
+//! collector, the built-in kinds' hooks) sit above it, in `impl State`.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
@@ -12,10 +15,12 @@ use std::sync::Arc;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+mod watch;
+
+pub(crate) use watch::{WatchFilter, WatchItem, WatchStart};
+
 use super::meta;
-use super::names::NameGenerator;
-use super::registry::{Registry, StorageKey};
-use super::watch::{WatchFilter, WatchItem};
+use super::registry::StorageKey;
 
 /// Where one object lives: resource, namespace (`""` when cluster-scoped), name.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -108,10 +113,11 @@ impl PartialOrd for EtcdKey {
 /// Objects by resource, then by their etcd key — sorted as etcd sorts them.
 type Objects = BTreeMap<StorageKey, BTreeMap<EtcdKey, Arc<Value>>>;
 
-/// The state of the fake API server.
+/// The fake API server's storage (its etcd): objects by resource and key, the
+/// resourceVersion, the history of changes and the open watches, with the indexes the
+/// garbage collector reads (by uid, by owner). It knows nothing of the API's rules
+/// ([`super::state::State`] applies them).
 pub(crate) struct Store {
-    pub(crate) registry: Registry,
-    pub(crate) names: NameGenerator,
     objects: Objects,
     rv: u64,
     history: VecDeque<Arc<Change>>,
@@ -122,18 +128,12 @@ pub(crate) struct Store {
     by_uid: HashMap<String, ObjRef>,
     /// owner uid -> objects with an ownerReference to it.
     dependents: HashMap<String, BTreeSet<ObjRef>>,
-    /// The schema of every served custom resource version ([`super::schemas`]).
-    pub(crate) schemas: super::schemas::Schemas,
-    /// The merge type of every served custom resource version, by (group, plural, version)
-    /// ([`super::apply`]).
-    pub(crate) merge_types: HashMap<(String, String, String), super::apply::Ty>,
 }
 
 impl Store {
-    pub(crate) fn new(registry: Registry, names: NameGenerator, history_limit: usize) -> Self {
+    /// An empty store keeping the last `history_limit` changes (at least one).
+    pub(crate) fn new(history_limit: usize) -> Self {
         Self {
-            registry,
-            names,
             objects: Objects::new(),
             rv: 1,
             history: VecDeque::new(),
@@ -142,8 +142,6 @@ impl Store {
             watchers: Vec::new(),
             by_uid: HashMap::new(),
             dependents: HashMap::new(),
-            schemas: HashMap::new(),
-            merge_types: HashMap::new(),
         }
     }
 
