@@ -21,16 +21,6 @@ pub fn render(template: &impl Template) -> Result<String, askama::Error> {
     Ok(out)
 }
 
-/// The license boilerplate (`templates/license/apache2.txt`); see [`crate::license`].
-#[derive(Template)]
-#[template(path = "license/apache2.txt", escape = "none")]
-pub struct Boilerplate<'a> {
-    /// The copyright year.
-    pub year: i64,
-    /// The copyright holder, or "".
-    pub owner: &'a str,
-}
-
 /// The `PROJECT` file: a header comment and the serialized [`crate::project::Project`].
 #[derive(Template)]
 #[template(path = "project/PROJECT", escape = "none")]
@@ -170,8 +160,6 @@ templates! {
     /// Fragment `mod <kind>; pub use …Reconciler;` for the group's controller module (marker
     /// `controllers`).
     FragControllerKinds(r: ResourceContext) => "api/fragments/controller_kinds.rs";
-    /// Fragment `mod <kind>;` for `tests/controller/main.rs` (marker `tests`).
-    FragControllerTests(r: ResourceContext) => "api/fragments/controller_tests.rs";
     /// Fragment for `src/lib.rs` marker `scheme`.
     FragLibScheme(r: ResourceContext) => "api/fragments/lib_scheme.rs";
     /// Fragment for `src/lib.rs` marker `rbac`.
@@ -220,8 +208,6 @@ templates! {
     FragWebhookVersions(r: ResourceContext) => "webhook/fragments/webhook_versions.rs";
     /// Fragment `pub mod <kind>;` for the webhook version module (marker `kinds`).
     FragWebhookKinds(r: ResourceContext) => "webhook/fragments/webhook_kinds.rs";
-    /// Fragment `mod <kind>;` for `tests/webhook/main.rs` (marker `tests`).
-    FragWebhookTests(w: WebhookContext) => "webhook/fragments/webhook_tests.rs";
     /// Fragment for `src/lib.rs` marker `webhook`.
     FragLibWebhook(r: ResourceContext) => "webhook/fragments/lib_webhook.rs";
     /// Fragment for `config/webhook/kustomization.yaml` marker `webhookmanifests`.

@@ -10,10 +10,10 @@
 
 use std::io::Write;
 
-use super::ScaffoldError;
 use super::alpha::Recorded;
-use super::alpha::merge::{self, Change};
 use super::alpha::replay::{ReplayError, Scaffolder};
+use super::merge::{self, Change};
+use super::{OutputError, ScaffoldError, print};
 use crate::cli::{EditArgs, Env};
 use crate::plan::PlanError;
 
@@ -36,6 +36,9 @@ pub enum EditError {
         /// The paths, comma-separated.
         files: String,
     },
+    /// Printing what was done failed.
+    #[error(transparent)]
+    Output(#[from] OutputError),
 }
 
 impl From<PlanError> for EditError {
@@ -45,21 +48,23 @@ impl From<PlanError> for EditError {
 }
 
 /// Runs `kbr edit` in `env.dir`, printing each file it changes to `out`.
-pub fn run(args: &EditArgs, env: &Env, out: &mut dyn Write) -> Result<(), crate::Error> {
-    let changes = edit(args, env).map_err(crate::Error::Edit)?;
-    let unresolved = merge::print_changes(&changes, out).map_err(crate::Error::Output)?;
+pub fn run(args: &EditArgs, env: &Env, out: &mut dyn Write) -> Result<(), EditError> {
+    let changes = edit(args, env)?;
+    let unresolved = merge::print_changes(&changes, out).map_err(OutputError)?;
     if unresolved.is_empty() {
-        return writeln!(
+        print(
             out,
-            "Edited {} file(s). Next: review the changes, then run make manifests and make test",
-            changes.len()
-        )
-        .map_err(crate::Error::Output);
+            format!(
+                "Edited {} file(s). Next: review the changes, then run make manifests and make test",
+                changes.len()
+            ),
+        )?;
+        return Ok(());
     }
-    Err(crate::Error::Edit(EditError::Unresolved {
+    Err(EditError::Unresolved {
         count: unresolved.len(),
         files: unresolved.join(", "),
-    }))
+    })
 }
 
 /// Renders the project before and after the edit and merges the difference into it.

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::{PROJECT_PATH, ScaffoldError, project_context, render_project};
+use super::{OutputError, PROJECT_PATH, ScaffoldError, print, project_context, render_project};
 use crate::cli::{Env, InitArgs};
 use crate::context::{KBR_VERSION, ProjectContext};
 use crate::names::{self, NameError};
@@ -82,6 +82,9 @@ pub enum InitError {
     /// Rendering or writing failed.
     #[error(transparent)]
     Scaffold(#[from] ScaffoldError),
+    /// The project was written, but printing what was done failed.
+    #[error(transparent)]
+    Output(#[from] OutputError),
 }
 
 impl From<crate::plan::PlanError> for InitError {
@@ -97,16 +100,15 @@ impl From<askama::Error> for InitError {
 }
 
 /// Runs `kbr init` in `env.dir`, printing the next step to `out`.
-pub fn run(args: &InitArgs, env: &Env, out: &mut dyn Write) -> Result<(), crate::Error> {
-    let written = plan_and_write(args, env).map_err(crate::Error::Init)?;
-    for line in written {
-        writeln!(out, "{line}").map_err(crate::Error::Output)?;
+pub fn run(args: &InitArgs, env: &Env, out: &mut dyn Write) -> Result<(), InitError> {
+    for line in plan_and_write(args, env)? {
+        print(out, line)?;
     }
-    writeln!(
+    print(
         out,
-        "Next: define a resource with:\n$ kbr create api --group <group> --version <version> --kind <Kind>"
-    )
-    .map_err(crate::Error::Output)
+        "Next: define a resource with:\n$ kbr create api --group <group> --version <version> --kind <Kind>",
+    )?;
+    Ok(())
 }
 
 /// Validates, plans and writes the project; returns [`crate::plan::Plan::report`].

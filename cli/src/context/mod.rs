@@ -16,6 +16,7 @@ pub use resource::ResourceContext;
 pub use webhook::WebhookContext;
 
 use crate::license::Headers;
+use crate::names::rust::crate_name;
 use crate::project::{Project, Runtime};
 
 /// The kbr version, written into generated projects and PROJECT's `cliVersion`.
@@ -51,7 +52,7 @@ impl ProjectContext {
     pub fn new(project: &Project, headers: Headers) -> Self {
         Self {
             project_name: project.project_name.clone(),
-            crate_name: project.project_name.replace('-', "_"),
+            crate_name: crate_name(&project.project_name),
             domain: project.domain.clone(),
             namespaced: project.namespaced,
             leader_election_id: format!(

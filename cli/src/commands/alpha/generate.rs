@@ -13,7 +13,8 @@ use std::process::Command;
 use super::Recorded;
 use super::replay::{ReplayError, Scaffolder};
 use crate::cli::{AlphaGenerateArgs, Env};
-use crate::commands::ScaffoldError;
+use crate::commands::merge::Tree;
+use crate::commands::{OutputError, ScaffoldError, print};
 use crate::context::KBR_VERSION;
 use crate::plan::{PlanBuilder, PlanError};
 
@@ -52,6 +53,9 @@ pub enum GenerateError {
         /// The exit status or why make could not run.
         reason: String,
     },
+    /// Printing what was done failed.
+    #[error(transparent)]
+    Output(#[from] OutputError),
 }
 
 impl From<PlanError> for GenerateError {
@@ -61,20 +65,20 @@ impl From<PlanError> for GenerateError {
 }
 
 /// Runs `kbr alpha generate`, printing what it did to `out`.
-pub fn run(args: &AlphaGenerateArgs, env: &Env, out: &mut dyn Write) -> Result<(), crate::Error> {
-    let (output, files, changed) = generate(args, env).map_err(crate::Error::Generate)?;
-    writeln!(
+pub fn run(args: &AlphaGenerateArgs, env: &Env, out: &mut dyn Write) -> Result<(), GenerateError> {
+    let (output, files, changed) = generate(args, env)?;
+    print(
         out,
-        "Generated {files} files in {} from PROJECT with kbr {KBR_VERSION} ({changed} written).",
-        output.display()
-    )
-    .map_err(crate::Error::Output)?;
+        format!(
+            "Generated {files} files in {} from PROJECT with kbr {KBR_VERSION} ({changed} written).",
+            output.display()
+        ),
+    )?;
     if args.no_manifests {
-        writeln!(out, "Next: generate the manifests with:\n$ make manifests")
-            .map_err(crate::Error::Output)?;
+        print(out, "Next: generate the manifests with:\n$ make manifests")?;
         return Ok(());
     }
-    make_manifests(&output).map_err(crate::Error::Generate)
+    make_manifests(&output)
 }
 
 /// Renders and writes the project; returns the output directory, the number of files rendered
@@ -118,7 +122,7 @@ fn generate(args: &AlphaGenerateArgs, env: &Env) -> Result<(PathBuf, usize, usiz
 }
 
 /// Writes `tree` into `dir` through one plan; returns the number of files written.
-fn write(dir: &Path, tree: &super::replay::Tree) -> Result<usize, GenerateError> {
+fn write(dir: &Path, tree: &Tree) -> Result<usize, GenerateError> {
     let mut plan = PlanBuilder::new(dir);
     for (path, content) in tree {
         plan.put(path, content.clone())?;

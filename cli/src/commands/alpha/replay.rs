@@ -14,19 +14,16 @@
 //! Those functions destructure PROJECT's structs without `..`, so a new PROJECT key does not
 //! compile until it is replayed or marked as needing no flag.
 
-use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use clap::Parser;
 
-use crate::cli::{Cli, Env};
+use crate::cli::{Cli, Command as KbrCommand, CreateCommand, Env};
+use crate::commands::merge::Tree;
 use crate::context::KBR_VERSION;
 use crate::project::{Api, License, Project, Resource, Runtime, Webhooks};
-
-/// A rendered project: file path (relative, `/`-separated) -> content.
-pub type Tree = BTreeMap<String, String>;
 
 /// The kbr that replays the commands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,7 +130,24 @@ impl Scaffolder {
                     dir: dir.to_path_buf(),
                     source_date_epoch: source_date_epoch.map(str::to_owned),
                 };
-                crate::run(cli, &env, &mut io::sink()).map_err(|err| failed(err.to_string()))
+                // The commands [`commands`] replays; their errors without the prefix of
+                // `crate::Error`, which the replayed command line already says.
+                let out = &mut io::sink();
+                let result = match cli.command {
+                    KbrCommand::Init(args) => {
+                        crate::commands::init::run(&args, &env, out).map_err(|e| e.to_string())
+                    }
+                    KbrCommand::Create(CreateCommand::Api(args)) => {
+                        crate::commands::create_api::run(&args, &env, out)
+                            .map_err(|e| e.to_string())
+                    }
+                    KbrCommand::Create(CreateCommand::Webhook(args)) => {
+                        crate::commands::create_webhook::run(&args, &env, out)
+                            .map_err(|e| e.to_string())
+                    }
+                    _ => Err("kbr replays only init, create api and create webhook".to_owned()),
+                };
+                result.map_err(failed)
             }
             Scaffolder::Binary(binary) => {
                 let mut command = Command::new(binary);
