@@ -63,7 +63,7 @@ pub enum AlphaCommand {
 /// `kbr edit` flags (Kubebuilder's `edit`): the `kbr init` settings that can change later. At
 /// least one is required.
 #[derive(Debug, Clone, Args)]
-#[command(group(clap::ArgGroup::new("setting").required(true).multiple(true).args(["namespaced", "license", "owner"])))]
+#[command(group(clap::ArgGroup::new("setting").required(true).multiple(true).args(["namespaced", "license", "owner", "runtime_path", "runtime_version"])))]
 pub struct EditArgs {
     /// Watch only the manager's namespace(s) (WATCH_NAMESPACE), with namespaced RBAC; `=false`
     /// watches the whole cluster again.
@@ -77,6 +77,15 @@ pub struct EditArgs {
     /// The copyright owner for the license header.
     #[arg(long, allow_hyphen_values = true)]
     pub owner: Option<String>,
+
+    /// Depend on the kbr-runtime source at this path (relative to the project), e.g. after the
+    /// project moved away from the one PROJECT records.
+    #[arg(long, conflicts_with = "runtime_version", value_name = "PATH")]
+    pub runtime_path: Option<String>,
+
+    /// Depend on this crates.io version of kbr-runtime.
+    #[arg(long, value_name = "VERSION")]
+    pub runtime_version: Option<String>,
 }
 
 /// `kbr alpha generate` flags.

@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::runtime::{self, RuntimeError};
 use super::{OutputError, PROJECT_PATH, ScaffoldError, print, project_context, render_project};
 use crate::cli::{Env, InitArgs};
 use crate::context::{KBR_VERSION, ProjectContext};
@@ -64,21 +65,9 @@ pub enum InitError {
     /// A name is invalid.
     #[error(transparent)]
     Name(#[from] NameError),
-    /// `--runtime-path` does not hold a crate.
-    #[error(
-        "invalid runtime path {path:?}: {resolved}/Cargo.toml does not exist; pass --runtime-path with the directory of the kbr-runtime crate (relative to the project), or --runtime-version"
-    )]
-    RuntimePath {
-        /// The flag's value.
-        path: String,
-        /// The directory it resolves to.
-        resolved: String,
-    },
-    /// `--runtime-version` is not a Cargo version requirement.
-    #[error(
-        "invalid runtime version {0:?}: pass a crates.io version requirement, e.g. --runtime-version {KBR_VERSION}"
-    )]
-    RuntimeVersion(String),
+    /// `--runtime-path` or `--runtime-version` cannot be used.
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
     /// Rendering or writing failed.
     #[error(transparent)]
     Scaffold(#[from] ScaffoldError),
@@ -220,23 +209,13 @@ fn directory_name(dir: &Path) -> Result<String, InitError> {
 
 /// The runtime dependency from the flags, or the default.
 fn runtime(args: &InitArgs, dir: &Path) -> Result<Runtime, InitError> {
-    if let Some(path) = &args.runtime_path {
-        let resolved = dir.join(path);
-        if !resolved.join("Cargo.toml").is_file() {
-            return Err(InitError::RuntimePath {
-                path: path.clone(),
-                resolved: resolved.display().to_string(),
-            });
-        }
-        return Ok(Runtime::Path(path.clone()));
-    }
-    if let Some(version) = &args.runtime_version {
-        // Cargo's own grammar for a dependency's `version = "..."` (a bare `0.1.0` means
-        // `^0.1.0`).
-        if version.trim().is_empty() || semver::VersionReq::parse(version).is_err() {
-            return Err(InitError::RuntimeVersion(version.clone()));
-        }
-        return Ok(Runtime::Version(version.clone()));
+    let flags = runtime::from_flags(
+        args.runtime_path.as_deref(),
+        args.runtime_version.as_deref(),
+        dir,
+    )?;
+    if let Some(runtime) = flags {
+        return Ok(runtime);
     }
     let built = PathBuf::from(BUILT_RUNTIME);
     match (built.canonicalize(), dir.canonicalize()) {

@@ -10,6 +10,7 @@ pub mod create_webhook;
 pub mod edit;
 pub mod init;
 pub mod merge;
+pub mod runtime;
 pub mod version;
 
 use std::fmt::Display;

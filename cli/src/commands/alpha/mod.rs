@@ -9,7 +9,10 @@
 pub mod generate;
 pub mod install;
 pub mod replay;
+mod scratch;
 pub mod update;
+
+pub use scratch::{missing_runtime, missing_runtime_warning};
 
 use std::path::Path;
 

@@ -14,9 +14,9 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::Recorded;
 use super::install::{self, InstallError};
 use super::replay::{ReplayError, Scaffolder};
+use super::{Recorded, missing_runtime, missing_runtime_warning};
 use crate::cli::{AlphaUpdateArgs, Env};
 use crate::commands::merge::{self, Change};
 use crate::commands::{OutputError, ScaffoldError, print};
@@ -90,6 +90,9 @@ pub fn run(args: &AlphaUpdateArgs, env: &Env, out: &mut dyn Write) -> Result<(),
     )?;
     let changes = update(&recorded, &from, &to, &env.dir)?;
     let unresolved = merge::print_changes(&changes, out).map_err(OutputError)?;
+    if let Some(path) = missing_runtime(&recorded.project, &env.dir) {
+        print(out, missing_runtime_warning(path, &env.dir))?;
+    }
     if unresolved.is_empty() {
         print(
             out,
