@@ -7,10 +7,13 @@ use clap::ArgAction;
 
 use super::ManagerOptions;
 use crate::logging::{self, LogFormat};
+use crate::sharding::{ShardingArgs, ShardingOptions};
 use crate::webhook::WebhookServerOptions;
 
 /// The flags of a manager binary: every flag of Kubebuilder's scaffolded `cmd/main.go` (go/v4),
-/// with its name and default, plus kbr's logging flags. Flatten it into the binary's own
+/// with its name and default, plus kbr's logging and controller-sharding flags
+/// ([`ShardingArgs`]: `--sharding`, `--shard-ring`, `--shard-name`, `--shard-lease-duration`,
+/// `--shard-renew-deadline`, `--shard-retry-period`, `--shard-resync-period`). Flatten it into the binary's own
 /// `clap::Parser`, then turn it into [`ManagerOptions`] and [`WebhookServerOptions`]:
 ///
 /// ```
@@ -142,6 +145,10 @@ pub struct ManagerArgs {
         default_value_t = LogFormat::Text
     )]
     pub log_format: LogFormat,
+
+    /// Controller sharding (`--sharding` and the `--shard-*` flags).
+    #[command(flatten)]
+    pub sharding: ShardingArgs,
 }
 
 impl ManagerArgs {
@@ -153,7 +160,9 @@ impl ManagerArgs {
 
     /// The [`ManagerOptions`] these flags set (bind addresses, leader election, secure metrics
     /// and their certificate, HTTP/2), every other option at its default. The Lease name,
-    /// [`ManagerOptions::leader_election_id`], is the project's to set.
+    /// [`ManagerOptions::leader_election_id`], is the project's to set, and so is
+    /// [`ManagerOptions::sharding`], from [`ManagerArgs::sharding_options`] with the project's
+    /// sharded kinds.
     #[must_use]
     pub fn manager_options(&self) -> ManagerOptions {
         ManagerOptions {
@@ -167,6 +176,14 @@ impl ManagerArgs {
             enable_http2: self.enable_http2,
             ..ManagerOptions::default()
         }
+    }
+
+    /// The [`ShardingOptions`] the sharding flags set, without kinds yet; `None` without
+    /// `--sharding` (see [`ShardingArgs::options`]). `default_ring` is the ring without
+    /// `--shard-ring`: the operator's own name.
+    #[must_use]
+    pub fn sharding_options(&self, default_ring: &str) -> Option<ShardingOptions> {
+        self.sharding.options(default_ring)
     }
 
     /// The [`WebhookServerOptions`] these flags set (port, certificate directory and file names,

@@ -13,6 +13,7 @@ use serde_json::json;
 use crate::Client;
 use crate::cache::{Cache, CacheOptions};
 use crate::client::{ListOptions, Object, Patch, PatchParams};
+use crate::rbac::Rule;
 use crate::resource::scoped;
 
 /// What the sharder needs to know of one object: its key and its ring labels.
@@ -40,6 +41,9 @@ pub(crate) trait ShardedKind: Send + Sync {
     /// Whether objects of the kind follow their controller owner's shard (a controller's
     /// `owns::<K>()`) rather than being assigned by their own key.
     fn owned(&self) -> bool;
+    /// What the sharder and the [`Sharded`](super::Sharded) reconciler do with objects of the
+    /// kind: list, watch and (label) patch them.
+    fn rbac_rule(&self) -> Rule;
     /// Restricts the manager's informer of this kind to `options`.
     fn restrict_cache(&self, cache: &Cache, options: CacheOptions) -> Result<(), String>;
     /// Every object of the kind, in all namespaces.
@@ -116,6 +120,12 @@ impl<K: Object> ShardedKind for Kind<K> {
 
     fn owned(&self) -> bool {
         self.owned
+    }
+
+    fn rbac_rule(&self) -> Rule {
+        Rule::new(["list", "watch", "patch"])
+            .groups([K::group(&())])
+            .resources([K::plural(&())])
     }
 
     fn restrict_cache(&self, cache: &Cache, options: CacheOptions) -> Result<(), String> {

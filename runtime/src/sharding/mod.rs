@@ -49,6 +49,7 @@
 //! # }
 //! ```
 
+mod args;
 mod hash;
 mod kind;
 mod metrics;
@@ -59,6 +60,7 @@ mod sharder;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use self::args::ShardingArgs;
 pub use self::hash::{assign, weight};
 pub use self::kind::ObjectShard;
 pub(crate) use self::kind::ShardedKind;
@@ -191,6 +193,26 @@ impl ShardingOptions {
     pub fn owned<C: Object>(mut self) -> Self {
         self.kinds.push(Arc::new(kind::Kind::<C>::new(true)));
         self
+    }
+
+    /// The RBAC rules sharding needs on the sharded kinds, one per kind: `list`, `watch` and
+    /// `patch` (the sharder lists and watches them and writes their shard labels; a
+    /// [`Sharded`] reconciler removes the labels of a draining object). The shard Leases need
+    /// `coordination.k8s.io` `leases` in their namespace besides (`get`, `list`, `watch`,
+    /// `create`, `update`, `patch`, `delete`; a scaffolded project grants them with
+    /// `config/rbac/shard_lease_role.yaml`).
+    ///
+    /// ```
+    /// use kbr_runtime::k8s_openapi::api::apps::v1::Deployment;
+    /// use kbr_runtime::sharding::ShardingOptions;
+    /// let rules = ShardingOptions::new("web").kind::<Deployment>().rbac_rules();
+    /// assert_eq!(rules[0].groups, ["apps"]);
+    /// assert_eq!(rules[0].resources, ["deployments"]);
+    /// assert_eq!(rules[0].verbs, ["list", "watch", "patch"]);
+    /// ```
+    #[must_use]
+    pub fn rbac_rules(&self) -> Vec<crate::rbac::Rule> {
+        self.kinds.iter().map(|k| k.rbac_rule()).collect()
     }
 
     /// The sharded kinds, as `group/Kind`.
