@@ -95,6 +95,10 @@ templates! {
     RbacLeaderElectionRole(p: ProjectContext) => "init/config/rbac/leader_election_role.yaml";
     /// `config/rbac/leader_election_role_binding.yaml`.
     RbacLeaderElectionRoleBinding(p: ProjectContext) => "init/config/rbac/leader_election_role_binding.yaml";
+    /// `config/rbac/shard_lease_role.yaml` (a project made with `--sharding`).
+    RbacShardLeaseRole(p: ProjectContext) => "init/config/rbac/shard_lease_role.yaml";
+    /// `config/rbac/shard_lease_role_binding.yaml` (a project made with `--sharding`).
+    RbacShardLeaseRoleBinding(p: ProjectContext) => "init/config/rbac/shard_lease_role_binding.yaml";
     /// `config/rbac/metrics_auth_role.yaml`.
     RbacMetricsAuthRole(p: ProjectContext) => "init/config/rbac/metrics_auth_role.yaml";
     /// `config/rbac/metrics_auth_role_binding.yaml`.
@@ -166,6 +170,8 @@ templates! {
     FragLibRbac(r: ResourceContext) => "api/fragments/lib_rbac.rs";
     /// Fragment for `src/lib.rs` marker `builder`.
     FragLibBuilder(r: ResourceContext) => "api/fragments/lib_builder.rs";
+    /// Fragment for `src/lib.rs` marker `sharding` (a project made with `--sharding`).
+    FragLibSharding(r: ResourceContext) => "api/fragments/lib_sharding.rs";
     /// Fragment for `config/crd/kustomization.yaml` marker `crdkustomizeresource`.
     FragCrdKustomization(r: ResourceContext) => "api/fragments/crd_kustomization.yaml";
     /// Fragment for `config/default/kustomization.yaml` marker `crdresource`.

@@ -3,7 +3,7 @@
 //!
 //! The project is rendered from PROJECT twice by this kbr, in scratch directories: as it is
 //! (base) and with the new settings (theirs); every file that differs is merged into the
-//! project by `kbr alpha update`'s 3-way merge ([`super::alpha::merge`]). So only the files the
+//! project by `kbr alpha update`'s 3-way merge ([`super::merge`]). So only the files the
 //! setting affects change (PROJECT, and for `--namespaced` the manager's RBAC and Deployment,
 //! for `--runtime-path` and `--runtime-version` the kbr-runtime dependency in `Cargo.toml`),
 //! the user's edits to them are kept, and overlapping edits are left with conflict markers
@@ -15,7 +15,7 @@ use super::alpha::replay::{ReplayError, Scaffolder};
 use super::alpha::{Recorded, missing_runtime, missing_runtime_warning};
 use super::merge::{self, Change};
 use super::runtime::{self, RuntimeError};
-use super::{OutputError, ScaffoldError, print};
+use super::{OutputError, ScaffoldError, check_settings, print};
 use crate::cli::{EditArgs, Env};
 use crate::plan::PlanError;
 use crate::project::Project;
@@ -85,6 +85,9 @@ fn edit(args: &EditArgs, env: &Env) -> Result<(Project, Vec<Change>), EditError>
     if let Some(namespaced) = args.namespaced {
         after.namespaced = namespaced;
     }
+    if let Some(sharding) = args.sharding {
+        after.sharding = sharding;
+    }
     if let Some(license) = args.license {
         after.license = license;
     }
@@ -99,6 +102,7 @@ fn edit(args: &EditArgs, env: &Env) -> Result<(Project, Vec<Change>), EditError>
     if let Some(runtime) = runtime {
         after.runtime = runtime;
     }
+    check_settings(&after)?;
     let epoch = recorded.source_date_epoch.as_deref();
     let base = Scaffolder::Current.render(before, &env.dir, epoch)?;
     let theirs = Scaffolder::Current.render(&after, &env.dir, epoch)?;

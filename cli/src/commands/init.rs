@@ -4,7 +4,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::runtime::{self, RuntimeError};
-use super::{OutputError, PROJECT_PATH, ScaffoldError, print, project_context, render_project};
+use super::{
+    OutputError, PROJECT_PATH, ScaffoldError, check_settings, print, project_context,
+    render_project,
+};
 use crate::cli::{Env, InitArgs};
 use crate::context::{KBR_VERSION, ProjectContext};
 use crate::names::{self, NameError};
@@ -131,8 +134,10 @@ fn plan_and_write(args: &InitArgs, env: &Env) -> Result<Vec<String>, InitError> 
         project_name: name,
         resources: Vec::new(),
         runtime,
+        sharding: args.sharding,
         version: PROJECT_VERSION.to_owned(),
     };
+    check_settings(&project)?;
     let p = project_context(&project, env)?;
     let mut plan = PlanBuilder::new(dir);
     for (path, content) in files(&p)? {
@@ -244,7 +249,8 @@ fn relative_path(from: &Path, to: &Path) -> String {
     }
 }
 
-/// Every file `kbr init` writes besides PROJECT: (path, content).
+/// Every file `kbr init` writes besides PROJECT: (path, content); with `--sharding`, the shard
+/// Lease role and its binding too.
 pub fn files(p: &ProjectContext) -> Result<Vec<(&'static str, String)>, askama::Error> {
     /// Renders each template type with `p`.
     macro_rules! render_all {
@@ -252,7 +258,7 @@ pub fn files(p: &ProjectContext) -> Result<Vec<(&'static str, String)>, askama::
             vec![$(($path, render(&t::$ty { p })?)),*]
         };
     }
-    Ok(render_all![
+    let mut files = render_all![
         "Cargo.toml" => CargoToml,
         "src/main.rs" => MainRs,
         "src/lib.rs" => LibRs,
@@ -291,7 +297,14 @@ pub fn files(p: &ProjectContext) -> Result<Vec<(&'static str, String)>, askama::
         "config/certmanager/kustomizeconfig.yaml" => CertManagerKustomizeConfig,
         "config/network-policy/kustomization.yaml" => NetworkPolicyKustomization,
         "config/network-policy/allow-metrics-traffic.yaml" => NetworkPolicyAllowMetrics,
-    ])
+    ];
+    if p.sharding {
+        files.extend(render_all![
+            "config/rbac/shard_lease_role.yaml" => RbacShardLeaseRole,
+            "config/rbac/shard_lease_role_binding.yaml" => RbacShardLeaseRoleBinding,
+        ]);
+    }
+    Ok(files)
 }
 
 #[cfg(test)]

@@ -58,6 +58,11 @@ pub enum ScaffoldError {
         /// The file.
         path: String,
     },
+    /// The project would be both sharded and namespaced.
+    #[error(
+        "--sharding and --namespaced exclude each other: the sharder assigns the objects of the sharded kinds in every namespace, which a manager with namespaced RBAC cannot read; drop one of them (kbr edit --namespaced=false or --sharding=false)"
+    )]
+    ShardingNamespaced,
     /// The license header could not be made.
     #[error(transparent)]
     License(#[from] LicenseError),
@@ -80,6 +85,14 @@ pub struct OutputError(#[from] pub std::io::Error);
 /// Writes `line` and a newline to `out`.
 pub fn print(out: &mut dyn Write, line: impl Display) -> Result<(), OutputError> {
     Ok(writeln!(out, "{line}")?)
+}
+
+/// Errors when the settings of `project` exclude each other.
+pub fn check_settings(project: &Project) -> Result<(), ScaffoldError> {
+    if project.sharding && project.namespaced {
+        return Err(ScaffoldError::ShardingNamespaced);
+    }
+    Ok(())
 }
 
 /// The template context of `project`, with headers for the copyright year of `env`.

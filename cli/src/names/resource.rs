@@ -142,9 +142,10 @@ pub fn of_project(project: &Project) -> Vec<(&Resource, ResourceNames)> {
         .collect()
 }
 
-/// The kind's module in the controller test suite `tests/controller/` ([`suite_module`]):
-/// qualified as `<group>_<kind>` when a controller of another group of `project` has a kind
-/// of the same snake_case name. Its file is `tests/controller/<file stem>.rs`.
+/// The kind's module in the controller test suite `tests/controller/`: its module name
+/// (`broker`, `r#match`), qualified as `<group>_<kind>` when a controller of another group of
+/// `project` has a kind of the same snake_case name, or when the module would be `main`. Its
+/// file is `tests/controller/<file stem>.rs`.
 pub fn controller_test_module(project: &Project, names: &ResourceNames) -> String {
     let clash = of_project(project)
         .iter()
@@ -153,9 +154,10 @@ pub fn controller_test_module(project: &Project, names: &ResourceNames) -> Strin
     suite_module(names, clash, format!("{group}_{}", names.snake))
 }
 
-/// The kind's module in the webhook test suite `tests/webhook/` ([`suite_module`]): qualified
-/// as `<group>_<kind>_<version>` when another resource of `project` with webhooks shares the
-/// kind's snake_case name. Its file is `tests/webhook/<file stem>.rs`.
+/// The kind's module in the webhook test suite `tests/webhook/`: its module name, qualified as
+/// `<group>_<kind>_<version>` when another resource of `project` with webhooks shares the
+/// kind's snake_case name, or when the module would be `main`. Its file is
+/// `tests/webhook/<file stem>.rs`.
 pub fn webhook_test_module(project: &Project, names: &ResourceNames) -> String {
     let clash = of_project(project).iter().any(|(other, o)| {
         other.webhooks.is_some()
@@ -216,6 +218,7 @@ mod tests {
             project_name: "my-op".to_owned(),
             resources,
             runtime: Runtime::Version("0.1.0".to_owned()),
+            sharding: false,
             version: "3".to_owned(),
         }
     }

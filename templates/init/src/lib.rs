@@ -3,15 +3,25 @@
 //! The library holds what the binaries share: the API types ([`api`]), their reconcilers
 //! ([`controller`]) and webhooks ([`webhook`]), and the registries `kbr create api` and
 //! `kbr create webhook` keep up to date: [`scheme`] (every API type), [`rbac_rules`] (the
+{%- if p.sharding %}
+//! permissions of every reconciler), [`setup_controllers`] (every controller), [`sharding`] (the
+//! kind of every controller, whose objects the replicas split) and [`webhooks`] (every webhook).
+//! `src/main.rs` runs them in a [`Manager`]; `src/bin/manifests.rs` writes the CRDs, RBAC roles
+//! and webhook configurations they imply.
+{%- else %}
 //! permissions of every reconciler), [`setup_controllers`] (every controller) and [`webhooks`]
 //! (every webhook). `src/main.rs` runs them in a [`Manager`]; `src/bin/manifests.rs` writes the
 //! CRDs, RBAC roles and webhook configurations they imply.
+{%- endif %}
 
 pub mod api;
 pub mod controller;
 pub mod webhook;
 
 use kbr_runtime::rbac;
+{%- if p.sharding %}
+use kbr_runtime::sharding::ShardingOptions;
+{%- endif %}
 use kbr_runtime::webhook::{WebhookError, Webhooks};
 use kbr_runtime::{Client, Manager, ManagerError, Scheme};
 
@@ -33,6 +43,18 @@ const SETUP_WITH_MANAGER: &[SetupWithManager] = &[
     // +kbr:scaffold:builder
 ];
 
+{% if p.sharding -%}
+/// The ring of this operator's replicas with `--sharding` (unless `--shard-ring` names
+/// another): part of the label keys on the objects, `shard.sharding.kbr.dev/<ring>`.
+pub const SHARD_RING: &str = "{{ p.project_name }}";
+
+/// The kind of every controller: with `--sharding`, the manager's replicas split their objects
+/// between them, and each reconciles only its share.
+const SHARDED_KINDS: &[fn(ShardingOptions) -> ShardingOptions] = &[
+    // +kbr:scaffold:sharding
+];
+
+{% endif -%}
 /// Registers one kind's webhooks: a webhook module's `setup_webhook`.
 type SetupWebhook = fn(&mut Webhooks) -> Result<(), WebhookError>;
 
@@ -50,11 +72,22 @@ pub fn scheme() -> Scheme {
     scheme
 }
 
+{% if p.sharding -%}
+/// The RBAC rules every reconciler needs, and those sharding needs on the sharded kinds (list,
+/// watch and patch their shard labels); `make manifests` writes them to
+/// `config/rbac/role.yaml`.
+pub fn rbac_rules() -> Vec<rbac::Rule> {
+    let reconcilers = RBAC_RULES.iter().flat_map(|rules| rules());
+    let sharding = sharding(ShardingOptions::new(SHARD_RING)).rbac_rules();
+    reconcilers.chain(sharding).collect()
+}
+{%- else -%}
 /// The RBAC rules every reconciler needs; `make manifests` writes them to
 /// `config/rbac/role.yaml`.
 pub fn rbac_rules() -> Vec<rbac::Rule> {
     RBAC_RULES.iter().flat_map(|rules| rules()).collect()
 }
+{%- endif %}
 
 /// Registers every controller with `manager`.
 ///
@@ -68,6 +101,17 @@ pub fn setup_controllers(manager: &mut Manager) -> Result<(), ManagerError> {
     Ok(())
 }
 
+{% if p.sharding -%}
+/// `options` with the kind of every controller registered as sharded
+/// ([`ShardingOptions::kind`]); `src/main.rs` passes the options of `--sharding`.
+pub fn sharding(mut options: ShardingOptions) -> ShardingOptions {
+    for kind in SHARDED_KINDS {
+        options = kind(options);
+    }
+    options
+}
+
+{% endif -%}
 /// Every webhook of this project (defaulting, validation, conversion). `client` is what webhooks
 /// read the cluster with; `None` when only describing them, as `make manifests` does.
 ///

@@ -78,8 +78,9 @@ impl Scaffolder {
     /// Renders `project` from scratch by replaying [`commands`], and reads the result.
     ///
     /// `project_dir` is the project's own directory: the commands run in a scratch directory
-    /// where PROJECT's runtime path resolves as it does from the project, or to a stand-in when
-    /// it resolves to no crate there ([`Scratch::new`]). `source_date_epoch` fixes the year of
+    /// where PROJECT's runtime path resolves as it does from the project, or to an empty
+    /// stand-in crate when it resolves to no crate there ([`super::missing_runtime`]: the project
+    /// moved), so the project renders as PROJECT records it. `source_date_epoch` fixes the year of
     /// license headers. The scratch directory is removed before returning.
     pub fn render(
         &self,
@@ -198,6 +199,7 @@ pub fn init(project: &Project) -> Vec<String> {
         project_name,
         resources: _, // replayed by create api and create webhook
         runtime,
+        sharding,
         version: _, // the PROJECT format
     } = project;
     let mut args = words(&["init"]);
@@ -211,6 +213,9 @@ pub fn init(project: &Project) -> Vec<String> {
     }
     if *namespaced {
         args.push("--namespaced".to_owned());
+    }
+    if *sharding {
+        args.push("--sharding".to_owned());
     }
     args.push(match runtime {
         Runtime::Path(path) => format!("--runtime-path={path}"),

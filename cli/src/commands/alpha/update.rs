@@ -5,7 +5,7 @@
 //! 1. base: the project rendered from PROJECT by the kbr that wrote it (`--from-version`, by
 //!    default PROJECT's `cliVersion`; installed by cargo, or `--from-binary`);
 //! 2. ours: the project as it is; theirs: the project rendered from PROJECT by the new kbr;
-//! 3. every file of base or theirs is merged ([`super::merge`]) into one plan, applied
+//! 3. every file of base or theirs is merged ([`crate::commands::merge`]) into one plan, applied
 //!    atomically: either every file is written or none is.
 //!
 //! Conflicts are written with markers and listed; the command then fails (exit code 1) unless

@@ -207,5 +207,12 @@ fn plan_controller(
         Marker::rust("builder"),
         &render(&t::FragLibBuilder { r })?,
     )?;
+    if p.sharding {
+        plan.insert(
+            "src/lib.rs",
+            Marker::rust("sharding"),
+            &render(&t::FragLibSharding { r })?,
+        )?;
+    }
     Ok(())
 }
