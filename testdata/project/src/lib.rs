@@ -17,15 +17,17 @@
 //! The library holds what the binaries share: the API types ([`api`]), their reconcilers
 //! ([`controller`]) and webhooks ([`webhook`]), and the registries `kbr create api` and
 //! `kbr create webhook` keep up to date: [`scheme`] (every API type), [`rbac_rules`] (the
-//! permissions of every reconciler), [`setup_controllers`] (every controller) and [`webhooks`]
-//! (every webhook). `src/main.rs` runs them in a [`Manager`]; `src/bin/manifests.rs` writes the
-//! CRDs, RBAC roles and webhook configurations they imply.
+//! permissions of every reconciler), [`setup_controllers`] (every controller), [`sharding`] (the
+//! kind of every controller, whose objects the replicas split) and [`webhooks`] (every webhook).
+//! `src/main.rs` runs them in a [`Manager`]; `src/bin/manifests.rs` writes the CRDs, RBAC roles
+//! and webhook configurations they imply.
 
 pub mod api;
 pub mod controller;
 pub mod webhook;
 
 use kbr_runtime::rbac;
+use kbr_runtime::sharding::ShardingOptions;
 use kbr_runtime::webhook::{WebhookError, Webhooks};
 use kbr_runtime::{Client, Manager, ManagerError, Scheme};
 
@@ -53,6 +55,18 @@ const SETUP_WITH_MANAGER: &[SetupWithManager] = &[
     // +kbr:scaffold:builder
 ];
 
+/// The ring of this operator's replicas with `--sharding` (unless `--shard-ring` names
+/// another): part of the label keys on the objects, `shard.sharding.kbr.dev/<ring>`.
+pub const SHARD_RING: &str = "project";
+
+/// The kind of every controller: with `--sharding`, the manager's replicas split their objects
+/// between them, and each reconciles only its share.
+const SHARDED_KINDS: &[fn(ShardingOptions) -> ShardingOptions] = &[
+    ShardingOptions::kind::<crate::api::crew::v1::Captain>,
+    ShardingOptions::kind::<kbr_runtime::k8s_openapi::api::apps::v1::Deployment>,
+    // +kbr:scaffold:sharding
+];
+
 /// Registers one kind's webhooks: a webhook module's `setup_webhook`.
 type SetupWebhook = fn(&mut Webhooks) -> Result<(), WebhookError>;
 
@@ -72,10 +86,13 @@ pub fn scheme() -> Scheme {
     scheme
 }
 
-/// The RBAC rules every reconciler needs; `make manifests` writes them to
+/// The RBAC rules every reconciler needs, and those sharding needs on the sharded kinds (list,
+/// watch and patch their shard labels); `make manifests` writes them to
 /// `config/rbac/role.yaml`.
 pub fn rbac_rules() -> Vec<rbac::Rule> {
-    RBAC_RULES.iter().flat_map(|rules| rules()).collect()
+    let reconcilers = RBAC_RULES.iter().flat_map(|rules| rules());
+    let sharding = sharding(ShardingOptions::new(SHARD_RING)).rbac_rules();
+    reconcilers.chain(sharding).collect()
 }
 
 /// Registers every controller with `manager`.
@@ -88,6 +105,15 @@ pub fn setup_controllers(manager: &mut Manager) -> Result<(), ManagerError> {
         setup_with_manager(manager)?;
     }
     Ok(())
+}
+
+/// `options` with the kind of every controller registered as sharded
+/// ([`ShardingOptions::kind`]); `src/main.rs` passes the options of `--sharding`.
+pub fn sharding(mut options: ShardingOptions) -> ShardingOptions {
+    for kind in SHARDED_KINDS {
+        options = kind(options);
+    }
+    options
 }
 
 /// Every webhook of this project (defaulting, validation, conversion). `client` is what webhooks
