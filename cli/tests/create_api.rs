@@ -283,7 +283,8 @@ fn bad_names() {
         args.extend_from_slice(extra);
         assert_fails(&dir, &args, &format!("failed to create API: {message}"));
     }
-    let long = "K".repeat(64);
+    // Its list kind (`<Kind>List`) must be a DNS-1035 label: at most 63 - 4 characters.
+    let long = "K".repeat(60);
     assert_fails(
         &dir,
         &[
@@ -297,7 +298,7 @@ fn bad_names() {
             &long,
         ],
         &format!(
-            "failed to create API: invalid kind \"{long}\": a kind must be at most 63 characters (a DNS-1035 label when lower-cased), it has 64; pass a shorter --kind"
+            "failed to create API: invalid kind \"{long}\": a kind must be at most 59 characters (its list kind, {long}List, must be a DNS-1035 label when lower-cased), it has 60; pass a shorter --kind"
         ),
     );
     for args in [

@@ -3,6 +3,7 @@
 //! | module | what | source it mirrors |
 //! |---|---|---|
 //! | [`dns`] | DNS-1123 labels and subdomains, DNS-1035 labels, with the API server's messages | apimachinery `pkg/util/validation` |
+//! | [`kind`] | a custom resource's Kind (PascalCase, its list kind a DNS-1035 label) | Kubebuilder `pkg/model/resource/gvk.go`, apiextensions `ValidateCustomResourceDefinitionNames` |
 //! | [`version`] | API version grammar (`v1`, `v2beta3`) and priority | apimachinery `pkg/version/helpers.go` |
 //! | [`plural`] | a kind's default resource plural | gobuffalo/flect `Pluralize`, as Kubebuilder calls it |
 //! | [`marker`] | the `#[kbr(...)]` schema markers and the record kbr-derive hands kbr-runtime | controller-gen's CRD markers |
@@ -13,6 +14,8 @@
 #![warn(missing_docs)]
 
 pub mod dns;
+pub mod kind;
+pub mod label;
 pub mod marker;
 pub mod plural;
 pub mod version;

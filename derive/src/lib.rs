@@ -11,6 +11,7 @@
 //!   [`macro@Rbac`].
 
 mod custom_resource;
+mod keys;
 mod names;
 mod parse;
 mod rbac;

@@ -1,5 +1,5 @@
 //! Checks of a CRD's names (group, version, plural, singular, short names, categories),
-//! kinds and JSONPaths, each returning the reason a value is invalid.
+//! kinds (kbr-core's grammar) and JSONPaths, each returning the reason a value is invalid.
 //!
 //! The DNS rules and their wording are kbr-core's (apimachinery's), placed as apiextensions'
 //! `ValidateCustomResourceDefinitionSpec` places them
@@ -7,6 +7,15 @@
 //! rejects at compile time, in the API server's words, what the API server would reject.
 
 use kbr_core::dns;
+
+/// Any value but `""` (printer column names, label and annotation keys).
+pub(crate) fn non_empty(value: &str) -> Result<(), String> {
+    if value.is_empty() {
+        Err("must not be empty".into())
+    } else {
+        Ok(())
+    }
+}
 
 /// A DNS-1035 label (plural, singular, short names, categories, versions).
 pub(crate) fn dns1035_label(value: &str) -> Result<(), String> {
@@ -27,19 +36,9 @@ pub(crate) fn group(value: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// A Kind: an ASCII upper-case letter followed by ASCII letters and digits.
+/// A Kind: kbr-core's grammar (PascalCase, and `<Kind>List` a DNS-1035 label when lower-cased).
 pub(crate) fn kind(value: &str) -> Result<(), String> {
-    let mut chars = value.chars();
-    match chars.next() {
-        None => Err("must not be empty".into()),
-        Some(first) if !first.is_ascii_uppercase() => {
-            Err("must start with an upper-case ASCII letter (PascalCase, e.g. \"Broker\")".into())
-        }
-        Some(_) if !chars.all(|c| c.is_ascii_alphanumeric()) => {
-            Err("must consist of ASCII letters and digits (PascalCase, e.g. \"Broker\")".into())
-        }
-        Some(_) => Ok(()),
-    }
+    kbr_core::kind::validate(value).map_err(|error| error.to_string())
 }
 
 /// A JSONPath as CRDs take it: starts with `.`.
@@ -105,6 +104,7 @@ mod tests {
         assert!(kind("Broker").is_ok());
         assert!(kind("broker").is_err());
         assert!(kind("Bro-ker").is_err());
+        assert!(kind(&"A".repeat(60)).unwrap_err().contains("list kind"));
     }
 
     #[test]

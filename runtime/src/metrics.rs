@@ -14,13 +14,19 @@
 //! | `controller_runtime_reconcile_time_seconds` | histogram | `controller` |
 //! | `controller_runtime_max_concurrent_reconciles` | gauge | `controller` |
 //! | `controller_runtime_active_workers` | gauge | `controller` |
-//! | `workqueue_depth` | gauge | `controller`, `name` |
+//! | `workqueue_depth` | gauge | `controller`, `name`, `priority` |
 //! | `workqueue_adds_total` | counter | `controller`, `name` |
 //! | `workqueue_retries_total` | counter | `controller`, `name` |
 //! | `workqueue_queue_duration_seconds` | histogram | `controller`, `name` |
 //! | `workqueue_work_duration_seconds` | histogram | `controller`, `name` |
 //! | `leader_election_master_status` | gauge | `name` |
 //! | `kbr_informer_decode_errors_total` | counter | `kind` |
+//!
+//! `workqueue_depth` counts ready keys by their priority, as controller-runtime's priority queue
+//! exports it (`pkg/internal/metrics/workqueue.go`): `priority="0"` for normal keys, `"-100"` for
+//! the initial list and resyncs. The first 25 distinct priorities of a controller get their own
+//! series; keys of any further priority are counted under `priority="exceeded_cardinality_limit"`
+//! (controller-runtime's cap, kept per priority so that a series never goes negative).
 //!
 //! The last family is kbr's own (no controller-runtime counterpart): objects an informer listed
 //! or watched but could not decode into the kind's Rust type, counted once per object and
@@ -64,6 +70,13 @@ struct QueueLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DepthLabels {
+    controller: String,
+    name: String,
+    priority: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct NameLabels {
     name: String,
 }
@@ -96,7 +109,7 @@ pub(crate) struct Metrics {
     reconcile_time: HistogramFamily,
     max_concurrent: Family<ControllerLabels, Gauge>,
     active_workers: Family<ControllerLabels, Gauge>,
-    queue_depth: Family<QueueLabels, Gauge>,
+    queue_depth: Family<DepthLabels, Gauge>,
     queue_adds: Family<QueueLabels, Counter>,
     queue_retries: Family<QueueLabels, Counter>,
     queue_duration: QueueHistogramFamily,
@@ -166,7 +179,7 @@ impl Metrics {
             );
             r.register(
                 "workqueue_depth",
-                "Current depth of workqueue",
+                "Current depth of workqueue by workqueue and priority",
                 metrics.queue_depth.clone(),
             );
             r.register(
@@ -235,7 +248,7 @@ impl Metrics {
         let panics = self.reconcile_panics.get_or_create(&c).clone();
         let time = self.reconcile_time.get_or_create(&c).clone();
         let active_workers = self.active_workers.get_or_create(&c).clone();
-        let depth = self.queue_depth.get_or_create(&q).clone();
+        let depth = QueueDepth::new(self.queue_depth.clone(), name);
         let adds = self.queue_adds.get_or_create(&q).clone();
         let retries = self.queue_retries.get_or_create(&q).clone();
         let queue_duration = self.queue_duration.get_or_create(&q).clone();
@@ -305,7 +318,7 @@ pub(crate) struct ControllerMetrics {
     panics: Counter,
     time: Histogram,
     active_workers: Gauge,
-    depth: Gauge,
+    depth: QueueDepth,
     adds: Counter,
     retries: Counter,
     queue_duration: Histogram,
@@ -347,8 +360,9 @@ impl ControllerMetrics {
         self.queue_duration.observe(waited.as_secs_f64());
     }
 
-    pub(crate) fn set_depth(&self, depth: usize) {
-        self.depth.set(i64::try_from(depth).unwrap_or(i64::MAX));
+    /// The controller's `workqueue_depth` series, for its work queue to keep.
+    pub(crate) fn queue_depth(&self) -> QueueDepth {
+        self.depth.clone()
     }
 
     pub(crate) fn retried(&self) {
@@ -403,6 +417,84 @@ impl MetricsRegistry {
         metric: impl prometheus_client::registry::Metric,
     ) {
         self.metrics.register(name, help, metric);
+    }
+}
+
+/// controller-runtime's cap on distinct `priority` labels of one queue's `workqueue_depth`
+/// (`maxRecommendedUniquePriorities` in `pkg/internal/metrics/workqueue.go`).
+const MAX_DEPTH_PRIORITIES: usize = 25;
+
+/// The `priority` label of keys beyond [`MAX_DEPTH_PRIORITIES`] (controller-runtime's
+/// `priorityCardinalityExceededPlaceholder`).
+const EXCEEDED_PRIORITIES: &str = "exceeded_cardinality_limit";
+
+/// One work queue's `workqueue_depth{controller, name, priority}`: the queue counts each ready
+/// key under its priority, under its own lock. Clones share the series but not the choice of
+/// labels, so one queue keeps one handle; the [`Default`] one is registered nowhere (for
+/// queues in tests).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct QueueDepth {
+    family: Family<DepthLabels, Gauge>,
+    queue: String,
+    /// The series of the priorities with a label of their own (at most
+    /// [`MAX_DEPTH_PRIORITIES`], searched linearly: a queue sees one to three priorities); a
+    /// priority keeps its label for the handle's life, so every `dec` meets its `inc`.
+    labelled: Vec<(i32, Gauge)>,
+}
+
+impl QueueDepth {
+    /// The depth of queue `queue` in `family`, with the `priority="0"` series at 0.
+    fn new(family: Family<DepthLabels, Gauge>, queue: &str) -> Self {
+        let mut depth = Self {
+            family,
+            queue: queue.to_string(),
+            labelled: Vec::new(),
+        };
+        depth.with_gauge(0, |_| ());
+        depth
+    }
+
+    /// One more ready key of `priority`.
+    pub(crate) fn inc(&mut self, priority: i32) {
+        self.with_gauge(priority, |gauge| {
+            gauge.inc();
+        });
+    }
+
+    /// One ready key of `priority` fewer.
+    pub(crate) fn dec(&mut self, priority: i32) {
+        self.with_gauge(priority, |gauge| {
+            gauge.dec();
+        });
+    }
+
+    fn with_gauge(&mut self, priority: i32, f: impl FnOnce(&Gauge)) {
+        if let Some((_, gauge)) = self.labelled.iter().find(|(p, _)| *p == priority) {
+            f(gauge);
+        } else if self.labelled.len() < MAX_DEPTH_PRIORITIES {
+            let gauge = self.series(&priority.to_string());
+            f(&gauge);
+            self.labelled.push((priority, gauge));
+        } else {
+            f(&self.series(EXCEEDED_PRIORITIES));
+        }
+    }
+
+    /// The series of `label` (a priority or the cap's placeholder).
+    fn series(&self, label: &str) -> Gauge {
+        self.family
+            .get_or_create(&DepthLabels {
+                controller: self.queue.clone(),
+                name: self.queue.clone(),
+                priority: label.to_string(),
+            })
+            .clone()
+    }
+
+    /// The value of the series of `label`.
+    #[cfg(test)]
+    pub(crate) fn get(&self, label: &str) -> i64 {
+        self.series(label).get()
     }
 }
 

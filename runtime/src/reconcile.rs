@@ -27,6 +27,10 @@ use serde::de::DeserializeOwned;
 /// - [`Action::requeue(duration)`](Action::requeue) — `reconcile.Result{RequeueAfter: d}`:
 ///   reconcile this object again after `d` even if nothing changes (e.g. to poll an external
 ///   system). A watch event in the meantime still triggers an earlier reconcile.
+/// - [`Action::requeue(d).with_priority(p)`](Action::with_priority) —
+///   `reconcile.Result{RequeueAfter: d, Priority: &p}`: the requeue enters the controller's
+///   work queue with priority `p` instead of the normal one (see
+///   [`QueueOptions`](crate::controller::QueueOptions)).
 ///
 /// Errors are retried with per-object exponential backoff instead (5 ms doubling to 1000 s,
 /// reset by the next success) — return `Err`, not a requeue, when something failed.
@@ -42,10 +46,14 @@ use serde::de::DeserializeOwned;
 /// let poll = Action::requeue(Duration::from_secs(30));
 /// assert_eq!(poll.requeue_after(), Some(Duration::from_secs(30)));
 /// assert_ne!(poll, Action::await_change());
+/// assert_eq!(poll.priority(), None);
+/// let background = Action::requeue(Duration::from_secs(30)).with_priority(-50);
+/// assert_eq!(background.priority(), Some(-50));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Action {
     requeue_after: Option<Duration>,
+    priority: Option<i32>,
 }
 
 impl Action {
@@ -55,6 +63,7 @@ impl Action {
     pub const fn requeue(duration: Duration) -> Self {
         Self {
             requeue_after: Some(duration),
+            priority: None,
         }
     }
 
@@ -63,6 +72,21 @@ impl Action {
     pub const fn await_change() -> Self {
         Self {
             requeue_after: None,
+            priority: None,
+        }
+    }
+
+    /// Requeues with `priority` (`reconcile.Result.Priority`; higher is served first) instead
+    /// of [`NORMAL_PRIORITY`](crate::controller::NORMAL_PRIORITY): e.g. below it for
+    /// background polling that should yield to changes, above it for urgent work. The
+    /// controller's work queue ages every priority (see
+    /// [`QueueOptions`](crate::controller::QueueOptions)), so a low requeue still runs. Only
+    /// a requeue has a priority: on [`Action::await_change`] it has no effect.
+    #[must_use]
+    pub const fn with_priority(self, priority: i32) -> Self {
+        Self {
+            priority: Some(priority),
+            ..self
         }
     }
 
@@ -70,6 +94,12 @@ impl Action {
     #[must_use]
     pub const fn requeue_after(&self) -> Option<Duration> {
         self.requeue_after
+    }
+
+    /// The priority of [`Action::with_priority`]; `None`: the normal priority.
+    #[must_use]
+    pub const fn priority(&self) -> Option<i32> {
+        self.priority
     }
 }
 

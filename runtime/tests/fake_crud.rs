@@ -192,18 +192,21 @@ async fn crds_with_rules_that_do_not_compile_are_refused() -> TestResult {
     let field = status.details.as_ref().map(|d| d.causes[0].field.clone());
     assert_eq!(
         field.as_deref(),
-        Some(
-            "spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule"
-        )
+        Some("spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule"),
+        "one schema for every version is validated at spec.validation"
     );
-    let missing_library = widget_crd(
+    let library = widget_crd(
         json!({"type": "object", "x-kubernetes-validations": [{"rule": "isURL(self.u)"}]}),
     );
-    let error = server
-        .install_crd(&missing_library)
-        .unwrap_err()
-        .to_string();
-    assert!(error.contains("isURL()"), "{error}");
+    server.install_crd(&library)?;
+    let undeclared = widget_crd(
+        json!({"type": "object", "x-kubernetes-validations": [{"rule": "isUrl(self.u)"}]}),
+    );
+    let error = server.install_crd(&undeclared).unwrap_err().to_string();
+    assert!(
+        error.contains("undeclared reference to 'isUrl' (in container '')"),
+        "{error}"
+    );
     Ok(())
 }
 

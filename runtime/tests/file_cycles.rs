@@ -474,11 +474,8 @@ fn components<'a>(edges: &[(&'a Node, &'a Node)]) -> Vec<BTreeSet<&'a Node>> {
 /// Modules with a circle when this check was written, being broken up (issue 28). The list may
 /// only shrink: a circle elsewhere fails, and so does a module listed here that has none left.
 const KNOWN_CIRCLES: &[&str] = &[
-    "kbr_derive",
-    "kbr_derive::custom_resource",
     "kbr_runtime::cache",
     "kbr_runtime::client",
-    "kbr_runtime::crd::shape",
     "kbr_runtime::crd::structural",
     "kbr_runtime::testing",
 ];

@@ -596,6 +596,66 @@ async fn a_hundred_events_while_in_flight_cause_exactly_one_more_reconcile() -> 
     Ok(())
 }
 
+/// `Action::requeue(d).with_priority(p)` enters the work queue at `p`: with one worker held
+/// while three objects queue up, their requeues at 10, normal and low priority are served in
+/// that order, whatever the order of their first reconciles (a FIFO would serve low first).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requeues_are_served_by_their_priority() -> TestResult {
+    let env = TestEnv::start(Scheme::new()).await?;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let gate = Arc::new(Notify::new());
+    let first_passes = Arc::new(Mutex::new(HashSet::new()));
+    let mut manager = manager_on(&env, options_on(&env, &["default"]));
+    let cached = manager.client();
+    let (held, passed) = (gate.clone(), first_passes.clone());
+    manager.add_controller(Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
+        let (tx, held, passed) = (tx.clone(), held.clone(), passed.clone());
+        async move {
+            let name = name_of(&*cm);
+            let priority = match name.as_str() {
+                "gate" => {
+                    let _ = tx.send(name);
+                    held.notified().await;
+                    return Ok(Action::await_change());
+                }
+                "prio-low" => kbr_runtime::controller::LOW_PRIORITY,
+                "prio-normal" => kbr_runtime::controller::NORMAL_PRIORITY,
+                "prio-high" => 10,
+                _ => return Ok(Action::await_change()),
+            };
+            if passed
+                .lock()
+                .map_err(|_| Error::other("poisoned"))?
+                .insert(name.clone())
+            {
+                return Ok(Action::requeue(Duration::ZERO).with_priority(priority));
+            }
+            let _ = tx.send(name);
+            Ok(Action::await_change())
+        }
+    })))?;
+    let running = Running::start(manager);
+    let client = env.client();
+    client.create(&configmap("default", "gate", "0")).await?;
+    assert_eq!(within("the gate", rx.recv()).await.as_deref(), Some("gate"));
+    for name in ["prio-low", "prio-high", "prio-normal"] {
+        client.create(&configmap("default", name, "0")).await?;
+    }
+    eventually("the cache to see the three objects", || async {
+        let cm: ConfigMap = cached.get(Some("default"), "prio-normal").await.ok()?;
+        Some(cm)
+    })
+    .await;
+    gate.notify_one();
+    let mut second_passes = Vec::new();
+    while second_passes.len() < 3 {
+        second_passes.push(within("the requeues", rx.recv()).await.ok_or("closed")?);
+    }
+    assert_eq!(second_passes, ["prio-high", "prio-normal", "prio-low"]);
+    running.stop().await?;
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reconcile_right_after_its_own_status_write_sees_it() -> TestResult {
     let Some(server) = fake_server("own status write", "the fake server's watch faults") else {

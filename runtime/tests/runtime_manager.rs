@@ -97,7 +97,7 @@ async fn probes_and_metrics_after_reconciles() -> TestResult {
         r#"controller_runtime_active_workers{controller="configmap"} 0"#,
         r#"controller_runtime_reconcile_time_seconds_count{controller="configmap"} 1"#,
         r#"workqueue_adds_total{controller="configmap",name="configmap"} 1"#,
-        r#"workqueue_depth{controller="configmap",name="configmap"} 0"#,
+        r#"workqueue_depth{controller="configmap",name="configmap",priority="0"} 0"#,
         r#"workqueue_queue_duration_seconds_count{controller="configmap",name="configmap"} 1"#,
         r#"workqueue_work_duration_seconds_count{controller="configmap",name="configmap"} 1"#,
         "# HELP myapp_synced Objects synced.",

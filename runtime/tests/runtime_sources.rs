@@ -668,7 +668,8 @@ async fn a_slow_controller_queues_one_entry_per_object_not_per_event() -> TestRe
     }
     // Every event reached the informer's handlers (ours counts them) and the queue.
     let total = 1 + OBJECTS * (1 + UPDATES);
-    let depth = format!(r#"workqueue_depth{{controller="slow",name="slow"}} {OBJECTS}"#);
+    let depth =
+        format!(r#"workqueue_depth{{controller="slow",name="slow",priority="0"}} {OBJECTS}"#);
     let body = eventually("every event dispatched", || async {
         let (_, body) = http_get(metrics, "/metrics").await;
         (events.load(Ordering::SeqCst) == total && body.contains(&depth)).then_some(body)

@@ -111,9 +111,10 @@ pub enum NameError {
         /// A PascalCase name derived from the value.
         suggestion: String,
     },
-    /// `--kind` is longer than 63 characters.
+    /// `--kind` is longer than kbr-core's [`KIND_MAX_LENGTH`](kbr_core::kind::KIND_MAX_LENGTH).
     #[error(
-        "invalid kind {value:?}: a kind must be at most 63 characters (a DNS-1035 label when lower-cased), it has {len}; pass a shorter --kind"
+        "invalid kind {value:?}: a kind must be at most {max} characters (its list kind, {value}List, must be a DNS-1035 label when lower-cased), it has {len}; pass a shorter --kind",
+        max = kbr_core::kind::KIND_MAX_LENGTH
     )]
     KindTooLong {
         /// The rejected value.
@@ -299,41 +300,41 @@ pub fn validate_version(version: &str) -> Result<(), NameError> {
     }
 }
 
-/// Validates `--kind`: PascalCase `^[A-Z][A-Za-z0-9]*$`, at most 63 characters (so its lower
-/// case is a DNS-1035 label), and not `Self`.
+/// Validates `--kind`: kbr-core's Kind grammar ([`kbr_core::kind::validate`]: PascalCase
+/// `^[A-Z][A-Za-z0-9]*$`, at most 59 characters so that its list kind is a DNS-1035 label), and
+/// not a Rust keyword (`Self`), since the kind names a Rust type.
 pub fn validate_kind(kind: &str) -> Result<(), NameError> {
-    let pascal = kind.as_bytes().first().is_some_and(u8::is_ascii_uppercase)
-        && kind.bytes().all(|b| b.is_ascii_alphanumeric());
-    if !pascal {
-        let suggestion = kind.to_upper_camel_case();
-        let suggestion = if suggestion
-            .as_bytes()
-            .first()
-            .is_some_and(u8::is_ascii_uppercase)
-            && suggestion.bytes().all(|b| b.is_ascii_alphanumeric())
-        {
-            suggestion
-        } else {
-            "Broker".to_owned()
-        };
-        return Err(NameError::KindCase {
-            value: kind.to_owned(),
-            suggestion,
-        });
+    match kbr_core::kind::validate(kind) {
+        Err(error) if error.is_case() => {
+            return Err(NameError::KindCase {
+                value: kind.to_owned(),
+                suggestion: suggest_kind(kind),
+            });
+        }
+        Err(_) => {
+            return Err(NameError::KindTooLong {
+                value: kind.to_owned(),
+                len: kind.len(),
+            });
+        }
+        Ok(()) => {}
     }
-    if kind.len() > DNS1123_LABEL_MAX_LENGTH {
-        return Err(NameError::KindTooLong {
-            value: kind.to_owned(),
-            len: kind.len(),
-        });
-    }
-    debug_assert!(dns::dns1035_label(&kind.to_lowercase()).is_ok());
     if rust::is_keyword(kind) {
         return Err(NameError::KindReserved {
             value: kind.to_owned(),
         });
     }
     Ok(())
+}
+
+/// A valid kind derived from `kind` for error hints: its UpperCamelCase, else `Broker`.
+fn suggest_kind(kind: &str) -> String {
+    let suggestion = kind.to_upper_camel_case();
+    if kbr_core::kind::validate(&suggestion).is_ok() {
+        suggestion
+    } else {
+        "Broker".to_owned()
+    }
 }
 
 /// Validates `--plural`: a lower-case DNS-1035 label, as Kubebuilder (`resource.Validate`) and

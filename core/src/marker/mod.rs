@@ -23,9 +23,7 @@ mod registry;
 #[cfg(test)]
 mod tests;
 
-pub use record::{
-    FIELD_RECORD, ListType, MapType, QUANTITY_HINT, Reason, Record, Rule, TYPE_RECORD,
-};
+pub use record::{FIELD_RECORD, ListType, MapType, Reason, Record, Rule, TYPE_RECORD};
 pub use registry::MARKERS;
 
 /// Every marker, one variant each, in [`MARKERS`]' order (`MARKERS[id as usize].id == id`):

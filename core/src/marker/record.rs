@@ -15,12 +15,6 @@ pub const TYPE_RECORD: &str = "x-kbr-type";
 /// The schema extension holding a field's record (`#[kbr(...)]` on a field).
 pub const FIELD_RECORD: &str = "x-kbr-field";
 
-/// The schema extension `#[kbr_runtime::schema]` sets (to `true`) on a field whose Rust type
-/// is named `Quantity`: a documented field's description replaces k8s-openapi's, the only other
-/// trace of `resource.Quantity` in its schema, and the runtime adds the quantity `pattern` to
-/// int-or-string nodes carrying it.
-pub const QUANTITY_HINT: &str = "x-kbr-quantity";
-
 /// The markers of one field or type, as the runtime receives them. Each field is the marker of
 /// the same record key in [`super::MARKERS`]; `None` or empty when not given.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -3,39 +3,9 @@
 use syn::{Attribute, LitStr, Path};
 
 use super::nested::{PrintColumn, Scale, read_printcolumn, read_scale};
+use crate::keys::{RESOURCE_KEYS, is_marker};
 use crate::names;
 use crate::parse::{self, Errors, set_once};
-
-/// Keys `#[kbr(...)]` accepts on a `#[derive(CustomResource)]` struct (resource-level
-/// attributes, as opposed to the schema markers `#[kbr_runtime::schema]` reads).
-pub(crate) const RESOURCE_KEYS: &[&str] = &[
-    "group",
-    "version",
-    "kind",
-    "plural",
-    "singular",
-    "namespaced",
-    "status",
-    "shortname",
-    "short_name",
-    "shortnames",
-    "short_names",
-    "category",
-    "categories",
-    "printcolumn",
-    "scale",
-    "storage",
-    "served",
-    "deprecated",
-    "selectable_field",
-    "selectable",
-    "selectable_fields",
-    "label",
-    "annotation",
-    "doc",
-    "derive",
-    "max_description_len",
-];
 
 /// `deprecated` / `deprecated = "warning"`.
 pub(crate) enum Deprecated {
@@ -234,7 +204,7 @@ impl Raw {
                     "max_description_len",
                 )
             }
-            _ if crate::schema::is_marker(&key) => Err(meta.error(format!(
+            _ if is_marker(&key) => Err(meta.error(format!(
                 "`{key}` is a schema marker: put `#[kbr_runtime::schema]` above \
                  `#[derive(...)]` so it is applied"
             ))),
@@ -243,15 +213,12 @@ impl Raw {
     }
 }
 
-pub(super) fn non_empty(value: &str) -> Result<(), String> {
-    if value.is_empty() {
-        Err("must not be empty".into())
-    } else {
-        Ok(())
-    }
-}
-
 impl Attrs {
+    /// `<group>/<version>`, the objects' `apiVersion`.
+    pub(crate) fn api_version(&self) -> String {
+        format!("{}/{}", self.group.value(), self.version.value())
+    }
+
     /// Reads every `#[kbr(...)]` of `attrs`; `ident` is the Spec struct (for the errors about
     /// missing keys and the kind/struct name clash).
     pub(crate) fn from_attributes(attrs: &[Attribute], ident: &syn::Ident) -> syn::Result<Attrs> {
@@ -343,7 +310,11 @@ impl Attrs {
             );
         }
         for (key, _) in raw.labels.iter().chain(&raw.annotations) {
-            errors.check(key.span(), "label/annotation key", non_empty(&key.value()));
+            errors.check(
+                key.span(),
+                "label/annotation key",
+                names::non_empty(&key.value()),
+            );
         }
         errors.finish()?;
         Ok(Attrs {

@@ -6,6 +6,7 @@
 mod attrs;
 mod info;
 mod nested;
+mod paths;
 mod serde_impls;
 
 use proc_macro2::TokenStream;
@@ -13,7 +14,7 @@ use quote::{format_ident, quote};
 use syn::{Data, DeriveInput, Fields, Path};
 
 use attrs::Attrs;
-pub(crate) use attrs::RESOURCE_KEYS;
+use paths::object_meta;
 
 /// Expands the derive for `input`, or explains at the right span why it cannot.
 pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
@@ -79,14 +80,6 @@ fn check_shape(input: &DeriveInput) -> syn::Result<()> {
     Ok(())
 }
 
-pub(super) fn object_meta() -> TokenStream {
-    quote!(::kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta)
-}
-
-pub(super) fn api_version(attrs: &Attrs) -> String {
-    format!("{}/{}", attrs.group.value(), attrs.version.value())
-}
-
 fn root_struct(
     attrs: &Attrs,
     root: &syn::Ident,
@@ -99,7 +92,7 @@ fn root_struct(
          `#[derive(CustomResource)]` on [`{spec}`].",
         attrs.kind.value(),
         attrs.kind.value(),
-        api_version(attrs),
+        attrs.api_version(),
         attrs.plural,
     );
     let status_field = attrs.status.as_ref().map(|status| {
@@ -145,7 +138,7 @@ fn inherent_impl(
     let meta = object_meta();
     let (group, version, kind) = (&attrs.group, &attrs.version, &attrs.kind);
     let plural = &attrs.plural;
-    let api_version = api_version(attrs);
+    let api_version = attrs.api_version();
     let status_init = attrs
         .status
         .as_ref()
@@ -182,7 +175,7 @@ fn inherent_impl(
 fn resource_impl(attrs: &Attrs, root: &syn::Ident) -> TokenStream {
     let meta = object_meta();
     let (group, version, kind, plural) = (&attrs.group, &attrs.version, &attrs.kind, &attrs.plural);
-    let api_version = api_version(attrs);
+    let api_version = attrs.api_version();
     let scope = if attrs.namespaced {
         quote!(::kbr_runtime::kube::core::NamespaceResourceScope)
     } else {

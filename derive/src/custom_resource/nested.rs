@@ -3,7 +3,6 @@
 use syn::LitStr;
 use syn::meta::ParseNestedMeta;
 
-use super::attrs::non_empty;
 use crate::names;
 use crate::parse::{self, Errors, set_once};
 
@@ -117,7 +116,7 @@ pub(super) fn read_printcolumn(meta: &ParseNestedMeta) -> syn::Result<PrintColum
     errors.check(
         column.name.span(),
         "printcolumn `name`",
-        non_empty(&column.name.value()),
+        names::non_empty(&column.name.value()),
     );
     let type_value = column.type_.value();
     errors.check(

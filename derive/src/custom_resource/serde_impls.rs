@@ -5,11 +5,11 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::attrs::Attrs;
-use super::{api_version, object_meta};
+use super::paths::object_meta;
 
 pub(super) fn serialize_impl(attrs: &Attrs, root: &syn::Ident) -> TokenStream {
     let kind = &attrs.kind;
-    let api_version = api_version(attrs);
+    let api_version = attrs.api_version();
     let (status_len, status_field) = match &attrs.status {
         Some(_) => (
             quote!(+ ::core::primitive::usize::from(self.status.is_some())),

@@ -26,17 +26,12 @@ use syn::{Attribute, Data, DeriveInput, Fields, Meta};
 
 use check::Target;
 use json::Json;
-use kbr_core::marker::{FIELD_RECORD, QUANTITY_HINT, Record as MarkerRecord, TYPE_RECORD};
+use kbr_core::marker::{FIELD_RECORD, Record as MarkerRecord, TYPE_RECORD};
 use record::Record;
 use rust_type::Kind;
 use serde_attrs::{ContainerSerde, FieldSerde};
 
 use crate::parse::Errors;
-
-/// Whether `name` is a schema marker (for the CustomResource derive's errors).
-pub(crate) fn is_marker(name: &str) -> bool {
-    markers::find(name).is_some()
-}
 
 /// Expands `#[schema]` on `item`. On misuse the item is still emitted (without its markers),
 /// after the errors, so one mistake does not cascade into "type not found" errors.
@@ -254,7 +249,7 @@ fn split(
     let mut resource: Vec<TokenStream> = Vec::new();
     for item in items {
         let key = item_key(&item);
-        if crate::custom_resource::RESOURCE_KEYS.contains(&key.as_str()) {
+        if crate::keys::RESOURCE_KEYS.contains(&key.as_str()) {
             if is_custom_resource {
                 resource.push(item);
             } else {
@@ -287,19 +282,22 @@ fn read_item(item: TokenStream, record: &mut Record, errors: &mut Errors) {
     }
 }
 
-/// Rewrites the `#[kbr(...)]` markers of each field into `#[schemars(extend(...))]`, and
-/// marks fields whose type is named `Quantity` with [`QUANTITY_HINT`].
+/// Rewrites the `#[kbr(...)]` markers of each field into `#[schemars(extend(...))]`, and gives
+/// fields whose type names k8s-openapi's `ByteString` its schema
+/// (`#[schemars(with = ...)]`, see [`rust_type::with_byte_string_schema`]).
 fn rewrite_fields(fields: &mut Fields, errors: &mut Errors) {
     for (index, field) in fields.iter_mut().enumerate() {
         let (markers, rest): (Vec<Attribute>, Vec<Attribute>) = std::mem::take(&mut field.attrs)
             .into_iter()
             .partition(|attr| attr.path().is_ident("kbr"));
         field.attrs = rest;
-        if rust_type::is_quantity(&field.ty) {
-            let key = syn::LitStr::new(QUANTITY_HINT, Span::call_site());
+        if let Some(schema) = rust_type::with_byte_string_schema(&field.ty)
+            && !has_schema_override(&field.attrs)
+        {
+            let schema = syn::LitStr::new(&schema.to_token_stream().to_string(), field.ty.span());
             field
                 .attrs
-                .push(syn::parse_quote!(#[schemars(extend(#key = true))]));
+                .push(syn::parse_quote!(#[schemars(with = #schema)]));
         }
         let Some(first) = markers.first() else {
             continue;
@@ -355,6 +353,25 @@ fn rewrite_fields(fields: &mut Fields, errors: &mut Errors) {
             .attrs
             .push(extend(FIELD_RECORD, &marker_record, errors));
     }
+}
+
+/// Whether a field already says where its schema comes from: `#[schemars(with = ...)]`,
+/// `schema_with`, or serde's `with`/`deserialize_with` (whose type schemars cannot know).
+fn has_schema_override(attrs: &[Attribute]) -> bool {
+    const KEYS: &[&str] = &["with", "schema_with", "deserialize_with"];
+    attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("schemars") || attr.path().is_ident("serde"))
+        .filter_map(|attr| match &attr.meta {
+            Meta::List(list) => Some(list.tokens.clone().into_iter().collect::<Vec<_>>()),
+            _ => None,
+        })
+        .any(|tokens| {
+            tokens.windows(2).any(|pair| {
+                matches!(&pair[0], TokenTree::Ident(ident) if KEYS.iter().any(|key| ident == key))
+                    && matches!(&pair[1], TokenTree::Punct(punct) if punct.as_char() == '=')
+            })
+        })
 }
 
 /// `#[schemars(extend("<key>" = <record>))]`: schemars copies the record into the schema.

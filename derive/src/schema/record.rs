@@ -93,7 +93,7 @@ fn unknown(meta: &ParseNestedMeta, key: &str) -> syn::Error {
             " CEL rules are written `validation(rule = \"self.a <= self.b\", message = \"...\")`."
                 .to_owned()
         }
-        _ if crate::custom_resource::RESOURCE_KEYS.contains(&key) => format!(
+        _ if crate::keys::RESOURCE_KEYS.contains(&key) => format!(
             " `{key}` is a resource attribute: it goes in `#[kbr(...)]` on the Spec struct that \
              derives CustomResource."
         ),

@@ -256,15 +256,16 @@ fn custom_resource_without_the_attribute_explains_it() {
 }
 
 #[test]
-fn quantity_fields_get_the_quantity_hint() {
+fn byte_string_fields_get_their_schema() {
     let mut input: syn::DeriveInput = syn::parse2(quote! {
         #[derive(JsonSchema)]
-        struct Resources {
-            /// CPU.
-            cpu: k8s_openapi::apimachinery::pkg::api::resource::Quantity,
-            memory: Option<Quantity>,
+        struct Secret {
+            /// The key.
+            key: k8s_openapi::ByteString,
+            certs: Option<Vec<ByteString>>,
             name: String,
-            sizes: Vec<Quantity>,
+            #[schemars(with = "String")]
+            custom: ByteString,
         }
     })
     .unwrap();
@@ -274,16 +275,28 @@ fn quantity_fields_get_the_quantity_hint() {
     let syn::Data::Struct(data) = &input.data else {
         panic!("a struct");
     };
-    let hinted: Vec<bool> = data
+    let with: Vec<Vec<String>> = data
         .fields
         .iter()
         .map(|field| {
             field
                 .attrs
                 .iter()
-                .any(|attr| quote!(#attr).to_string().contains("x-kbr-quantity"))
+                .map(|attr| quote!(#attr).to_string())
+                .filter(|attr| attr.contains("with"))
+                .collect()
         })
         .collect();
-    // Lists and maps of quantities keep k8s-openapi's description, which the runtime reads.
-    assert_eq!(hinted, [true, true, false, false]);
+    assert_eq!(
+        with,
+        [
+            vec![r#"# [schemars (with = ":: kbr_runtime :: crd :: ByteStringSchema")]"#.to_owned()],
+            vec![
+                r#"# [schemars (with = "Option < Vec < :: kbr_runtime :: crd :: ByteStringSchema > >")]"#
+                    .to_owned()
+            ],
+            vec![],
+            vec![r#"# [schemars (with = "String")]"#.to_owned()],
+        ]
+    );
 }

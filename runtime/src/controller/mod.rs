@@ -39,6 +39,12 @@
 //! come from the [`Manager`](crate::Manager)'s shared cache: one list+watch per kind however
 //! many controllers use it.
 //!
+//! The queue is a priority queue (controller-runtime's `priorityqueue`): each key has a
+//! priority, [`NORMAL_PRIORITY`] by default, and higher priorities are served first. A
+//! reconciler can requeue with another ([`Action::with_priority`](crate::Action::with_priority)).
+//! Waiting raises a key's effective priority, so no key starves: see [`QueueOptions`] for the
+//! rule and its bound, and [`Controller::queue_options`] to set the low priority and the aging.
+//!
 //! Writes a reconcile makes through the manager's [`Client`](crate::Client) are visible to the
 //! next reconcile at once (see the [`client`](crate::client) module), and their watch events
 //! do not trigger the object whose reconcile made them: neither the reconciled object itself
@@ -98,6 +104,7 @@ use kube::runtime::reflector::ObjectRef;
 
 pub use self::backoff::ExponentialBackoff;
 use self::predicate::Predicate;
+pub use self::queue::{DEFAULT_AGING_INTERVAL, LOW_PRIORITY, NORMAL_PRIORITY, QueueOptions};
 pub(crate) use self::run::{RunContext, Runnable};
 use self::source::{Owns, Source, Watches};
 use crate::Reconciler;
@@ -116,6 +123,7 @@ pub struct Controller<R: Reconciler> {
     max_concurrent_reconciles: usize,
     backoff: (Duration, Duration),
     debounce: Duration,
+    queue_options: QueueOptions,
 }
 
 impl<R: Reconciler> std::fmt::Debug for Controller<R> {
@@ -153,6 +161,7 @@ impl<R: Reconciler> Controller<R> {
             max_concurrent_reconciles: 1,
             backoff: (Duration::from_millis(5), Duration::from_secs(1000)),
             debounce: DEFAULT_DEBOUNCE,
+            queue_options: QueueOptions::default(),
         }
     }
 
@@ -285,6 +294,32 @@ impl<R: Reconciler> Controller<R> {
     #[must_use]
     pub fn debounce(mut self, debounce: Duration) -> Self {
         self.debounce = debounce;
+        self
+    }
+
+    /// Sets how the work queue orders keys: the low priority of initial-list and resync events
+    /// and how fast waiting keys age (see [`QueueOptions`] for the rule and its bound; the
+    /// default ages the low priority to the normal one in 60 s).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use std::time::Duration;
+    /// # use kbr_runtime::{Action, Controller, Error, Reconciler};
+    /// # use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
+    /// # struct R;
+    /// # impl Reconciler for R { type Object = ConfigMap; type Error = Error;
+    /// #   async fn reconcile(&self, _: Arc<ConfigMap>) -> Result<Action, Error> { Ok(Action::await_change()) } }
+    /// use kbr_runtime::controller::QueueOptions;
+    /// // Initial-list keys wait at most 10 s (-100 × 100 ms) longer than changes.
+    /// let controller = Controller::new(R).queue_options(QueueOptions {
+    ///     aging_interval: Duration::from_millis(100),
+    ///     ..QueueOptions::default()
+    /// });
+    /// # drop(controller);
+    /// ```
+    #[must_use]
+    pub fn queue_options(mut self, options: QueueOptions) -> Self {
+        self.queue_options = options;
         self
     }
 }

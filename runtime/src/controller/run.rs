@@ -27,7 +27,7 @@ use tracing::Instrument;
 
 use super::Controller;
 use super::backoff::ExponentialBackoff;
-use super::queue::WorkQueue;
+use super::queue::{AddOptions, NORMAL_PRIORITY, WorkQueue};
 use super::source::{SourceContext, is_echo, writer_id};
 use crate::cache::{Cache, Event, EventHandlerRegistration, WRITER};
 use crate::metrics::{ControllerMetrics, Metrics, ReconcileResult};
@@ -101,7 +101,6 @@ impl<K: kube::Resource<DynamicType = ()> + 'static> State<K> {
             }
         }
         self.queue.trigger(key);
-        self.metrics.set_depth(self.queue.len());
     }
 
     /// A worker took `key` from the queue.
@@ -114,7 +113,6 @@ impl<K: kube::Resource<DynamicType = ()> + 'static> State<K> {
         if let Some(since) = since {
             self.metrics.queue_waited(since.elapsed());
         }
-        self.metrics.set_depth(self.queue.len());
     }
 }
 
@@ -162,7 +160,11 @@ async fn run<R: Reconciler>(controller: Controller<R>, ctx: RunContext) {
     let metrics = ctx.metrics.controller(&name, workers);
     let informer = ctx.cache.informer::<R::Object>();
     let store = informer.store();
-    let (queue, timers) = WorkQueue::new(controller.debounce);
+    let (queue, timers) = WorkQueue::with_options(
+        controller.debounce,
+        controller.queue_options,
+        metrics.queue_depth(),
+    );
     let id = next_controller_id();
     let state = Arc::new(State {
         name: name.clone(),
@@ -300,8 +302,11 @@ async fn worker<R: Reconciler>(
         match reconcile_one(reconciler.clone(), obj, &key, &state).await {
             Outcome::Done(action) => {
                 state.backoff.forget(&key);
-                if let Some(delay) = action.requeue_after() {
-                    state.queue.add_after(key.clone(), delay);
+                if let Some(after) = action.requeue_after() {
+                    let priority = action.priority().unwrap_or(NORMAL_PRIORITY);
+                    state
+                        .queue
+                        .add_with(key.clone(), AddOptions { priority, after });
                 }
             }
             Outcome::Failed => {

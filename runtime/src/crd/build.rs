@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::error::{CrdError, SchemaError};
 use super::schema::{assemble, leftover_definitions, root_schema, schema_settings};
-use super::{description, shape, structural};
+use super::{definitions, description, shape, structural};
 use crate::resource::{CustomResource, Deprecation, ResourceInfo};
 
 /// The single-version CRD of kind `K` (what [`CustomResourceExt::try_crd`](super::CustomResourceExt::try_crd) returns).
@@ -54,7 +54,8 @@ pub fn build<K: CustomResource>() -> Result<CustomResourceDefinition, CrdError> 
 /// The single-version CRD described by `info`, with the given spec and status schemas (as
 /// schemars generates them with [`super::schema_settings`]).
 ///
-/// The schemas are made structural first: serde shapes rewritten (enums, `Option`,
+/// The schemas' definitions are inlined at their `$ref`s first, k8s-openapi's types tagged by
+/// name wherever they sit; then the schemas are made structural: serde shapes rewritten (enums, `Option`,
 /// `serde_json::Value`, flattened maps) and the `#[kbr(...)]` markers applied (see
 /// [`crate::schema`]), descriptions shortened to `info.max_description_len`; then the whole
 /// schema is checked with [`super::check_schema`], the API server's structural-schema rules.
@@ -80,8 +81,8 @@ pub fn build_from(
         version: info.version.to_owned(),
         source: Box::new(source),
     };
-    let mut spec = spec.to_value();
-    let mut status = status.map(Schema::to_value);
+    let mut spec = definitions::inline(spec);
+    let mut status = status.map(definitions::inline);
     let mut refs = leftover_definitions(&spec);
     refs.extend(status.iter().flat_map(leftover_definitions));
     if !refs.is_empty() {
@@ -162,7 +163,7 @@ pub fn build_from(
             group: info.group.to_owned(),
             names: CustomResourceDefinitionNames {
                 kind: info.kind.to_owned(),
-                list_kind: Some(format!("{}List", info.kind)),
+                list_kind: Some(kbr_core::kind::list_kind(info.kind)),
                 plural: info.plural.to_owned(),
                 singular: Some(info.singular_name()),
                 short_names: non_empty(info.short_names, |name| (*name).to_owned()),
@@ -198,7 +199,7 @@ fn string_map(pairs: &[(&str, &str)]) -> Option<BTreeMap<String, String>> {
 /// [`SchemaError`] naming the JSON path (relative to the value, `.` for the value itself).
 pub fn structural_schema_for<T: JsonSchema + ?Sized>() -> Result<Value, SchemaError> {
     let mut generator = schema_settings().into_generator();
-    let mut schema = root_schema::<T>(&mut generator).to_value();
+    let mut schema = definitions::inline(root_schema::<T>(&mut generator));
     let refs = leftover_definitions(&schema);
     if !refs.is_empty() {
         return Err(SchemaError::Unsupported {

@@ -45,18 +45,25 @@
 //! [`structural_schema_for`] runs the same steps for one type on its own.
 
 mod build;
+#[cfg(feature = "cel")]
+mod cel;
 mod custom_resource_ext;
+mod definitions;
 mod description;
 mod error;
+mod k8s_types;
 mod markers;
 mod merge;
 mod schema;
 mod shape;
+#[cfg(feature = "cel")]
+mod strfmt;
 mod structural;
 
 pub use build::{build, build_from, structural_schema_for};
 pub use custom_resource_ext::CustomResourceExt;
 pub use error::{CrdError, SchemaError, Violation};
+pub use k8s_types::ByteStringSchema;
 /// Kubernetes' version priority (`v2 > v1 > v1beta1 > v1alpha1 > foo`), apimachinery's
 /// `CompareKubeAwareVersionStrings`; see [`kbr_core::version`].
 pub use kbr_core::version::compare_versions;

@@ -4,6 +4,7 @@ use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
+use super::k8s_types;
 use crate::resource::ResourceInfo;
 
 const API_VERSION_DESCRIPTION: &str = "APIVersion defines the versioned schema of this representation of an object.\n\
@@ -19,25 +20,35 @@ More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-
 
 /// The schemars settings CRD schemas are generated with.
 ///
-/// OpenAPI 3.0 dialect (schemars' own rewrites: `nullable` instead of `null` types, `const` as
-/// `enum`, a single `example`), every subschema inlined (CRDs cannot hold `$ref`), no
-/// `$schema`. What schemars produces is not structural yet: [`super::build_from`] rewrites it
-/// (enums, `Option`, `serde_json::Value`, flattened maps) and applies the `#[kbr(...)]`
-/// markers, so use [`super::structural_schema_for`] to get a type's final schema.
+/// OpenAPI 3.0 definitions (`#/components/schemas/...`), no `$schema`, and no transforms:
+/// [`super::build_from`] first inlines every definition at its `$ref`s (CRDs cannot hold
+/// `$ref`), tagging the k8s-openapi types it finds by name, and then runs schemars' OpenAPI 3.0
+/// transforms (`nullable` instead of `null` types, `const` as `enum`, a single `example`), so
+/// the result is what schemars' own inlining gives. What schemars produces is not structural
+/// yet either: [`super::build_from`] rewrites it (enums, `Option`, `serde_json::Value`,
+/// flattened maps, k8s-openapi's types) and applies the `#[kbr(...)]` markers, so use
+/// [`super::structural_schema_for`] to get a type's final schema.
 pub fn schema_settings() -> SchemaSettings {
     SchemaSettings::openapi3().with(|settings| {
-        settings.inline_subschemas = true;
+        settings.inline_subschemas = false;
         settings.meta_schema = None;
+        settings.transforms = Vec::new();
     })
 }
 
-/// The schema of `T` as a CRD property: a root schema without `title`.
+/// The schema of `T` as a CRD property: a root schema without `title`, with the definitions
+/// it refers to (see [`schema_settings`]).
 ///
 /// What `#[derive(CustomResource)]` uses for `spec_schema` and `status_schema`.
 pub fn root_schema<T: JsonSchema + ?Sized>(generator: &mut SchemaGenerator) -> Schema {
     let mut schema = generator.root_schema_for::<T>();
     if let Some(object) = schema.as_object_mut() {
         object.remove("title");
+        let name = T::schema_name();
+        if k8s_types::is_known(&name) {
+            // A k8s-openapi type at the root has no `$ref` to be known by.
+            object.insert(k8s_types::TYPE_NAME.into(), name.into());
+        }
     }
     schema
 }
@@ -92,8 +103,8 @@ pub(super) fn assemble(info: &ResourceInfo, spec: Value, status: Option<Value>) 
     root.into()
 }
 
-/// The `$ref`s left anywhere in a schema (schemars only emits them for recursive types when
-/// subschemas are inlined).
+/// The `$ref`s left anywhere in a schema once its definitions are inlined: those of recursive
+/// types.
 pub(super) fn leftover_definitions(schema: &Value) -> Vec<String> {
     let mut found = Vec::new();
     collect_definitions(schema, &mut found);

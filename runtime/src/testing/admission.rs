@@ -253,7 +253,10 @@ fn prepare(shared: &Arc<Shared>, parts: &http::request::Parts, body: &Bytes) -> 
             };
             // The object the patch produces, without storing it; a patch that fails fails
             // the same way on the normal path.
-            let Ok(patched) = store.patch(&rt, namespace, &name, &kind, body, part, true) else {
+            let manager = super::endpoints::field_manager(parts, &query);
+            let opts = super::write::WriteOptions::update_by(&manager, true);
+            let Ok((patched, _)) = store.patch(&rt, namespace, &name, &kind, body, part, &opts)
+            else {
                 return None;
             };
             let mut patched = (*patched).clone();

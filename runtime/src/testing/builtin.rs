@@ -105,6 +105,7 @@ impl Store {
             self.registry
                 .remove_resource(&crd.spec.group, &crd.spec.names.plural);
             self.set_schemas(&crd.spec.group, &crd.spec.names.plural, Vec::new());
+            self.set_merge_types(&crd.spec.group, &crd.spec.names.plural, None);
         }
     }
 
@@ -134,6 +135,7 @@ impl Store {
         );
         let schemas = super::schemas::compile_crd(&rt, obj).unwrap_or_default();
         self.set_schemas(&crd.spec.group, &crd.spec.names.plural, schemas);
+        self.set_merge_types(&crd.spec.group, &crd.spec.names.plural, Some(obj));
         if !write_status {
             return;
         }

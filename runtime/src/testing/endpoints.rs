@@ -23,7 +23,7 @@ use super::request::{ObjectPath, Query, Route, Verb, parse_path, verb};
 use super::selector::Selectors;
 use super::server::{Shared, lock};
 use super::watch::{self, StreamOptions, WatchFilter, WatchStart, present};
-use super::write::{Part, key};
+use super::write::{Ownership, Part, WriteOptions, key};
 
 type Body = axum::body::Body;
 
@@ -211,6 +211,7 @@ fn serve_object(
     let ns = p.namespace.as_deref();
     let name = p.name.as_deref().unwrap_or("");
     let dry_run = query.dry_run();
+    let opts = WriteOptions::update_by(&field_manager(parts, query), dry_run);
     // The conversion runs on the response, after a write took effect (response.go).
     let one = |obj: &Value, code: StatusCode| -> Result<Response<Body>, ApiError> {
         let partial = call.as_partial.single(&call.rt)?;
@@ -231,12 +232,12 @@ fn serve_object(
         Verb::Watch => call.watch(),
         Verb::Create => {
             let obj = admitted.map_or_else(|| parse_json(body), Ok)?;
-            let created = lock(&shared.store).create(&call.rt, ns, obj, dry_run)?;
+            let created = lock(&shared.store).create(&call.rt, ns, obj, &opts)?;
             one(&created, StatusCode::CREATED)
         }
         Verb::Update => {
             let obj = admitted.map_or_else(|| parse_json(body), Ok)?;
-            let updated = lock(&shared.store).update(&call.rt, ns, name, obj, part, dry_run)?;
+            let updated = lock(&shared.store).update(&call.rt, ns, name, obj, part, &opts)?;
             one(&updated, StatusCode::OK)
         }
         Verb::Patch => {
@@ -251,15 +252,26 @@ fn serve_object(
                 query.flag("force"),
             )?;
             let mut store = lock(&shared.store);
-            let patched = match admitted {
-                // Admission saw the patched object (and may have changed it): store that one.
-                Some(obj) if store.get(&key(&call.rt, ns, name)).is_some() => {
-                    store.update(&call.rt, ns, name, obj, part, dry_run)?
-                }
-                Some(obj) => store.create(&call.rt, ns, obj, dry_run)?,
-                None => store.patch(&call.rt, ns, name, &kind, body, part, dry_run)?,
+            // Admission saw the patched object, its managedFields recorded (and may have
+            // changed it): store that one.
+            let computed = WriteOptions {
+                dry_run,
+                ownership: Ownership::Computed,
             };
-            one(&patched, StatusCode::OK)
+            let (patched, created) = match admitted {
+                Some(obj) if store.get(&key(&call.rt, ns, name)).is_some() => (
+                    store.update(&call.rt, ns, name, obj, part, &computed)?,
+                    false,
+                ),
+                Some(obj) => (store.create(&call.rt, ns, obj, &computed)?, true),
+                None => store.patch(&call.rt, ns, name, &kind, body, part, &opts)?,
+            };
+            let code = if created {
+                StatusCode::CREATED
+            } else {
+                StatusCode::OK
+            };
+            one(&patched, code)
         }
         Verb::Delete => {
             let opts = DeleteOptions::parse(body, query.get("propagationPolicy"))?;
@@ -277,6 +289,16 @@ fn serve_object(
         }
         Verb::DeleteCollection => call.delete_collection(body),
     }
+}
+
+/// The field manager of a write: `?fieldManager=`, else the User-Agent's product name.
+pub(crate) fn field_manager(parts: &http::request::Parts, query: &Query) -> String {
+    let user_agent = parts
+        .headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    super::apply::manager_or_user_agent(query.get("fieldManager"), user_agent)
 }
 
 /// The `Success` Status of an immediate delete, naming the object (`finalizeDelete`).

@@ -187,6 +187,26 @@
 //!   reinvocation, deletecollection. [`TestEnv::install_webhooks`] registers a test's webhook
 //!   server on either backend.
 //!
+//! - **Field management and server-side apply**, by structured-merge-diff's rules
+//!   (kube-apiserver's field manager): every create, update and patch records an
+//!   `operation: Update` entry in `metadata.managedFields` for its field manager
+//!   (`?fieldManager=`, else the User-Agent's product name, else `unknown`) owning the fields
+//!   it changed; an apply (`application/apply-patch+yaml`) merges its configuration —
+//!   `x-kubernetes-list-type: map` lists by key (`k:{"name":"a"}`), `set` lists by value
+//!   (`v:"x"`), `atomic` lists and `x-kubernetes-map-type: atomic` maps as a whole, other maps
+//!   by key — records an `operation: Apply` entry, removes what its manager applied before and
+//!   left out unless another manager owns it, answers 409 with the API server's text for
+//!   fields another manager owns with a different value (unless `force=true`), 201 when it
+//!   creates the object, and 500 `field not declared in schema` for fields the schema lacks;
+//!   `/status` writes carry `subresource: status` and own only `status` (the main resource
+//!   never owns `status` of a kind with a status subresource); at most ten `Update` entries
+//!   (older ones fold into `ancient-changes`); `managedFields: []` resets them, after which
+//!   updates are not tracked until the first apply (`before-first-apply`). The merge types
+//!   come from each CRD version's schema, and for built-in kinds (Namespace, ConfigMap,
+//!   Secret, Service, Pod, ServiceAccount, Event, Deployment, ReplicaSet, Lease, webhook
+//!   configurations, CRDs) from kube-apiserver v1.36's OpenAPI (e.g. containers by `name`,
+//!   container ports by `containerPort` and `protocol`, env by `name`).
+//!
 //! - **Custom resources follow their CRD's schema** (every served version's
 //!   `openAPIV3Schema`, with [`crate::crd::ObjectSchema`]), in the API server's order, on
 //!   create, update, every patch type, server-side apply and `/status`: unknown fields are
@@ -208,9 +228,11 @@
 //! | `allOf`/`anyOf`/`oneOf`/`not` | yes (kube-openapi's messages, at the field path `<nil>` as the API server reports them) |
 //! | `format` | `date-time`, `date`, `uuid`(3/4/5), `ipv4`, `ipv6`, `cidr`, `hostname`, `byte`; others accepted |
 //! | `x-kubernetes-list-type: set`/`map` duplicates | yes (`Duplicate value`) |
-//! | CEL `x-kubernetes-validations`: `self`, `oldSelf` (transition rules on update only), `message`, `messageExpression`, `reason`, `fieldPath` | yes, with cel-rust and its strings and lists extensions |
-//! | a CRD whose rule does not compile is refused | yes (422 on create/update of the CRD; `install_crd` errors) |
-//! | Kubernetes CEL libraries `quantity`, `url`, `ip`, `cidr`, `semver`, regex `find` | no: a rule using one is refused at install, saying so (test it on envtest) |
+//! | CEL `x-kubernetes-validations`: `self`, `oldSelf` (transition rules on update only), `message`, `messageExpression`, `reason`, `fieldPath` | yes, with cel-rust in kube-apiserver v1.36's environment (`crd::cel`); evaluation errors in cel-go's words |
+//! | a CRD whose rule does not compile is refused | yes (422 on create/update of the CRD; `install_crd` errors): syntax errors, undeclared functions and variables (`cel.bind`, `math.*` and `base64.*` are not in Kubernetes' environment), invalid regex literals and rules that plainly are not bools, with cel-go's text. Type errors (`found no matching overload`, e.g. `quantity(self).sign()`, `'abc'.reverse()`, `%d` of a string) are not found: the rule fails when evaluated instead |
+//! | Kubernetes CEL libraries: `quantity`, `url`/`isURL`, `ip`/`isIP`, `cidr`/`isCIDR`, `format.*`, `semver`/`isSemver`, regex `find`/`findAll`, lists (`isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf`); cel-go's strings (v2), lists (v3), sets, two-variable comprehensions and optional types (v2) | yes, with kube-apiserver's results and error texts (ports of apimachinery's Quantity, Go's `net/netip`, `net/url`, `regexp` errors, blang/semver, kube-openapi's strfmt) |
+//! | CEL `duration`/`timestamp`, and `date`/`date-time`/`duration`/`byte` string formats as CEL timestamps, durations and bytes | no (they are strings; `duration()` and `timestamp()` fail when evaluated) |
+//! | which error a rule reports when both sides of `&&`/`\|\|` fail | the right-hand one (cel-go reports the left-hand one) |
 //! | `optionalOldSelf`: the rule also runs on create, `oldSelf` an optional | yes |
 //! | CEL cost budgets and estimated-cost limits | no |
 //! | ratcheting: unchanged invalid values pass on update | yes (whole unchanged nodes) |
@@ -230,8 +252,14 @@
 //!   of a kind share storage; `apiVersion` is rewritten).
 //! - Garbage collection is synchronous (inside the deleting request), and a dependent whose
 //!   owner never existed is kept.
-//! - Strategic merge patches are JSON merge patches (no merge keys); server-side apply treats
-//!   lists atomically and tracks only `Apply` ownership.
+//! - Strategic merge patches are JSON merge patches (no merge keys).
+//! - Server-side apply (see above) does not convert between versions (every manager's fields
+//!   are compared on the one stored object), does not upgrade `kubectl`'s client-side-apply
+//!   annotation (`last-applied-configuration`), does not reconcile recorded fields after a
+//!   CRD's list or map types change, and knows the list types of the built-in kinds listed
+//!   above only (others are deduced: maps granular, lists atomic). Admission webhooks see the
+//!   object with its managedFields already recorded, and a mutating webhook's changes to a
+//!   create or update are recorded as the request's field manager's.
 //! - List pages after the first are read from the current state (not a snapshot at the list's
 //!   resourceVersion); `resourceVersionMatch` is ignored.
 //! - JSON only (no protobuf, no Table output, no aggregated discovery).

@@ -7,17 +7,18 @@
 //!
 //! Differences from the apiserver: a strategic merge patch is applied as a JSON merge patch for
 //! every kind (the apiserver does that for custom resources only; built-in kinds would merge
-//! lists by their patch merge keys). Server-side apply is in [`super::apply`].
+//! lists by their patch merge keys). Server-side apply and the ownership every patch records
+//! are in [`super::apply`].
 
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::api_error::ApiError;
-use super::apply::{ApplyOptions, apply};
+use super::apply::ApplyOptions;
 use super::registry::ResourceType;
 use super::store::Store;
-use super::write::{Part, key, subject};
+use super::write::{Ownership, Part, WriteOptions, key, subject};
 
 /// The patch type, from the request's `Content-Type`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,7 +99,9 @@ fn apply_json_patch(doc: &mut Value, ops: &json_patch::Patch) -> Result<(), ApiE
 }
 
 impl Store {
-    /// `PATCH` of the object (or, with [`Part::Status`], its status).
+    /// `PATCH` of the object (or, with [`Part::Status`], its status): the stored object, and
+    /// whether the patch created it (an apply to a missing object, answered with 201 as
+    /// apiserver `endpoints/handlers/patch.go` does).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn patch(
         &mut self,
@@ -108,17 +111,22 @@ impl Store {
         kind: &PatchKind,
         body: &[u8],
         part: Part,
-        dry_run: bool,
-    ) -> Result<Arc<Value>, ApiError> {
+        opts: &WriteOptions,
+    ) -> Result<(Arc<Value>, bool), ApiError> {
         let patch = parse_body(kind, body)?;
         let key = key(rt, namespace, name);
+        let computed = WriteOptions {
+            dry_run: opts.dry_run,
+            ownership: Ownership::Computed,
+        };
         let Some(old) = self.get(&key).cloned() else {
             return match kind {
-                PatchKind::Apply(opts) if part == Part::Main => {
-                    let mut created = Value::Object(Default::default());
-                    apply(&mut created, &patch, opts, &rt.api_version())
-                        .map_err(|c| c.into_error(rt, name))?;
-                    self.create(rt, namespace, created, dry_run)
+                PatchKind::Apply(apply) if part == Part::Main => {
+                    // The live object of a creation: a new, empty one (`createNewObject`).
+                    let live = serde_json::json!({"apiVersion": rt.api_version(), "kind": rt.kind});
+                    let created = self.field_manager(rt, part).apply(&live, &patch, apply)?;
+                    let stored = self.create(rt, namespace, created, &computed)?;
+                    Ok((stored, true))
                 }
                 _ => Err(ApiError::not_found(&subject(rt), name)),
             };
@@ -136,11 +144,17 @@ impl Store {
                     .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
                 apply_json_patch(&mut new, &ops)?;
             }
-            PatchKind::Apply(opts) => {
-                apply(&mut new, &patch, opts, &rt.api_version())
-                    .map_err(|c| c.into_error(rt, name))?;
+            PatchKind::Apply(apply) => {
+                // The stored object as read, with its defaults (apiextensions-apiserver decodes
+                // it through the schema before the field manager sees it).
+                let schema = self.schema(rt);
+                let live = super::schemas::defaulted(&old, schema.as_deref());
+                new = self.field_manager(rt, part).apply(&live, &patch, apply)?;
+                let stored = self.write_over(rt, key, &old, new, part, &computed)?;
+                return Ok((stored, false));
             }
         }
-        self.write_over(rt, key, &old, new, part, dry_run)
+        let stored = self.write_over(rt, key, &old, new, part, opts)?;
+        Ok((stored, false))
     }
 }

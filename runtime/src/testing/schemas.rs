@@ -58,6 +58,14 @@ pub(crate) fn compile_crd(
     };
     let mut schemas = Vec::new();
     let mut errors = Vec::new();
+    // Versions with one and the same schema have it at `spec.validation` in the internal
+    // CRD that kube-apiserver validates, and its errors say so (apiextensions' v1
+    // `Convert_v1_CustomResourceDefinitionSpec_To_apiextensions_CustomResourceDefinitionSpec`).
+    let shared = crd
+        .spec
+        .versions
+        .windows(2)
+        .all(|pair| pair[0].schema == pair[1].schema);
     for (index, version) in crd.spec.versions.iter().enumerate() {
         let Some(schema) = version
             .schema
@@ -67,7 +75,11 @@ pub(crate) fn compile_crd(
         else {
             continue;
         };
-        let path = format!("spec.versions[{index}].schema.openAPIV3Schema");
+        let path = if shared {
+            "spec.validation.openAPIV3Schema".to_owned()
+        } else {
+            format!("spec.versions[{index}].schema.openAPIV3Schema")
+        };
         match ObjectSchema::at(&schema, &path) {
             Ok(compiled) => schemas.push((version.name.clone(), Arc::new(compiled))),
             Err(mut e) => errors.append(&mut e),

@@ -151,13 +151,15 @@ impl FakeApiServer {
                 reason: "CustomResourceDefinitions are not served".into(),
             })?;
         let key = super::write::key(&rt, None, &name);
+        // Written as by a client without a field manager or User-Agent (`unknown`).
+        let opts = super::write::WriteOptions::update_by("", false);
         let result = match store.get(&key).cloned() {
             Some(old) => {
                 let mut body: Value = body;
                 super::meta::set(&mut body, "resourceVersion", None);
-                store.write_over(&rt, key, &old, body, super::write::Part::Main, false)
+                store.write_over(&rt, key, &old, body, super::write::Part::Main, &opts)
             }
-            None => store.create(&rt, None, body, false),
+            None => store.create(&rt, None, body, &opts),
         };
         result.map(|_| ()).map_err(|e| Error::InvalidCrd {
             name,

@@ -124,6 +124,9 @@ pub(crate) struct Store {
     dependents: HashMap<String, BTreeSet<ObjRef>>,
     /// The schema of every served custom resource version ([`super::schemas`]).
     pub(crate) schemas: super::schemas::Schemas,
+    /// The merge type of every served custom resource version, by (group, plural, version)
+    /// ([`super::apply`]).
+    pub(crate) merge_types: HashMap<(String, String, String), super::apply::Ty>,
 }
 
 impl Store {
@@ -140,6 +143,7 @@ impl Store {
             by_uid: HashMap::new(),
             dependents: HashMap::new(),
             schemas: HashMap::new(),
+            merge_types: HashMap::new(),
         }
     }
 

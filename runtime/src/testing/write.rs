@@ -25,6 +25,34 @@ pub(crate) enum Part {
     Status,
 }
 
+/// How a write records field ownership in `metadata.managedFields` ([`super::apply`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Ownership {
+    /// An `operation: Update` by this field manager (`?fieldManager=` or the User-Agent's).
+    Update(String),
+    /// The body's managedFields are already the new ones (server-side apply, or a patch
+    /// admission webhooks saw after it was applied).
+    Computed,
+}
+
+/// The options of a create, update or patch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct WriteOptions {
+    /// `?dryRun=All`: validate and answer, store nothing.
+    pub(crate) dry_run: bool,
+    pub(crate) ownership: Ownership,
+}
+
+impl WriteOptions {
+    /// A write by `manager`.
+    pub(crate) fn update_by(manager: &str, dry_run: bool) -> Self {
+        Self {
+            dry_run,
+            ownership: Ownership::Update(manager.to_owned()),
+        }
+    }
+}
+
 /// The [`Subject`] of errors about `rt`.
 pub(crate) fn subject(rt: &ResourceType) -> Subject<'_> {
     Subject {
@@ -92,13 +120,13 @@ fn check_namespace(
 }
 
 impl Store {
-    /// `POST`: stores a new object. `dry_run` validates and returns it without storing.
+    /// `POST`: stores a new object, recording its field manager's ownership.
     pub(crate) fn create(
         &mut self,
         rt: &ResourceType,
         namespace: Option<&str>,
         mut obj: Value,
-        dry_run: bool,
+        opts: &WriteOptions,
     ) -> Result<Arc<Value>, ApiError> {
         check_types(rt, &obj)?;
         check_namespace(rt, &obj, namespace)?;
@@ -163,10 +191,15 @@ impl Store {
         // apiextensions-apiserver: prune and default the body, then validate the object
         // (OpenAPI schema, CEL rules); CRDs with rules that do not compile are refused.
         self.prune_and_default(rt, &mut obj);
+        if let Ownership::Update(manager) = &opts.ownership {
+            let empty = Value::Object(Default::default());
+            self.field_manager(rt, Part::Main)
+                .update(&empty, &mut obj, manager);
+        }
         self.validate_custom(rt, &key.name, &obj, None)?;
         super::builtin::check_crd(rt, &obj)?;
         self.on_create(rt, &mut obj);
-        if dry_run {
+        if opts.dry_run {
             return Ok(Arc::new(obj));
         }
         Ok(self.commit_put(key, obj))
@@ -180,14 +213,14 @@ impl Store {
         name: &str,
         body: Value,
         part: Part,
-        dry_run: bool,
+        opts: &WriteOptions,
     ) -> Result<Arc<Value>, ApiError> {
         let key = key(rt, namespace, name);
         let old = self
             .get(&key)
             .cloned()
             .ok_or_else(|| ApiError::not_found(&subject(rt), name))?;
-        self.write_over(rt, key, &old, body, part, dry_run)
+        self.write_over(rt, key, &old, body, part, opts)
     }
 
     /// The common tail of update and patch: `body` is the whole new object.
@@ -198,7 +231,7 @@ impl Store {
         old: &Arc<Value>,
         body: Value,
         part: Part,
-        dry_run: bool,
+        opts: &WriteOptions,
     ) -> Result<Arc<Value>, ApiError> {
         check_types(rt, &body)?;
         check_namespace(
@@ -242,7 +275,13 @@ impl Store {
             schema.default(&mut body);
         }
         let old_read = super::schemas::defaulted(old, schema.as_deref());
-        let new = merge_for_update(rt, &old_read, body, part);
+        if let Ownership::Update(manager) = &opts.ownership {
+            self.field_manager(rt, part)
+                .update(&old_read, &mut body, manager);
+        }
+        let managed_fields = body.pointer("/metadata/managedFields").cloned();
+        let mut new = merge_for_update(rt, &old_read, body, part);
+        meta::set(&mut new, "managedFields", managed_fields);
         let added: Vec<String> = meta::finalizers(&new)
             .into_iter()
             .filter(|f| !meta::finalizers(old).contains(f))
@@ -274,13 +313,12 @@ impl Store {
         }
         self.validate_custom(rt, &key.name, &new, Some(&*old_read))?;
         super::builtin::check_crd(rt, &new)?;
-        if dry_run {
+        if opts.dry_run {
             return Ok(Arc::new(new));
         }
         if meta::is_deleting(&new) && meta::finalizers(&new).is_empty() {
             return Ok(self.remove_with_cascade(key, new));
         }
-        let mut new = new;
         self.on_update(rt, &mut new);
         let stored = self.commit_put(key, new);
         self.after_owner_change(old);
@@ -333,11 +371,6 @@ fn merge_for_update(rt: &ResourceType, old: &Value, body: Value, part: Part) -> 
             Some(v) => m.insert(field.to_owned(), v.clone()),
             None => m.remove(field),
         };
-    }
-    if !m.contains_key("managedFields")
-        && let Some(mf) = old_meta.and_then(|o| o.get("managedFields"))
-    {
-        m.insert("managedFields".into(), mf.clone());
     }
     if meta::generation(old) > 0
         && meta::spec_view(&new, rt.status_subresource)

@@ -34,7 +34,7 @@ fn spec(object: &DynamicObject) -> Value {
 }
 
 /// `(reason, field, message)` of every cause of a 422.
-fn causes(status: &kube::core::Status) -> Vec<(String, String, String)> {
+pub(super) fn causes(status: &kube::core::Status) -> Vec<(String, String, String)> {
     status
         .details
         .as_ref()
@@ -45,7 +45,7 @@ fn causes(status: &kube::core::Status) -> Vec<(String, String, String)> {
         .collect()
 }
 
-fn cause(reason: &str, field: &str, message: &str) -> (String, String, String) {
+pub(super) fn cause(reason: &str, field: &str, message: &str) -> (String, String, String) {
     (reason.to_owned(), field.to_owned(), message.to_owned())
 }
 

@@ -26,12 +26,16 @@
 //! - resourceVersions are compared for equality only (they are opaque to clients).
 #![allow(dead_code)] // each runner uses the whole suite, but not every helper of this module
 
+pub mod apply;
+pub mod cel;
 pub mod crd;
 pub mod crud;
 pub mod deletion;
 pub mod lists;
+pub mod managed_fields;
 mod objects;
 pub mod status;
+pub mod types;
 pub mod watch;
 
 pub use objects::{TestResult, api_error, code_and_reason, config_map, names};
@@ -61,6 +65,16 @@ macro_rules! for_each_case {
             crud::dry_run_stores_nothing,
             crud::server_side_apply_tracks_managers_and_conflicts,
             crud::namespaces_are_cluster_scoped_and_active,
+            apply::map_list_items_are_owned_per_key,
+            apply::sets_granular_maps_and_atomic_lists_and_maps,
+            apply::an_apply_that_creates_is_201,
+            managed_fields::writes_record_update_entries_for_their_field_manager,
+            apply::conflicts_name_the_owner_and_force_takes_the_field,
+            apply::fields_an_applier_drops_are_removed_unless_shared,
+            managed_fields::managed_fields_reset_and_the_first_apply,
+            managed_fields::status_writes_record_their_subresource,
+            apply::undeclared_fields_in_an_applied_configuration_fail,
+            apply::built_in_kinds_key_lists_as_their_openapi_says,
             status::generation_and_the_status_subresource,
             status::status_writes_are_conditional_and_status_only,
             lists::label_selectors,
@@ -82,6 +96,19 @@ macro_rules! for_each_case {
             crd::schema_violations_are_422_with_the_api_servers_text,
             crd::transition_rules_run_on_update_only,
             crd::status_subresource_and_generation_after_pruning,
+            cel::quantity_rules,
+            cel::url_rules,
+            cel::ip_rules,
+            cel::cidr_rules,
+            cel::format_rules,
+            cel::semver_regex_lists_sets_and_strings,
+            cel::two_variable_comprehensions,
+            cel::rules_that_do_not_compile_are_refused,
+            types::int_or_string_is_an_i32_or_a_string,
+            types::quantities_follow_the_quantity_grammar_everywhere,
+            types::times_are_the_rfc_3339_that_jiff_reads,
+            types::byte_strings_are_standard_base64,
+            types::raw_extensions_keep_any_json,
         }
     };
 }
@@ -250,12 +277,66 @@ pub struct GadgetStatus {
     pub ready: bool,
 }
 
+/// RackSpec is the kind of the server-side apply cases (`apply.rs`): a list-map keyed by
+/// `name`, a set, an atomic list, an atomic map and a granular map.
+#[kbr_runtime::schema]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kbr(
+    group = "conformance.kbr.dev",
+    version = "v1",
+    kind = "Rack",
+    plural = "racks"
+)]
+#[kbr(namespaced, status = "RackStatus")]
+pub struct RackSpec {
+    /// Slots, one per name.
+    #[kbr(list_type = "map", list_map_keys = ["name"])]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slots: Vec<Slot>,
+    /// Tags, each at most once.
+    #[kbr(list_type = "set")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// Arguments, replaced as a whole.
+    #[kbr(list_type = "atomic")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// A selector, replaced as a whole.
+    #[kbr(map_type = "atomic")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<std::collections::BTreeMap<String, String>>,
+    /// Limits, merged by key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<std::collections::BTreeMap<String, String>>,
+}
+
+/// One slot of a Rack.
+#[kbr_runtime::schema]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Slot {
+    /// The key.
+    pub name: String,
+    /// What is in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+}
+
+/// RackStatus is the observed state of a Rack.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RackStatus {
+    /// Whether the rack is ready.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready: Option<bool>,
+}
+
 /// The suite's kinds.
 pub fn scheme() -> Scheme {
     let mut scheme = Scheme::new();
     scheme.add::<Widget>();
     scheme.add::<Paint>();
     scheme.add::<Gadget>();
+    scheme.add::<Rack>();
+    scheme.add::<types::Sample>();
     scheme
 }
 

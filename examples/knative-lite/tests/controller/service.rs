@@ -22,6 +22,7 @@ use kbr_runtime::client::{ListOptions, Patch, PatchParams};
 use kbr_runtime::conditions::find_condition;
 use kbr_runtime::k8s_openapi::api::apps::v1::Deployment;
 use kbr_runtime::k8s_openapi::api::core::v1 as corev1;
+use kbr_runtime::kube::{self, Api, api::PostParams};
 use kbr_runtime::ownership::controller_of;
 use kbr_runtime::{Action, Reconciler};
 
@@ -42,6 +43,7 @@ fn helloworld() -> v1alpha1::Service {
                     name: "TARGET".into(),
                     value: "Python Sample v1".into(),
                 }],
+                resources: None,
             },
         },
     };
@@ -101,6 +103,72 @@ fn the_service_sample_parses() -> anyhow::Result<()> {
     assert_eq!(sample.metadata.name.as_deref(), Some(NAME));
     assert_eq!(sample.spec.template.container.port, Some(8080));
     assert!(!sample.spec.template.container.image.is_empty());
+    Ok(())
+}
+
+/// The container's memory limit is checked by the CRD's CEL rule
+/// `quantity(self.memory).isLessThan(quantity('1Gi'))` (the Kubernetes quantity library), on
+/// the fake API server as on kube-apiserver, and becomes the Deployment's limit.
+#[tokio::test]
+async fn memory_limits_are_quantities_below_1gi() -> anyhow::Result<()> {
+    let env = env().await?;
+    let services: Api<v1alpha1::Service> = Api::namespaced(env.kube_client(), "default");
+    let with_memory = |memory: &str| {
+        let mut service = helloworld();
+        service.spec.template.container.resources = Some(v1alpha1::ContainerResources {
+            memory: memory.into(),
+        });
+        service
+    };
+
+    let created = services
+        .create(&PostParams::default(), &with_memory("512Mi"))
+        .await?;
+    let reconciler = ServiceReconciler {
+        client: env.client(),
+        recorder: None,
+    };
+    reconciler.reconcile(Arc::new(created)).await?;
+    let deployment: Deployment = env
+        .client()
+        .get(Some("default"), "helloworld-python-00001")
+        .await?;
+    let pod = deployment.spec.template.spec.unwrap_or_default();
+    let limits = pod.containers[0]
+        .resources
+        .clone()
+        .unwrap_or_default()
+        .limits;
+    assert_eq!(
+        limits
+            .unwrap_or_default()
+            .get("memory")
+            .map(|q| q.0.as_str()),
+        Some("512Mi")
+    );
+
+    let mut too_big = with_memory("2Gi");
+    too_big.metadata.name = Some("too-big".into());
+    let Err(kube::Error::Api(status)) = services.create(&PostParams::default(), &too_big).await
+    else {
+        panic!("2Gi of memory is refused");
+    };
+    assert_eq!((status.code, status.reason.as_str()), (422, "Invalid"));
+    let causes: Vec<(String, String, String)> = status
+        .details
+        .map(|d| d.causes)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| (c.reason, c.field, c.message))
+        .collect();
+    assert_eq!(
+        causes,
+        [(
+            "FieldValueInvalid".to_owned(),
+            "spec.template.container.resources".to_owned(),
+            "Invalid value: memory must be less than 1Gi".to_owned()
+        )]
+    );
     Ok(())
 }
 

@@ -10,22 +10,25 @@
 //!    `x-kubernetes-preserve-unknown-fields`; a flattened `Value` map beside named fields →
 //!    `x-kubernetes-preserve-unknown-fields`; `uniqueItems` (sets) dropped; tuples of one type →
 //!    `items` with a fixed length; only formats the API server knows (Rust integer widths →
-//!    `int32`/`int64` with serde's bounds); int-or-string nodes with controller-gen's `anyOf`,
-//!    and `resource.Quantity` with the quantity `pattern`;
+//!    `int32`/`int64` with serde's bounds); int-or-string nodes with controller-gen's `anyOf`;
+//!    k8s-openapi's own types (known by the tag [`super::definitions`] puts on them) refuse what
+//!    their serde refuses ([`k8s_types::refine`]);
 //! 3. applies the `#[kbr(...)]` marker records (`x-kbr-type`, then `x-kbr-field`) with
 //!    [`super::markers`].
 //!
 //! A shape that has no exact structural form is a [`SchemaError::Unsupported`] naming the
 //! type (when known) and the way out; nothing panics.
 
+mod node;
 mod objects;
 mod union;
 
 use serde_json::{Map, Value, json};
 
+use self::node::{ANNOTATIONS, is_null};
 use super::error::SchemaError;
+use super::k8s_types;
 use super::markers::{self, Record};
-use kbr_core::marker::QUANTITY_HINT;
 
 /// Keys schemars emits that apiextensions' `JSONSchemaProps` has no place for.
 const FOREIGN_KEYS: &[&str] = &[
@@ -106,6 +109,7 @@ fn node(schema: &mut Value, path: &str, parent: Option<&str>) -> Result<Outcome,
     let Value::Object(object) = schema else {
         return Ok(Outcome::default());
     };
+    let k8s_type = object.remove(k8s_types::TYPE_NAME);
     let type_record = markers::take(object, markers::TYPE_RECORD, path)?;
     let field_record = markers::take(object, markers::FIELD_RECORD, path)?;
     let type_name = type_record.as_ref().and_then(Record::type_name);
@@ -119,6 +123,9 @@ fn node(schema: &mut Value, path: &str, parent: Option<&str>) -> Result<Outcome,
         children(object, path, context)?;
         shape(object, path, type_record.as_ref())?;
         format(object);
+        if let Some(Value::String(name)) = &k8s_type {
+            k8s_types::refine(object, name);
+        }
         int_or_string(object);
     }
     for key in FOREIGN_KEYS {
@@ -205,13 +212,6 @@ pub(super) fn set_required(object: &mut Map<String, Value>, name: &str, required
     }
 }
 
-/// Whether `schema` only accepts `null` (schemars' `()` after `AddNullable`).
-pub(super) fn is_null(schema: &Value) -> bool {
-    schema.get("enum") == Some(&json!([null]))
-        || schema.get("const") == Some(&Value::Null)
-        || schema.get("type") == Some(&json!("null"))
-}
-
 /// Step 2: serde shapes to structural ones.
 fn shape(
     object: &mut Map<String, Value>,
@@ -293,21 +293,12 @@ fn format(object: &mut Map<String, Value>) {
     }
 }
 
-/// The start of k8s-openapi's description of `resource.Quantity` (kept where no field doc
-/// replaces it: `Option<Quantity>`, list items, map values, k8s-openapi's own structs).
-const QUANTITY_DESCRIPTION: &str = "Quantity is a fixed-point representation of a number.";
-
-/// The grammar of a `resource.Quantity` string, as controller-gen emits it for the type
-/// (apimachinery `pkg/api/resource/quantity.go`, `ParseQuantity`).
-pub(crate) const QUANTITY_PATTERN: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
-
 /// `x-kubernetes-int-or-string` nodes as controller-gen emits them: with
-/// `anyOf: [{type: integer}, {type: string}]` (k8s-openapi's `IntOrString` and `Quantity` have
-/// none), and for `resource.Quantity` (known by k8s-openapi's description or by
-/// [`QUANTITY_HINT`], which `#[kbr_runtime::schema]` sets on fields whose type is named
-/// `Quantity`) the quantity [`pattern`](QUANTITY_PATTERN), so `cpu: "lots"` is refused.
+/// `anyOf: [{type: integer}, {type: string}]` (the shape of `x-kubernetes-int-or-string` the
+/// API server's structural rules allow, `apiextensions-apiserver/pkg/apiserver/schema/validation.go`).
+/// k8s-openapi's `IntOrString` and `Quantity` get their bounds and pattern from
+/// [`k8s_types::refine`].
 fn int_or_string(object: &mut Map<String, Value>) {
-    let hinted = object.remove(QUANTITY_HINT) == Some(Value::Bool(true));
     if object.get("x-kubernetes-int-or-string") != Some(&Value::Bool(true)) {
         return;
     }
@@ -322,20 +313,10 @@ fn int_or_string(object: &mut Map<String, Value>) {
         // without `type`, but serde reads (and defaults to) `null`.
         object.insert("nullable".into(), true.into());
     }
-    let described = object
-        .get("description")
-        .and_then(Value::as_str)
-        .is_some_and(|text| text.starts_with(QUANTITY_DESCRIPTION));
-    if hinted || described {
-        object
-            .entry("pattern")
-            .or_insert_with(|| QUANTITY_PATTERN.into());
-    }
 }
 
 /// A node with no type and nothing that constrains a value: free-form JSON.
 fn is_untyped(object: &Map<String, Value>) -> bool {
-    const ANNOTATIONS: &[&str] = &["description", "title", "default", "example", "nullable"];
     !object.contains_key("type")
         && object
             .keys()

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use super::union::{json_type, unsupported};
+use super::node::{json_type, unsupported};
 use crate::crd::error::SchemaError;
 
 /// Variants that are all objects.

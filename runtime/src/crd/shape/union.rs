@@ -16,12 +16,9 @@
 
 use serde_json::{Map, Value, json};
 
-use super::is_null;
+use super::node::{ANNOTATIONS, is_null, json_type, unsupported};
 use super::objects::objects;
 use crate::crd::error::SchemaError;
-
-/// Keys a variant may carry that say nothing about which values it accepts.
-pub(super) const ANNOTATIONS: &[&str] = &["description", "title", "nullable", "default", "example"];
 
 /// Keys of a variant that cannot move into a junctor (the API server forbids them there).
 const FORBIDDEN_IN_BRANCHES: &[&str] = &[
@@ -31,19 +28,6 @@ const FORBIDDEN_IN_BRANCHES: &[&str] = &[
     "x-kubernetes-map-type",
     "x-kubernetes-embedded-resource",
 ];
-
-pub(super) fn unsupported(path: &str, what: &str, reason: String, fix: &str) -> SchemaError {
-    SchemaError::Unsupported {
-        path: if path.is_empty() {
-            ".".to_owned()
-        } else {
-            path.to_owned()
-        },
-        what: what.to_owned(),
-        reason,
-        fix: fix.to_owned(),
-    }
-}
 
 /// Rewrites the junctor `key` of `object` (see the module docs).
 pub(super) fn merge(
@@ -171,13 +155,6 @@ fn int_or_string_validations(branches: &[Map<String, Value>]) -> Option<Map<Stri
 
 fn is_free_form(branch: &Map<String, Value>) -> bool {
     json_type(branch) == "any"
-}
-
-pub(super) fn json_type(branch: &Map<String, Value>) -> &str {
-    if branch.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true)) {
-        return "int-or-string";
-    }
-    branch.get("type").and_then(Value::as_str).unwrap_or("any")
 }
 
 /// `branch` without `type`, the annotations and `extra`: what it constrains.

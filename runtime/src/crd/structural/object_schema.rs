@@ -385,7 +385,7 @@ mod tests {
 
     #[cfg(feature = "cel")]
     #[test]
-    fn rules_that_do_not_compile_or_need_missing_libraries_are_refused() {
+    fn rules_that_do_not_compile_are_refused() {
         let with_rule = |rule: &str| {
             ObjectSchema::new(&json!({"type": "object", "properties": {"spec": {
                 "type": "object", "x-kubernetes-validations": [{"rule": rule}]}}}))
@@ -399,9 +399,8 @@ mod tests {
             errors[0].message.contains("compilation failed"),
             "{errors:?}"
         );
-        let errors = with_rule("quantity(self.q).isGreaterThan(quantity('1'))").unwrap_err();
-        assert!(errors[0].message.contains("quantity()"), "{errors:?}");
         assert!(with_rule("has(self.a)").is_ok());
+        assert!(with_rule("quantity(self.q).isGreaterThan(quantity('1'))").is_ok());
     }
 
     #[cfg(feature = "cel")]

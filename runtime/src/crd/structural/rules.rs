@@ -10,33 +10,17 @@
 //! the value omitted for objects and arrays. Rules are compiled when the CRD is installed: a
 //! rule that does not compile is refused then, as `ValidateCustomResourceDefinition` does.
 //!
-//! The interpreter is the `cel` crate (cel-rust) with its strings and lists extensions. It
-//! lacks the Kubernetes CEL libraries `quantity`, `url`, `ip`, `cidr`, `semver` and the regex
-//! `find`/`findAll`: a rule calling one is refused at install with an error saying so, rather
-//! than passing silently. `optionalOldSelf` rules also run on create, with `oldSelf` a CEL
-//! optional (`optional.none()` on create, `optional.of(old)` on update). The runtime cost
-//! budget is not modelled. Compiling and evaluating rules needs feature `cel` (on by default,
+//! Rules are compiled and evaluated in kube-apiserver's CEL environment, with the Kubernetes
+//! CEL libraries (`quantity`, `url`, `ip`, `cidr`, `format`, `semver`, ...), as
+//! [`crate::crd::cel`] builds it; a rule that fails to evaluate reports cel-go's error text.
+//! `optionalOldSelf` rules also run on create, with `oldSelf` a CEL optional
+//! (`optional.none()` on create, `optional.of(old)` on update). The runtime cost budget is not
+//! modelled. Compiling and evaluating rules needs feature `cel` (on by default,
 //! and implied by `testing`); without it rules are never compiled nor evaluated.
 
 use serde_json::Value;
 
 use super::validation::{FieldError, FieldErrorKind};
-
-/// Kubernetes CEL library functions the `cel` crate does not provide.
-const UNSUPPORTED: &[&str] = &[
-    "quantity",
-    "isQuantity",
-    "url",
-    "isURL",
-    "ip",
-    "isIP",
-    "cidr",
-    "isCIDR",
-    "semver",
-    "isSemver",
-    "find",
-    "findAll",
-];
 
 /// One compiled rule.
 #[cfg_attr(not(feature = "cel"), allow(dead_code))]
@@ -61,33 +45,62 @@ impl std::fmt::Debug for Rule {
     }
 }
 
+/// Compiles a rule (`Output::Bool`) or message expression; the error is kube-apiserver's
+/// detail for it (`compileRule`), for the rule when `rule`.
 #[cfg(feature = "cel")]
-static ENV: std::sync::LazyLock<std::sync::Arc<cel::Env>> = std::sync::LazyLock::new(|| {
-    let mut env = cel::Env::stdlib();
-    // Both extensions declare new functions only; failing would be a bug of the crate.
-    let _ = env.add_extension(cel::extensions::strings);
-    let _ = env.add_extension(cel::extensions::lists);
-    std::sync::Arc::new(env)
-});
-
-#[cfg(feature = "cel")]
-fn compile_text(text: &str) -> Result<(cel::Program, bool), String> {
-    let program = ENV.compile(text).map_err(|e| e.to_string())?;
-    let references = program.references();
-    if let Some(missing) = UNSUPPORTED.iter().find(|f| references.has_function(f)) {
-        return Err(format!(
-            "kbr's fake API server does not implement the Kubernetes CEL function {missing}() \
-             (test this rule on envtest)"
-        ));
-    }
-    let uses_old_self = references.has_variable("oldSelf");
+fn compile_text(text: &str, rule: bool) -> Result<(cel::Program, bool), String> {
+    use crate::crd::cel::{CompileError, Output};
+    let output = if rule { Output::Bool } else { Output::String };
+    let program = crate::crd::cel::compile(text, output).map_err(|e| match (e, rule) {
+        (CompileError::Compilation(issues), true) => format!("compilation failed: {issues}"),
+        (CompileError::Compilation(issues), false) => {
+            format!("messageExpression compilation failed: {issues}")
+        }
+        (CompileError::Instantiation(e), true) => format!("program instantiation failed: {e}"),
+        (CompileError::Instantiation(e), false) => {
+            format!("messageExpression instantiation failed: {e}")
+        }
+        (CompileError::WrongOutput, true) => "cel expression must evaluate to a bool".to_owned(),
+        (CompileError::WrongOutput, false) => {
+            "messageExpression must evaluate to a string".to_owned()
+        }
+    })?;
+    let uses_old_self = program.references().has_variable("oldSelf");
     Ok((program, uses_old_self))
 }
 
 #[cfg(not(feature = "cel"))]
-fn compile_text(text: &str) -> Result<((), bool), String> {
-    let _ = UNSUPPORTED;
+fn compile_text(text: &str, _rule: bool) -> Result<((), bool), String> {
     Ok(((), text.contains("oldSelf")))
+}
+
+/// A `ValidationRule` as kube-apiserver prints it in a field error: the internal Go struct
+/// through `encoding/json` (field names as declared, `null` for unset pointers, `<`, `>` and
+/// `&` escaped).
+fn go_rule_value(rule: &Value) -> String {
+    let text = |key: &str| rule.get(key).and_then(Value::as_str).unwrap_or_default();
+    let string = |s: &str| {
+        serde_json::to_string(s)
+            .unwrap_or_default()
+            .replace('<', "\\u003c")
+            .replace('>', "\\u003e")
+            .replace('&', "\\u0026")
+    };
+    let reason = rule
+        .get("reason")
+        .and_then(Value::as_str)
+        .map_or_else(|| "null".to_owned(), string);
+    let optional_old_self = rule
+        .get("optionalOldSelf")
+        .and_then(Value::as_bool)
+        .map_or_else(|| "null".to_owned(), |b| b.to_string());
+    format!(
+        r#"{{"Rule":{},"Message":{},"MessageExpression":{},"Reason":{reason},"FieldPath":{},"OptionalOldSelf":{optional_old_self}}}"#,
+        string(text("rule")),
+        string(text("message")),
+        string(text("messageExpression")),
+        string(text("fieldPath")),
+    )
 }
 
 #[cfg_attr(not(feature = "cel"), allow(dead_code))]
@@ -99,29 +112,24 @@ impl Rule {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned();
-        let refuse = |field: &str, value: &str, why: String| {
-            FieldError::new(
-                FieldErrorKind::Invalid,
-                &format!("{path}.{field}"),
-                Some(&Value::String(value.to_owned())),
-                &why,
-            )
+        let refuse = |field: &str, why: String| FieldError {
+            kind: FieldErrorKind::Invalid,
+            field: format!("{path}.{field}"),
+            message: format!("Invalid value: {}: {why}", go_rule_value(rule)),
         };
-        let (program, uses_old_self) = compile_text(&text)
-            .map_err(|why| refuse("rule", &text, format!("compilation failed: {why}")))?;
+        let (program, uses_old_self) =
+            compile_text(&text, true).map_err(|why| refuse("rule", why))?;
         let message_expression = rule
             .get("messageExpression")
             .and_then(Value::as_str)
             .filter(|m| !m.is_empty());
         #[cfg(feature = "cel")]
         let message_program = match message_expression {
-            Some(expression) => Some(compile_text(expression).map(|(p, _)| p).map_err(|why| {
-                refuse(
-                    "messageExpression",
-                    expression,
-                    format!("messageExpression compilation failed: {why}"),
-                )
-            })?),
+            Some(expression) => Some(
+                compile_text(expression, false)
+                    .map(|(p, _)| p)
+                    .map_err(|why| refuse("messageExpression", why))?,
+            ),
             None => None,
         };
         #[cfg(not(feature = "cel"))]
@@ -213,7 +221,7 @@ pub(super) fn evaluate(
         if transition_without_old || unchanged && !rule.uses_old_self {
             continue;
         }
-        let mut context = cel::Context::with_env(ENV.clone());
+        let mut context = cel::Context::with_env(crate::crd::cel::ENV.clone());
         context.add_variable_from_value("self", value.clone());
         if rule.optional_old_self {
             // `validationActivationWithOldSelf`'s optional activation: optional.of(old) or
@@ -236,7 +244,13 @@ pub(super) fn evaluate(
                     .message_program
                     .as_ref()
                     .and_then(|p| match p.execute(&context) {
-                        Ok(cel::Value::String(s)) if !s.trim().is_empty() => {
+                        // `evalMessageExpression`: an empty, multi-line or longer than 5 KiB
+                        // (`MaxEvaluatedMessageExpressionSizeBytes`) message is not used.
+                        Ok(cel::Value::String(s))
+                            if !s.trim().is_empty()
+                                && !s.trim().contains('\n')
+                                && s.trim().len() <= 5 * 1024 =>
+                        {
                             Some(s.trim().to_owned())
                         }
                         _ => None,
@@ -257,8 +271,23 @@ pub(super) fn evaluate(
                 FieldErrorKind::Invalid,
                 path,
                 Some(&Value::String(type_.to_owned())),
-                &format!("{error} evaluating rule: {}", rule.error_string()),
+                &evaluation_error(&error, rule.error_string()),
             )),
         }
+    }
+}
+
+/// The detail of a rule that failed to evaluate (`validateExpressions`): cel-go's text of the
+/// error, then the rule (or its message).
+#[cfg(feature = "cel")]
+fn evaluation_error(error: &cel::ExecutionError, rule: &str) -> String {
+    let text = crate::crd::cel::error::go_text(error);
+    if text.starts_with(crate::crd::cel::error::NO_SUCH_OVERLOAD) {
+        format!(
+            "'{text}': call arguments did not match a supported operator, function or macro \
+             signature for rule: {rule}"
+        )
+    } else {
+        format!("{text} evaluating rule: {rule}")
     }
 }

@@ -15,7 +15,7 @@ use super::webhooks::WebhookServing;
 use super::{Error, crds, ports, ready};
 
 /// A running local control plane: etcd and kube-apiserver started by
-/// [`Environment::start`], with an admin client.
+/// [`Environment::start`](super::Environment::start), with an admin client.
 ///
 /// Mirrors what controller-runtime's `envtest.Environment.Start` leaves running (and the
 /// `rest.Config` it returns: [`ControlPlane::config`]). **Dropping it stops both processes**
@@ -89,7 +89,7 @@ impl ControlPlane {
     }
 
     /// Where the local webhook server must listen and what it must serve, when webhook
-    /// configurations were installed ([`Environment::webhooks`]).
+    /// configurations were installed ([`Environment::webhooks`](super::Environment::webhooks)).
     pub fn webhook_serving(&self) -> Option<&WebhookServing> {
         self.webhook.as_ref()
     }
@@ -104,7 +104,7 @@ impl ControlPlane {
     ///
     /// # Errors
     /// [`Error::Api`] when the API server rejects one, [`Error::CrdNotEstablished`] when one
-    /// is not served within [`Environment::crd_timeout`].
+    /// is not served within [`Environment::crd_timeout`](super::Environment::crd_timeout).
     pub async fn install_crds(&self, crds: &[CustomResourceDefinition]) -> Result<(), Error> {
         crds::install(&self.client, crds, self.crd_timeout).await
     }

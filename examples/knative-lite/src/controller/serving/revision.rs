@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 use kbr_runtime::Error;
 use kbr_runtime::k8s_openapi::api::apps::v1 as appsv1;
 use kbr_runtime::k8s_openapi::api::core::v1 as corev1;
+use kbr_runtime::k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1 as metav1;
 use kbr_runtime::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kbr_runtime::ownership::set_controller_reference;
@@ -82,6 +83,16 @@ pub fn new_deployment(
                         ..Default::default()
                     }]),
                     env: (!env.is_empty()).then_some(env),
+                    resources: container
+                        .resources
+                        .as_ref()
+                        .map(|r| corev1::ResourceRequirements {
+                            limits: Some(BTreeMap::from([(
+                                "memory".to_owned(),
+                                Quantity(r.memory.clone()),
+                            )])),
+                            ..Default::default()
+                        }),
                     ..Default::default()
                 }],
                 ..Default::default()

@@ -25,4 +25,4 @@ pub fn add_to_scheme(scheme: &mut kbr_runtime::Scheme) {
 }
 
 // The types of the Service spec (not scaffolded).
-pub use service::{EnvVar, RevisionContainer, RevisionTemplate};
+pub use service::{ContainerResources, EnvVar, RevisionContainer, RevisionTemplate};

@@ -63,6 +63,24 @@ pub struct RevisionContainer {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[kbr(list_type = "map", list_map_keys = ["name"])]
     pub env: Vec<EnvVar>,
+
+    /// What the container may use; no limits when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<ContainerResources>,
+}
+
+/// The limits of a Revision's container: the Pod's `resources.limits`.
+#[kbr_runtime::schema]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[kbr(validation(
+    rule = "quantity(self.memory).isLessThan(quantity('1Gi'))",
+    message = "memory must be less than 1Gi"
+))]
+pub struct ContainerResources {
+    /// The memory limit, a Kubernetes quantity below 1Gi, e.g. `512Mi`.
+    #[kbr(max_length = 32)]
+    pub memory: String,
 }
 
 /// One environment variable: a name and a literal value.

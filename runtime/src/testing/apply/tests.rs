@@ -1,0 +1,381 @@
+//! Facts from structured-merge-diff's own suite (`merge/leaf_test.go`, `merge/set_test.go`,
+//! `merge/key_test.go`, `merge/multiple_appliers_test.go`) and the API server's field manager
+//! (`internal/fieldmanager_test.go`, `conflict_test.go`), checked on the fake's port.
+
+use serde_json::{Value, json};
+
+use super::fieldset::{FieldSet, PathElement};
+use super::schema::{Converter, Ty};
+use super::updater::{Conflict, ManagedFields, Updater};
+use super::*;
+
+/// A live object and its owners, as the suite's `fixture.State`.
+struct State {
+    ty: Ty,
+    live: Value,
+    managers: ManagedFields,
+}
+
+impl State {
+    fn new(schema: Value) -> Self {
+        Self {
+            ty: Converter::new().reference(&schema),
+            live: Value::Null,
+            managers: ManagedFields::new(),
+        }
+    }
+
+    fn updater(&self) -> (Ty, FieldSet) {
+        (self.ty.clone(), FieldSet::default())
+    }
+
+    fn apply(&mut self, manager: &str, config: Value, force: bool) -> Result<(), Vec<Conflict>> {
+        let (ty, reset) = self.updater();
+        let updater = Updater {
+            ty: &ty,
+            reset: &reset,
+        };
+        if let Some(new) = updater.apply(
+            &self.live,
+            &config,
+            "v1",
+            &mut self.managers,
+            manager,
+            force,
+        )? {
+            self.live = new;
+        }
+        Ok(())
+    }
+
+    fn update(&mut self, manager: &str, new: Value) {
+        let (ty, reset) = self.updater();
+        let updater = Updater {
+            ty: &ty,
+            reset: &reset,
+        };
+        updater.update_object(&self.live, &new, "v1", &mut self.managers, manager);
+        self.live = new;
+    }
+
+    /// The owners and their fields as `FieldsV1`.
+    fn owners(&self) -> Value {
+        self.managers
+            .iter()
+            .map(|(m, owned)| (m.clone(), owned.set.to_fields_v1()))
+            .collect::<serde_json::Map<String, Value>>()
+            .into()
+    }
+}
+
+fn leaf_fields() -> State {
+    State::new(json!({"type": "object", "properties": {
+        "numeric": {"type": "integer"}, "string": {"type": "string"}, "bool": {"type": "boolean"}}}))
+}
+
+fn conflicts(result: Result<(), Vec<Conflict>>) -> Vec<(String, String)> {
+    result
+        .err()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| (c.manager, element::path_text(&c.path)))
+        .collect()
+}
+
+#[test]
+fn apply_update_apply_with_conflict() -> Result<(), Vec<Conflict>> {
+    // leaf_test.go "apply_update_apply_with_conflict".
+    let mut s = leaf_fields();
+    s.apply("default", json!({"numeric": 1, "string": "string"}), false)?;
+    s.update(
+        "controller",
+        json!({"numeric": 1, "string": "controller string", "bool": true}),
+    );
+    let clash = s.apply(
+        "default",
+        json!({"numeric": 2, "string": "user string"}),
+        false,
+    );
+    assert_eq!(
+        conflicts(clash),
+        [("controller".to_owned(), ".string".to_owned())]
+    );
+    s.apply(
+        "default",
+        json!({"numeric": 2, "string": "user string"}),
+        true,
+    )?;
+    assert_eq!(
+        s.live,
+        json!({"numeric": 2, "string": "user string", "bool": true})
+    );
+    assert_eq!(
+        s.owners(),
+        json!({"default": {"f:numeric": {}, "f:string": {}}, "controller": {"f:bool": {}}})
+    );
+    Ok(())
+}
+
+#[test]
+fn an_applier_leaving_a_field_out_removes_it_unless_another_manager_owns_it()
+-> Result<(), Vec<Conflict>> {
+    // leaf_test.go "update_apply_omits" and "apply_remove_empty_set".
+    let mut s = leaf_fields();
+    s.apply("default", json!({"numeric": 2}), false)?;
+    s.update("controller", json!({"numeric": 1}));
+    s.apply("default", json!({}), false)?;
+    assert_eq!(s.live, json!({"numeric": 1}));
+    assert_eq!(s.owners(), json!({"controller": {"f:numeric": {}}}));
+
+    let mut s = leaf_fields();
+    s.apply("default", json!({"string": "string"}), false)?;
+    s.apply("default", json!({}), false)?;
+    assert_eq!(s.live, Value::Null);
+    assert_eq!(s.owners(), json!({}));
+    Ok(())
+}
+
+fn sets() -> State {
+    State::new(json!({"type": "object", "properties": {"list": {
+        "type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}}}}))
+}
+
+#[test]
+fn set_items_are_owned_one_by_one() -> Result<(), Vec<Conflict>> {
+    // set_test.go "apply_update_apply_no_overlap" and "apply_update_apply_with_overlap".
+    let mut s = sets();
+    s.apply("default", json!({"list": ["a", "c"]}), false)?;
+    s.update("controller", json!({"list": ["a", "b", "c", "d"]}));
+    s.apply(
+        "default",
+        json!({"list": ["a", "aprime", "c", "cprime"]}),
+        false,
+    )?;
+    assert_eq!(
+        s.live,
+        json!({"list": ["a", "b", "aprime", "c", "d", "cprime"]})
+    );
+    assert_eq!(
+        s.owners(),
+        json!({"default": {"f:list": {"v:\"a\"": {}, "v:\"aprime\"": {}, "v:\"c\"": {}, "v:\"cprime\"": {}}},
+               "controller": {"f:list": {"v:\"b\"": {}, "v:\"d\"": {}}}})
+    );
+
+    let mut s = sets();
+    s.apply("default", json!({"list": ["a", "c"]}), false)?;
+    s.update("controller", json!({"list": ["a", "b", "c", "d"]}));
+    s.apply("default", json!({"list": ["a", "b", "c"]}), false)?;
+    assert_eq!(s.live, json!({"list": ["a", "b", "c", "d"]}));
+    assert_eq!(
+        s.owners(),
+        json!({"default": {"f:list": {"v:\"a\"": {}, "v:\"b\"": {}, "v:\"c\"": {}}},
+               "controller": {"f:list": {"v:\"b\"": {}, "v:\"d\"": {}}}})
+    );
+    Ok(())
+}
+
+fn keyed() -> State {
+    State::new(json!({"type": "object", "properties": {"list": {
+        "type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+        "items": {"type": "object", "properties": {"name": {"type": "string"}, "value": {"type": "integer"}}}}}}))
+}
+
+#[test]
+fn map_list_items_are_owned_per_key_by_several_appliers() -> Result<(), Vec<Conflict>> {
+    // key_test.go "removing_obsolete_applied_structs".
+    let mut s = keyed();
+    s.apply(
+        "default",
+        json!({"list": [{"name": "a", "value": 1}]}),
+        false,
+    )?;
+    s.apply(
+        "default",
+        json!({"list": [{"name": "b", "value": 2}]}),
+        false,
+    )?;
+    assert_eq!(s.live, json!({"list": [{"name": "b", "value": 2}]}));
+    let b = json!({"f:list": {"k:{\"name\":\"b\"}": {".": {}, "f:name": {}, "f:value": {}}}});
+    assert_eq!(s.owners(), json!({"default": b}));
+
+    // multiple_appliers_test.go: two appliers own one item each without conflict; one
+    // leaving its item out removes only that item.
+    let mut s = keyed();
+    s.apply("one", json!({"list": [{"name": "a", "value": 1}]}), false)?;
+    s.apply("two", json!({"list": [{"name": "b", "value": 2}]}), false)?;
+    assert_eq!(
+        s.live,
+        json!({"list": [{"name": "a", "value": 1}, {"name": "b", "value": 2}]})
+    );
+    let clash = s.apply("two", json!({"list": [{"name": "a", "value": 5}]}), false);
+    assert_eq!(
+        conflicts(clash),
+        [("one".to_owned(), ".list[name=\"a\"].value".to_owned())]
+    );
+    s.apply("one", json!({"list": []}), false)?;
+    assert_eq!(s.live, json!({"list": [{"name": "b", "value": 2}]}));
+    Ok(())
+}
+
+#[test]
+fn updates_own_what_they_change_and_new_maps_are_members() {
+    // The compare of an Update adds a new map's own path ("." in FieldsV1); an apply does not.
+    let mut s = State::new(json!({"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {"size": {"type": "integer"}}}}}));
+    s.update("creator", json!({"spec": {"size": 1}}));
+    assert_eq!(
+        s.owners(),
+        json!({"creator": {"f:spec": {".": {}, "f:size": {}}}})
+    );
+    let applied = super::typed::to_field_set(&json!({"spec": {"size": 1}}), &s.ty);
+    assert_eq!(applied.to_fields_v1(), json!({"f:spec": {"f:size": {}}}));
+}
+
+fn widget_rt() -> ResourceType {
+    ResourceType::new("example.com", "v1", "Widget", "widgets").with_status()
+}
+
+fn field_manager(part: Part) -> FieldManager {
+    let ty = custom_resource(&json!({"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {"size": {"type": "integer"}}},
+        "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}}}}));
+    let rt = widget_rt();
+    let reset = match part {
+        Part::Main => FieldSet::of(&[vec![PathElement::Field("status".into())]]),
+        Part::Status => FieldSet::of(&[
+            vec![PathElement::Field("metadata".into())],
+            vec![PathElement::Field("spec".into())],
+        ]),
+    };
+    let subresource = if part == Part::Status { "status" } else { "" };
+    FieldManager {
+        ty,
+        rt,
+        subresource,
+        reset,
+    }
+}
+
+fn entries(obj: &Value) -> Vec<(String, String, String, Value)> {
+    obj.pointer("/metadata/managedFields")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            let text = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+            (
+                text("manager"),
+                text("operation"),
+                text("subresource"),
+                e["fieldsV1"].clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn creates_record_update_entries_and_status_writes_their_subresource() {
+    let main = field_manager(Part::Main);
+    let mut created = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w", "labels": {"a": "b"}}, "spec": {"size": 1}, "status": {"ready": true}});
+    main.update(&json!({}), &mut created, "");
+    assert_eq!(
+        entries(&created),
+        [(
+            "unknown".to_owned(),
+            "Update".to_owned(),
+            String::new(),
+            json!({"f:metadata": {"f:labels": {".": {}, "f:a": {}}}, "f:spec": {".": {}, "f:size": {}}})
+        )]
+    );
+    meta::set(&mut created, "uid", Some(json!("u1")));
+    let mut status = created.clone();
+    status["status"]["ready"] = json!(false);
+    status["spec"]["size"] = json!(9);
+    field_manager(Part::Status).update(&created, &mut status, "ctl");
+    let owners: Vec<(String, String)> = entries(&status).into_iter().map(|e| (e.0, e.2)).collect();
+    // Same second: ordered by manager.
+    assert_eq!(
+        owners,
+        [
+            ("ctl".to_owned(), "status".to_owned()),
+            ("unknown".to_owned(), String::new())
+        ]
+    );
+    assert_eq!(entries(&status)[0].3, json!({"f:status": {"f:ready": {}}}));
+}
+
+#[test]
+fn reset_managed_fields_are_not_tracked_and_the_first_apply_adopts_existing_fields()
+-> Result<(), String> {
+    let main = field_manager(Part::Main);
+    let live = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w", "uid": "u1"}, "spec": {"size": 1}});
+    let mut reset = live.clone();
+    meta::set(&mut reset, "managedFields", Some(json!([])));
+    main.update(&live, &mut reset, "x");
+    assert_eq!(reset.pointer("/metadata/managedFields"), None);
+
+    let opts = ApplyOptions {
+        manager: "applier".into(),
+        force: false,
+    };
+    let config = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+                        "spec": {"size": 2}});
+    let clash = main
+        .apply(&live, &config, &opts)
+        .err()
+        .ok_or("expected a conflict")?;
+    assert_eq!(clash.code, 409);
+    assert_eq!(
+        clash.message,
+        "Apply failed with 1 conflict: conflict with \"before-first-apply\" using example.com/v1: .spec.size"
+    );
+    let forced = main
+        .apply(
+            &live,
+            &config,
+            &ApplyOptions {
+                force: true,
+                ..opts.clone()
+            },
+        )
+        .map_err(|e| e.message)?;
+    // before-first-apply keeps `.spec` itself (its compare added the map), not `.spec.size`.
+    let owners: Vec<(String, Value)> = entries(&forced).into_iter().map(|e| (e.0, e.3)).collect();
+    assert_eq!(
+        owners,
+        [
+            ("applier".to_owned(), json!({"f:spec": {"f:size": {}}})),
+            ("before-first-apply".to_owned(), json!({"f:spec": {}}))
+        ]
+    );
+    let wrong = json!({"apiVersion": "v1", "kind": "Widget"});
+    let refused = main.apply(&live, &wrong, &opts).err().map(|e| e.message);
+    assert_eq!(
+        refused.as_deref(),
+        Some("invalid object type: /v1, Kind=Widget")
+    );
+    let mut unknown = config.clone();
+    unknown["spec"]["bogus"] = json!(1);
+    let refused = main
+        .apply(&live, &unknown, &opts)
+        .err()
+        .map(|e| (e.code, e.message));
+    assert_eq!(
+        refused,
+        Some((500, "failed to create typed patch object (/w; example.com/v1, Kind=Widget): .spec.bogus: field not declared in schema".to_owned()))
+    );
+    Ok(())
+}
+
+#[test]
+fn the_user_agent_names_the_manager_when_none_is_given() {
+    assert_eq!(manager_or_user_agent(Some("mine"), "kubectl/v1.36"), "mine");
+    assert_eq!(
+        manager_or_user_agent(None, "kubectl/v1.36 (linux/amd64)"),
+        "kubectl"
+    );
+    assert_eq!(manager_or_user_agent(Some(""), ""), "");
+    assert_eq!(manager_or_user_agent(None, &"x".repeat(200)).len(), 128);
+}
