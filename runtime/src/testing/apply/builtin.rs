@@ -15,7 +15,7 @@ use std::sync::{Arc, LazyLock};
 
 use serde_json::Value;
 
-use super::schema::{Atom, Converter, Ty};
+use super::schema::{Atom, Converter, DEDUCED, Ty, UNTYPED_ATOMIC};
 
 /// The definitions by name, and the definition of each `group/version/Kind`.
 struct Registry {
@@ -50,6 +50,33 @@ pub(crate) fn definition(name: &str) -> Option<Arc<Atom>> {
 pub(crate) fn kind_type(group: &str, version: &str, kind: &str) -> Option<Ty> {
     let name = REGISTRY.kinds.get(&format!("{group}/{version}/{kind}"))?;
     Some(Ty::Named(name.clone(), None))
+}
+
+// Resolving a named type needs the definitions above; the other types resolve to themselves.
+impl Ty {
+    /// The atom this reference stands for (`Schema.Resolve`); an unknown name is deduced.
+    pub(crate) fn atom(&self) -> Arc<Atom> {
+        match self {
+            Self::Deduced => DEDUCED.clone(),
+            Self::UntypedAtomic => UNTYPED_ATOMIC.clone(),
+            Self::Inline(atom) => atom.clone(),
+            Self::Named(name, map_atomic) => {
+                let Some(atom) = definition(name) else {
+                    return DEDUCED.clone();
+                };
+                match (map_atomic, &atom.map) {
+                    (Some(atomic), Some(map)) if map.atomic != *atomic => {
+                        let mut changed = (*atom).clone();
+                        if let Some(m) = &mut changed.map {
+                            m.atomic = *atomic;
+                        }
+                        Arc::new(changed)
+                    }
+                    _ => atom,
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

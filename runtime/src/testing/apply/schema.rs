@@ -65,7 +65,7 @@ pub(crate) struct FieldType {
     pub(crate) default: Option<Value>,
 }
 
-static DEDUCED: LazyLock<Arc<Atom>> = LazyLock::new(|| {
+pub(super) static DEDUCED: LazyLock<Arc<Atom>> = LazyLock::new(|| {
     Arc::new(Atom {
         scalar: true,
         list: Some(ListType {
@@ -80,7 +80,7 @@ static DEDUCED: LazyLock<Arc<Atom>> = LazyLock::new(|| {
     })
 });
 
-static UNTYPED_ATOMIC: LazyLock<Arc<Atom>> = LazyLock::new(|| {
+pub(super) static UNTYPED_ATOMIC: LazyLock<Arc<Atom>> = LazyLock::new(|| {
     Arc::new(Atom {
         scalar: true,
         list: Some(ListType {
@@ -95,32 +95,6 @@ static UNTYPED_ATOMIC: LazyLock<Arc<Atom>> = LazyLock::new(|| {
         }),
     })
 });
-
-impl Ty {
-    /// The atom this reference stands for (`Schema.Resolve`); an unknown name is deduced.
-    pub(crate) fn atom(&self) -> Arc<Atom> {
-        match self {
-            Self::Deduced => DEDUCED.clone(),
-            Self::UntypedAtomic => UNTYPED_ATOMIC.clone(),
-            Self::Inline(atom) => atom.clone(),
-            Self::Named(name, map_atomic) => {
-                let Some(atom) = super::builtin::definition(name) else {
-                    return DEDUCED.clone();
-                };
-                match (map_atomic, &atom.map) {
-                    (Some(atomic), Some(map)) if map.atomic != *atomic => {
-                        let mut changed = (*atom).clone();
-                        if let Some(m) = &mut changed.map {
-                            m.atomic = *atomic;
-                        }
-                        Arc::new(changed)
-                    }
-                    _ => atom,
-                }
-            }
-        }
-    }
-}
 
 /// The name a `$ref` (or a one-element `allOf` of one) points to: its last path segment.
 fn reference(schema: &Map<String, Value>) -> Option<&str> {
