@@ -199,8 +199,8 @@ impl ShardingOptions {
     /// `patch` (the sharder lists and watches them and writes their shard labels; a
     /// [`Sharded`] reconciler removes the labels of a draining object). The shard Leases need
     /// `coordination.k8s.io` `leases` in their namespace besides (`get`, `list`, `watch`,
-    /// `create`, `update`, `patch`, `delete`; a scaffolded project grants them with
-    /// `config/rbac/shard_lease_role.yaml`).
+    /// `create`, `update`, `patch`: no Lease is ever deleted; a scaffolded project grants them
+    /// with `config/rbac/shard_lease_role.yaml`).
     ///
     /// ```
     /// use kbr_runtime::k8s_openapi::api::apps::v1::Deployment;
