@@ -120,7 +120,7 @@ fn edit_sharding_gives_what_init_sharding_gives_and_back() {
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(
         out.stdout,
-        "  updated  PROJECT\n  updated  README.md\n  updated  config/manager/manager.yaml\n  updated  config/rbac/kustomization.yaml\n  added    config/rbac/shard_lease_role.yaml\n  added    config/rbac/shard_lease_role_binding.yaml\n  merged   src/controller/eventing/broker.rs\n  updated  src/lib.rs\n  merged   src/main.rs\nEdited 9 file(s). Next: review the changes, then run make manifests and make test\n"
+        "  updated  PROJECT\n  updated  README.md\n  updated  config/manager/manager.yaml\n  updated  config/rbac/kustomization.yaml\n  added    config/rbac/shard_lease_role.yaml\n  added    config/rbac/shard_lease_role_binding.yaml\n  merged   src/controller/eventing/broker.rs\n  updated  src/lib.rs\n  merged   src/main.rs\n  updated  tests/controller/main.rs\nEdited 10 file(s). Next: review the changes, then run make manifests and make test\n"
     );
 
     // Byte for byte what `kbr init --sharding` scaffolds, plus the user's edits.
@@ -145,6 +145,11 @@ fn edit_sharding_gives_what_init_sharding_gives_and_back() {
         controller.contains("Sharded::optional(reconciler, manager.kube_client(), sharding)")
             && controller.contains("fn mine()"),
         "{controller}"
+    );
+    let tests = fs::read_to_string(edited.join("tests/controller/main.rs")).unwrap();
+    assert!(
+        tests.contains("async fn three_replicas_form_the_shard_ring()"),
+        "{tests}"
     );
 
     // A kind created afterwards is sharded too.
