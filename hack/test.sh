@@ -66,6 +66,12 @@ step "generated code with awkward names and every webhook type builds, lints and
 cargo test -p kbr --test generated_code --test create_webhook -- --ignored --exact \
   tricky_names_build webhooks_build_lint_and_pass_their_tests
 
+# Issue 26, acceptance 4: a CEL rule over an unbounded Vec<String> makes `make manifests` fail
+# with one line naming the field and the #[kbr(..)] bound to add; with that bound it passes.
+step "make manifests refuses a CEL rule over its estimated cost, naming the bound to add"
+cargo test -p kbr --test manifests_cost -- --ignored --exact --nocapture \
+  manifests_refuses_a_rule_over_an_unbounded_vec_with_one_line
+
 step "golden testdata: regenerate and diff"
 bash testdata/generate.sh
 if [[ -n "$(git status --porcelain -- testdata)" ]]; then

@@ -3,6 +3,7 @@
 //! | module | what | source it mirrors |
 //! |---|---|---|
 //! | [`dns`] | DNS-1123 labels and subdomains, DNS-1035 labels, with the API server's messages | apimachinery `pkg/util/validation` |
+//! | [`label`] | label keys (qualified names: also annotation keys and finalizer names) and label values, with the API server's messages | apimachinery `pkg/api/validate/content/kube.go` |
 //! | [`kind`] | a custom resource's Kind (PascalCase, its list kind a DNS-1035 label) | Kubebuilder `pkg/model/resource/gvk.go`, apiextensions `ValidateCustomResourceDefinitionNames` |
 //! | [`version`] | API version grammar (`v1`, `v2beta3`) and priority | apimachinery `pkg/version/helpers.go` |
 //! | [`plural`] | a kind's default resource plural | gobuffalo/flect `Pluralize`, as Kubebuilder calls it |

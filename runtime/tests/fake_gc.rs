@@ -97,13 +97,17 @@ async fn background_deletion_collects_dependents() -> TestResult {
             &owned_secret("dependent", &owner, false),
         )
         .await?;
-    // A dependent with a second, live owner only loses the reference.
+    // A dependent with a second, live owner only loses the reference. (At most one reference
+    // is the controller: apimachinery's ValidateOwnerReferences refuses two.)
     let mut shared = owned_secret("shared", &owner, false);
     if let (Some(refs), Some(extra)) = (
         shared.metadata.owner_references.as_mut(),
         owned_secret("x", &other, false).metadata.owner_references,
     ) {
-        refs.extend(extra);
+        refs.extend(extra.into_iter().map(|mut r| {
+            r.controller = None;
+            r
+        }));
     }
     secrets.create(&PostParams::default(), &shared).await?;
 

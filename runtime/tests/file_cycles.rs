@@ -476,7 +476,6 @@ fn components<'a>(edges: &[(&'a Node, &'a Node)]) -> Vec<BTreeSet<&'a Node>> {
 const KNOWN_CIRCLES: &[&str] = &[
     "kbr_runtime::cache",
     "kbr_runtime::client",
-    "kbr_runtime::crd::structural",
     "kbr_runtime::testing",
 ];
 

@@ -68,8 +68,10 @@ pub fn build<K: CustomResource>() -> Result<CustomResourceDefinition, CrdError> 
 ///
 /// # Errors
 /// [`CrdError::RecursiveSchema`] when a schema still holds `$ref`s;
-/// [`CrdError::Schema`] when a marker does not fit, a serde shape has no structural form, or
-/// the result is not structural (each naming the JSON path);
+/// [`CrdError::Schema`] when a marker does not fit, a serde shape has no structural form, the
+/// result is not structural (each naming the JSON path), or (feature `cel`) a CEL rule's
+/// estimated cost is over the API server's limit ([`SchemaError::RuleCost`], naming the bounds
+/// to add);
 /// [`CrdError::InvalidSchema`] when it does not fit `JSONSchemaProps`.
 pub fn build_from(
     info: &ResourceInfo,
@@ -106,6 +108,8 @@ pub fn build_from(
     if !violations.is_empty() {
         return Err(schema_error(SchemaError::NotStructural { violations }));
     }
+    #[cfg(feature = "cel")]
+    structural::check_costs(&root).map_err(schema_error)?;
     let schema: JSONSchemaProps =
         serde_json::from_value(root).map_err(|source| CrdError::InvalidSchema {
             kind: info.kind.to_owned(),

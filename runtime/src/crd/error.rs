@@ -141,6 +141,18 @@ pub enum SchemaError {
         /// The way out.
         fix: String,
     },
+    /// A CEL validation rule's estimated cost (or all of them together) is over the API
+    /// server's limit, so it refuses the CRD (apiextensions-apiserver's
+    /// `StaticEstimatedCostLimit`, `StaticEstimatedCRDCostLimit`).
+    #[error("{path}: {reason}; {fix}")]
+    RuleCost {
+        /// JSON path of the rule's node.
+        path: String,
+        /// The rule, its estimated cost and the limit.
+        reason: String,
+        /// The bounds to add (`#[kbr(max_items = ..)]` on a field), or to simplify the rule.
+        fix: String,
+    },
     /// The schema breaks the API server's structural-schema rules (see [`super::check_schema`]).
     #[error("not a structural schema: {}", join(violations))]
     NotStructural {

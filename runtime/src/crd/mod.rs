@@ -40,7 +40,11 @@
 //!    the node it lands on ([`SchemaError::InvalidMarker`]); descriptions are shortened to
 //!    `#[kbr(max_description_len = n)]`;
 //! 3. [`check_schema`] checks the API server's structural-schema rules
-//!    ([`SchemaError::NotStructural`], every [`Violation`] with its JSON path).
+//!    ([`SchemaError::NotStructural`], every [`Violation`] with its JSON path); then (feature
+//!    `cel`) each `x-kubernetes-validations` rule's estimated cost is checked against the API
+//!    server's limits, as kbr's fake API server checks it at CRD install
+//!    ([`SchemaError::RuleCost`], naming the `#[kbr(max_items/max_length/max_properties)]` to
+//!    add).
 //!
 //! [`structural_schema_for`] runs the same steps for one type on its own.
 
@@ -56,9 +60,8 @@ mod markers;
 mod merge;
 mod schema;
 mod shape;
-#[cfg(feature = "cel")]
 mod strfmt;
-mod structural;
+pub(crate) mod structural;
 
 pub use build::{build, build_from, structural_schema_for};
 pub use custom_resource_ext::CustomResourceExt;
@@ -69,4 +72,6 @@ pub use k8s_types::ByteStringSchema;
 pub use kbr_core::version::compare_versions;
 pub use merge::merge;
 pub use schema::{preserve_unknown_fields, root_schema, schema_settings};
+#[cfg(feature = "cel")]
+pub(crate) use structural::rule_cost_errors;
 pub use structural::{FieldError, FieldErrorKind, ObjectSchema, check_crd, check_schema};

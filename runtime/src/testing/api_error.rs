@@ -44,32 +44,6 @@ pub(crate) struct Cause {
     pub(crate) message: String,
 }
 
-impl Cause {
-    pub(crate) fn required(field: &str, detail: &str) -> Self {
-        Self {
-            kind: "FieldValueRequired",
-            field: field.to_owned(),
-            message: format!("Required value: {detail}"),
-        }
-    }
-
-    pub(crate) fn invalid(field: &str, value: &str, detail: &str) -> Self {
-        Self {
-            kind: "FieldValueInvalid",
-            field: field.to_owned(),
-            message: format!("Invalid value: {value:?}: {detail}"),
-        }
-    }
-
-    pub(crate) fn forbidden(field: &str, detail: &str) -> Self {
-        Self {
-            kind: "FieldValueForbidden",
-            field: field.to_owned(),
-            message: format!("Forbidden: {detail}"),
-        }
-    }
-}
-
 impl ApiError {
     fn new(code: u16, reason: &'static str, message: String) -> Self {
         Self {
@@ -177,9 +151,19 @@ impl ApiError {
             .into_iter()
             .map(|c| json!({"reason": c.kind, "field": c.field, "message": c.message}))
             .collect();
-        e.details = Some(json!({
-            "name": name, "group": subject.group, "kind": subject.kind, "causes": causes
-        }));
+        // StatusDetails' name, group and kind are `omitempty`.
+        let mut details = serde_json::Map::new();
+        for (field, value) in [
+            ("name", name),
+            ("group", subject.group),
+            ("kind", subject.kind),
+        ] {
+            if !value.is_empty() {
+                details.insert(field.into(), Value::String(value.to_owned()));
+            }
+        }
+        details.insert("causes".into(), Value::Array(causes));
+        e.details = Some(Value::Object(details));
         e
     }
 

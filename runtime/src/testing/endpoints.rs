@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use super::api_error::ApiError;
 use super::discovery;
 use super::gc::DeleteOptions;
+use super::handlers::PatchDecoding;
 use super::meta;
 use super::partial::AsPartial;
 use super::patch::PatchKind;
@@ -22,6 +23,7 @@ use super::registry::ResourceType;
 use super::request::{ObjectPath, Query, Route, Verb, parse_path, verb};
 use super::selector::Selectors;
 use super::server::{Shared, lock};
+use super::warnings::Warnings;
 use super::watch::{self, StreamOptions, WatchFilter, WatchStart, present};
 use super::write::{Ownership, Part, WriteOptions, key};
 
@@ -41,34 +43,50 @@ pub(crate) async fn handle(
         Ok(collected) => collected.to_bytes(),
         Err(e) => return status(&ApiError::bad_request(format!("reading the body: {e}"))),
     };
-    let result = match super::admission::admit(&shared, &parts, &bytes).await {
-        Ok(admitted) => {
-            let (object, warnings) =
-                admitted.map_or((None, Vec::new()), |a| (a.object, a.warnings));
-            serve(&shared, &parts, &bytes, object)
-                .map(|response| with_warnings(response, &warnings))
-        }
-        Err(err) => Err(err),
-    };
-    match result {
+    // Decoding warnings, admission webhooks' and the strategy's, sent with any answer.
+    let mut warnings = Warnings::default();
+    let result = respond(&shared, &parts, bytes, &mut warnings).await;
+    let mut response = match result {
         Ok(response) => response,
         Err(err) => {
             tracing::debug!(method = %parts.method, uri = %parts.uri, code = err.code, reason = err.reason, "fake apiserver error");
             status(&err)
         }
-    }
+    };
+    warnings.write_to(&mut response);
+    response
 }
 
-/// Adds admission webhooks' warnings as `Warning: 299 - "<text>"` headers (RFC 7234), as the
-/// apiserver does; kube-rs and kubectl show them to the user.
-fn with_warnings(mut response: Response<Body>, warnings: &[String]) -> Response<Body> {
-    for warning in warnings {
-        let text = warning.replace(['"', '\\'], "'");
-        if let Ok(value) = header::HeaderValue::from_str(&format!("299 - \"{text}\"")) {
-            response.headers_mut().append(header::WARNING, value);
-        }
-    }
-    response
+/// The handler's steps in kube-apiserver's order: decode the body, admit it, serve it.
+async fn respond(
+    shared: &Arc<Shared>,
+    parts: &http::request::Parts,
+    bytes: Bytes,
+    warnings: &mut Warnings,
+) -> Result<Response<Body>, ApiError> {
+    let decoded = super::handlers::decode(shared, parts, bytes, warnings)?;
+    let admitted = super::admission::admit(shared, parts, &decoded.body).await?;
+    let (object, hook_warnings) = admitted.map_or((None, Vec::new()), |a| (a.object, a.warnings));
+    hook_warnings.into_iter().for_each(|w| warnings.add(w));
+    let request = Request {
+        parts,
+        body: &decoded.body,
+        admitted: object,
+        patch: decoded.patch.as_ref(),
+    };
+    serve(shared, &request, warnings)
+}
+
+/// A request after decoding and admission.
+struct Request<'a> {
+    parts: &'a http::request::Parts,
+    /// The decoded body (a create's or update's), or the patch.
+    body: &'a Bytes,
+    /// The object admission webhooks let through (and perhaps mutated) for a create, update or
+    /// patch, stored instead of the request's.
+    admitted: Option<Value>,
+    /// What a patch's decoding needs once it is applied.
+    patch: Option<&'a PatchDecoding>,
 }
 
 fn json_response(code: StatusCode, value: &Value) -> Response<Body> {
@@ -87,14 +105,13 @@ fn status(err: &ApiError) -> Response<Body> {
     json_response(code, &err.to_status())
 }
 
-/// Serves one request; `admitted` is the object admission webhooks let through (and perhaps
-/// mutated) for a create, update or patch, stored instead of the request's.
+/// Serves one request.
 fn serve(
     shared: &Arc<Shared>,
-    parts: &http::request::Parts,
-    body: &Bytes,
-    admitted: Option<Value>,
+    request: &Request<'_>,
+    warnings: &mut Warnings,
 ) -> Result<Response<Body>, ApiError> {
+    let parts = request.parts;
     let path = parts.uri.path();
     let query = Query::parse(&parts.uri)?;
     let route = {
@@ -121,7 +138,7 @@ fn serve(
         Route::Resources { group, version } => {
             discovery_doc(registry_doc(&|r| discovery::resources(r, &group, &version)))
         }
-        Route::Object(p) => serve_object(shared, parts, &query, body, &p, admitted),
+        Route::Object(p) => serve_object(shared, request, &query, &p, warnings),
     }
 }
 
@@ -139,12 +156,13 @@ struct Call<'a> {
 
 fn serve_object(
     shared: &Arc<Shared>,
-    parts: &http::request::Parts,
+    request: &Request<'_>,
     query: &Query,
-    body: &Bytes,
     p: &ObjectPath,
-    admitted: Option<Value>,
+    warnings: &mut Warnings,
 ) -> Result<Response<Body>, ApiError> {
+    let (parts, body) = (request.parts, request.body);
+    let admitted = request.admitted.clone();
     let uri_path = parts.uri.path();
     let rt = lock(&shared.store)
         .registry
@@ -233,12 +251,22 @@ fn serve_object(
         Verb::Create => {
             let obj = admitted.map_or_else(|| parse_json(body), Ok)?;
             let created = lock(&shared.store).create(&call.rt, ns, obj, &opts)?;
+            call.warn_about_finalizers(&created, None, part, warnings);
             one(&created, StatusCode::CREATED)
         }
         Verb::Update => {
             let obj = admitted.map_or_else(|| parse_json(body), Ok)?;
-            let updated = lock(&shared.store).update(&call.rt, ns, name, obj, part, &opts)?;
-            one(&updated, StatusCode::OK)
+            let mut store = lock(&shared.store);
+            let old = store.get(&key(&call.rt, ns, name)).cloned();
+            let updated = store.update(&call.rt, ns, name, obj, part, &opts)?;
+            call.warn_about_finalizers(&updated, old.as_deref(), part, warnings);
+            // A PUT that created the object (AllowCreateOnUpdate) answers as a create.
+            let code = if old.is_some() {
+                StatusCode::OK
+            } else {
+                StatusCode::CREATED
+            };
+            one(&updated, code)
         }
         Verb::Patch => {
             let content_type = parts
@@ -252,6 +280,13 @@ fn serve_object(
                 query.flag("force"),
             )?;
             let mut store = lock(&shared.store);
+            let old = store.get(&key(&call.rt, ns, name)).cloned();
+            if let Some(decoding) = request.patch
+                && let Some(old) = &old
+                && let Some(preview) = super::patch::preview(old, &kind, body)
+            {
+                decoding.check(&call.rt, call.schema.as_deref(), &preview, warnings)?;
+            }
             // Admission saw the patched object, its managedFields recorded (and may have
             // changed it): store that one.
             let computed = WriteOptions {
@@ -259,13 +294,14 @@ fn serve_object(
                 ownership: Ownership::Computed,
             };
             let (patched, created) = match admitted {
-                Some(obj) if store.get(&key(&call.rt, ns, name)).is_some() => (
+                Some(obj) if old.is_some() => (
                     store.update(&call.rt, ns, name, obj, part, &computed)?,
                     false,
                 ),
                 Some(obj) => (store.create(&call.rt, ns, obj, &computed)?, true),
                 None => store.patch(&call.rt, ns, name, &kind, body, part, &opts)?,
             };
+            call.warn_about_finalizers(&patched, old.as_deref(), part, warnings);
             let code = if created {
                 StatusCode::CREATED
             } else {
@@ -328,6 +364,22 @@ fn parse_continue(token: &str) -> Result<(u64, (String, String)), ApiError> {
 }
 
 impl Call<'_> {
+    /// The custom resource strategy's `WarningsOnCreate`/`WarningsOnUpdate`: finalizers added
+    /// to the main resource without a domain-qualified name (`customresource/strategy.go`).
+    fn warn_about_finalizers(
+        &self,
+        new: &Value,
+        old: Option<&Value>,
+        part: Part,
+        warnings: &mut Warnings,
+    ) {
+        if part == Part::Main && super::builtin::is_custom_resource(&self.rt) {
+            for warning in super::validation::finalizer_warnings(new, old) {
+                warnings.add(warning);
+            }
+        }
+    }
+
     fn selectors(&self) -> Result<Selectors, ApiError> {
         let mut fields = self.query.get("fieldSelector").unwrap_or("").to_owned();
         if let Some(name) = &self.path.name {
@@ -424,6 +476,7 @@ impl Call<'_> {
         let opts = StreamOptions {
             rt: self.rt.clone(),
             partial: self.as_partial.watch(),
+            as_list: self.as_partial == AsPartial::List,
             schema: self.schema.clone(),
             bookmarks: self.query.flag("allowWatchBookmarks"),
             bookmark_interval: self.shared.config.bookmark_interval,

@@ -132,8 +132,18 @@
 //!   every installed or created CRD, and every [`ResourceType`] registered by hand; namespaced
 //!   and cluster-scoped URLs.
 //! - **Verbs**: get, list, watch, create, update, patch (JSON merge patch, strategic merge
-//!   patch treated as merge, JSON patch, server-side apply), delete, deletecollection;
-//!   `?dryRun=All`.
+//!   patch treated as merge — a 415 for custom resources, as on the real server —, JSON patch,
+//!   server-side apply), delete, deletecollection;
+//!   `?dryRun=All` (another value is a 422 on the write's options).
+//! - **Decoding and `fieldValidation`** (`endpoints/handlers`, `customresource_handler.go`,
+//!   `schema/objectmeta`): a write's body is decoded into its kind before admission — custom
+//!   resources through their schema, built-in kinds through their k8s-openapi type — and
+//!   `metadata` keeps only `ObjectMeta`'s fields (empty ones omitted); unknown and duplicate
+//!   fields are dropped and, as `fieldValidation` says, sent as `Warning: 299 - "unknown field
+//!   \"spec.x\""` headers (`Warn`, the default), refused (`Strict`: a create's or update's 400
+//!   `… cannot be handled as a …: strict decoding error: …`, a patch's 422 at `patch`) or
+//!   ignored (`Ignore`); a `metadata` field of the wrong type is a 400 with Go's decoding error.
+//!   Warnings are deduplicated and truncated as the real server does, also on failures.
 //! - **Metadata**: `generateName` (5 random characters from the apiserver's alphabet), `uid`,
 //!   `creationTimestamp`, one global monotonically increasing `resourceVersion`, `generation`
 //!   for the kinds that have one — custom resources, CRDs, apps/v1 kinds, Pods; not ConfigMaps,
@@ -143,9 +153,16 @@
 //!   and sends no event.
 //! - **Errors** as `metav1.Status`: 404 NotFound, 409 AlreadyExists, 409 Conflict (stale
 //!   `resourceVersion`, failed preconditions, server-side apply conflicts), 422 Invalid with field
-//!   causes (missing or malformed name or namespace, finalizers added while deleting — reported
-//!   twice, as the API server validates metadata twice — and CRD schema violations), 410
+//!   causes (`ValidateObjectMetaAccessor`: name, `generateName`, namespace, labels, annotation
+//!   keys and size, owner references, finalizer names — core kinds' finalizers standard or
+//!   fully qualified — and finalizers added while deleting; on update the metadata causes come as
+//!   often as kube-apiserver repeats them for custom resources; CRD schema violations), 410
 //!   Gone/Expired, 405 MethodNotAllowed, 400 BadRequest, 415 UnsupportedMediaType.
+//! - **Updates** (`generic/registry/store.go` and each kind's strategy): a `PUT` without
+//!   `metadata.resourceVersion` is a 422 (`must be specified for an update`) for custom
+//!   resources, CRDs, Leases and webhook configurations, and overwrites for the core and apps
+//!   kinds; a `PUT` creates a missing Lease, Event or Service (201); a body naming another object
+//!   is a 400 first.
 //! - **Status subresource**: `/status` writes change only `.status`; main-resource writes ignore
 //!   `.status`; create drops `.status`.
 //! - **Lists**: in etcd key order (`<namespace>/<name>` byte-wise, so a cluster-wide list puts
@@ -163,8 +180,8 @@
 //! - **Metadata-only responses** as kube-apiserver's `response.go` converts them: any single
 //!   object (get, writes) with `as=PartialObjectMetadata`, lists with
 //!   `as=PartialObjectMetadataList`, 406 `NotAcceptable` for a list asked for as one object or
-//!   one object asked for as a list (after a write took effect), and full objects on a watch
-//!   asked for as a list.
+//!   one object asked for as a list (after a write took effect), and a watch asked for as a
+//!   list ends at its first object event, as the real server's watch encoder fails on it.
 //! - **Deletion**: an object deleted at once is answered with a `Success` Status (the deleted
 //!   object for Pods and ServiceAccounts), one held by finalizers with its new state;
 //!   finalizers and `deletionTimestamp`; removing the last finalizer deletes;
@@ -210,36 +227,53 @@
 //! - **Custom resources follow their CRD's schema** (every served version's
 //!   `openAPIV3Schema`, with [`crate::crd::ObjectSchema`]), in the API server's order, on
 //!   create, update, every patch type, server-side apply and `/status`: unknown fields are
-//!   pruned (kept under `x-kubernetes-preserve-unknown-fields`; `apiVersion`, `kind`,
-//!   `metadata` of embedded resources kept), defaults applied where the parent exists (and to
-//!   `null`s of non-nullable fields; other such `null`s dropped), then the OpenAPI schema and
-//!   the `x-kubernetes-validations` CEL rules are checked, refusing with the API server's 422
-//!   text. Reads (get, list, watch) apply the current schema's defaults. See the table below.
+//!   pruned (kept under `x-kubernetes-preserve-unknown-fields`; `apiVersion`, `kind` and
+//!   `metadata` — as `ObjectMeta` — of embedded resources kept), defaults applied where the
+//!   parent exists (and to `null`s of non-nullable fields; other such `null`s dropped), then
+//!   metadata, the OpenAPI schema, list types and the `x-kubernetes-validations` CEL rules are
+//!   checked, refusing with one 422 with the API server's text; finalizers without a
+//!   domain-qualified name draw warnings. Reads (get, list, watch) apply the current schema's
+//!   defaults. See the table below.
+//! - **CRD objects** (`apiextensions/validation`): named `<plural>.<group>`, one storage
+//!   version, scope, group, kind and plural immutable, stored versions kept in `spec.versions`,
+//!   rules that compile; Namespaces get `spec.finalizers: [kubernetes]` and their
+//!   `kubernetes.io/metadata.name` label.
 //!
 //! # CRD semantics: what is modelled and what is not
 //!
 //! | API server behaviour (apiextensions-apiserver) | fake |
 //! |---|---|
 //! | pruning of unknown fields, nested, in lists and maps (`schema/pruning`) | yes |
-//! | `x-kubernetes-preserve-unknown-fields`, `x-kubernetes-embedded-resource` | yes (embedded `metadata` kept whole, not pruned to ObjectMeta) |
+//! | `x-kubernetes-preserve-unknown-fields`, `x-kubernetes-embedded-resource` | yes (embedded `metadata` decoded as ObjectMeta) |
+//! | `metadata` pruned to ObjectMeta, empty fields omitted, wrong types a 400 (`schema/objectmeta`) | yes |
+//! | unknown and duplicate fields reported: `Warning` headers, `fieldValidation=Strict`, `Ignore` (`customresource_handler.go`) | yes; a server-side apply body with an undeclared field fails instead (500 `field not declared in schema`, above) |
+//! | whole floats stored as integers (`2.0` is `2`) | yes |
 //! | defaults: absent field, parent must exist, `null` of a non-nullable field (`schema/defaulting`) | yes |
 //! | defaults applied on read from storage | yes (get, list, watch) |
 //! | `type`, `enum`, `minimum`/`maximum` (exclusive), `multipleOf`, `minLength`/`maxLength`, `pattern`, `minItems`/`maxItems`, `minProperties`/`maxProperties`, `required`, `nullable`, int-or-string | yes, kube-openapi's wording (`should be less than or equal to`, `should match`, `Unsupported value`, `Required value`, `Too long`, `Too many`) |
 //! | `allOf`/`anyOf`/`oneOf`/`not` | yes (kube-openapi's messages, at the field path `<nil>` as the API server reports them) |
-//! | `format` | `date-time`, `date`, `uuid`(3/4/5), `ipv4`, `ipv6`, `cidr`, `hostname`, `byte`; others accepted |
-//! | `x-kubernetes-list-type: set`/`map` duplicates | yes (`Duplicate value`) |
+//! | `format` (`validation/formats.go`) | yes: every format of the v1.36 registry (`strfmt`; `email` and `uri` approximated), unsupported ones stripped; int32/int64/float/double ranges (`Checked value must be of type integer with format int32 in …`); a float for an `int32` (`must be of type int32: "float64"`) |
+//! | `x-kubernetes-list-type: set`/`map` duplicates | yes (`Duplicate value`, after the schema's errors, once per repeated value) |
+//! | CEL rules not run after a type, enum, required, too-long or too-many error, with the `<nil>` cause saying so (`hasBlockingErr`) | yes |
 //! | CEL `x-kubernetes-validations`: `self`, `oldSelf` (transition rules on update only), `message`, `messageExpression`, `reason`, `fieldPath` | yes, with cel-rust in kube-apiserver v1.36's environment (`crd::cel`); evaluation errors in cel-go's words |
 //! | a CRD whose rule does not compile is refused | yes (422 on create/update of the CRD; `install_crd` errors): syntax errors, undeclared functions and variables (`cel.bind`, `math.*` and `base64.*` are not in Kubernetes' environment), invalid regex literals and rules that plainly are not bools, with cel-go's text. Type errors (`found no matching overload`, e.g. `quantity(self).sign()`, `'abc'.reverse()`, `%d` of a string) are not found: the rule fails when evaluated instead |
 //! | Kubernetes CEL libraries: `quantity`, `url`/`isURL`, `ip`/`isIP`, `cidr`/`isCIDR`, `format.*`, `semver`/`isSemver`, regex `find`/`findAll`, lists (`isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf`); cel-go's strings (v2), lists (v3), sets, two-variable comprehensions and optional types (v2) | yes, with kube-apiserver's results and error texts (ports of apimachinery's Quantity, Go's `net/netip`, `net/url`, `regexp` errors, blang/semver, kube-openapi's strfmt) |
 //! | CEL `duration`/`timestamp`, and `date`/`date-time`/`duration`/`byte` string formats as CEL timestamps, durations and bytes | no (they are strings; `duration()` and `timestamp()` fail when evaluated) |
 //! | which error a rule reports when both sides of `&&`/`\|\|` fail | the right-hand one (cel-go reports the left-hand one) |
 //! | `optionalOldSelf`: the rule also runs on create, `oldSelf` an optional | yes |
-//! | CEL cost budgets and estimated-cost limits | no |
+//! | CEL estimated cost at CRD create/update: per rule and `messageExpression` (`StaticEstimatedCostLimit`, 10 000 000, times how often the rule's node can occur), per schema (`StaticEstimatedCRDCostLimit`, 100 000 000), sizes from `maxItems`/`maxLength`/`maxProperties`/`enum`/`format` or what fits in a 3 MiB request | yes: cel-go's estimator and the Kubernetes libraries' costs, the same `Forbidden` causes and factor (422); `make manifests` refuses the same rules, naming the bound to add |
+//! | the estimated per-rule limit skipped on update when a version's schema is unchanged | no: the fake applies it on every create and update |
+//! | rules at or above a schema error (an invalid `pattern`) neither compiled nor estimated (`validation.go`: `len(allErrs.SchemaErrors) == 0`) | no: the fake reports their compile and cost errors beside the `pattern` error (a 422 either way) |
+//! | a CRD whose schema is not structural refused (`ValidateStructural`; its rules then neither compiled nor estimated) | no: the fake installs it, compiling and estimating its rules |
+//! | CEL runtime cost while rules run (`PerCallLimit` 1 000 000 per rule, `RuntimeCELCostBudget` 10 000 000 per object) | no |
 //! | ratcheting: unchanged invalid values pass on update | yes (whole unchanged nodes) |
 //! | pruning and defaulting before admission webhooks, schema and CEL validation after them | yes |
 //! | defaulting of a mutating webhook's patch result | no |
 //! | version conversion between CRD versions | no (each version's schema applies to the object as stored) |
-//! | `metadata` validation beyond names (labels, annotations, `metadata.name` schema) | no |
+//! | `metadata` validation: names, labels, annotations, owner references, finalizers, and what the schema says of `metadata.name`/`generateName` | yes |
+//! | finalizer-name warnings on create and update (`WarningsOnCreate`/`WarningsOnUpdate`) | yes |
+//! | `PUT` without `resourceVersion` is a 422 (`AllowUnconditionalUpdate` false) | yes |
+//! | a CRD's metadata or update-rule errors and its schemas' errors in one 422 | no (two answers, the schemas' second) |
 //!
 //! # What the fake does not model
 //! - **Namespaces need not exist**: objects can be created in any namespace without a Namespace
@@ -248,11 +282,19 @@
 //! - No scheduler, kubelet or controllers (Deployments make no ReplicaSets, Pods never run), no
 //!   built-in admission plugins, no authentication or RBAC (every request is allowed;
 //!   reviews are answered by the test's functions only), no validation of built-in kinds
-//!   beyond names (a Pod without containers is accepted), no version conversion (all versions
-//!   of a kind share storage; `apiVersion` is rewritten).
+//!   beyond metadata (a Pod without containers is accepted) and no defaulting of them (a
+//!   Deployment gets no `strategy` or `revisionHistoryLimit`), no version conversion (all
+//!   versions of a kind share storage; `apiVersion` is rewritten).
+//! - Built-in kinds are decoded through k8s-openapi's types, whose serde is not Go's: a value of
+//!   the wrong type is a 400 worded by serde, and a `null` map value or list item, which Go
+//!   reads as `""`, is refused; fields k8s-openapi's (newer) types know but v1.36 does not are
+//!   kept. Their duplicate fields are listed before their unknown ones (Go interleaves them in
+//!   the body's order). A kind's own strategy may repeat a metadata cause once more than the
+//!   fake does on update.
 //! - Garbage collection is synchronous (inside the deleting request), and a dependent whose
 //!   owner never existed is kept.
-//! - Strategic merge patches are JSON merge patches (no merge keys).
+//! - Strategic merge patches of built-in kinds are JSON merge patches (no merge keys); custom
+//!   resources refuse them with 415, as the real server does.
 //! - Server-side apply (see above) does not convert between versions (every manager's fields
 //!   are compared on the one stored object), does not upgrade `kubectl`'s client-side-apply
 //!   annotation (`last-applied-configuration`), does not reconcile recorded fields after a
@@ -263,9 +305,6 @@
 //! - List pages after the first are read from the current state (not a snapshot at the list's
 //!   resourceVersion); `resourceVersionMatch` is ignored.
 //! - JSON only (no protobuf, no Table output, no aggregated discovery).
-//! - Updates of custom resources without a `resourceVersion` are accepted (the real server
-//!   requires one for custom resources; ConfigMaps and most built-ins allow unconditional
-//!   updates) — send the version you read, as kbr's `Client::update` does.
 //!
 //! And envtest does not model what kube-controller-manager, the scheduler and kubelets do:
 //! no garbage collection, no namespace finalization (a deleted Namespace stays `Terminating`),
@@ -275,13 +314,17 @@ mod admission;
 mod api_error;
 mod apply;
 mod builtin;
+mod crds;
+mod decode;
 mod discovery;
 mod endpoints;
 mod env;
 pub mod envtest;
 mod error;
 mod faults;
+mod field_validation;
 mod gc;
+mod handlers;
 mod meta;
 mod names;
 mod partial;
@@ -294,6 +337,7 @@ mod selector;
 mod server;
 mod store;
 mod validation;
+mod warnings;
 mod watch;
 mod write;
 

@@ -11,8 +11,9 @@
 //! - A list asked for as `PartialObjectMetadataList` is a `PartialObjectMetadataList`; asked for
 //!   as `PartialObjectMetadata`, 406 NotAcceptable (a list).
 //! - A watch converts each event's object to `PartialObjectMetadata` when asked for it; asked for
-//!   `PartialObjectMetadataList`, the apiserver's watch encoder fails to convert each object,
-//!   logs it and sends the object unconverted, and so does the fake.
+//!   `PartialObjectMetadataList`, the apiserver's watch encoder fails to convert the object, then
+//!   fails to encode it unconverted with the `meta.k8s.io` encoder it picked, and ends the
+//!   stream (200, then nothing) at the first object event ([`super::watch`]).
 
 use super::api_error::ApiError;
 use super::registry::ResourceType;

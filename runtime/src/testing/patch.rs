@@ -5,10 +5,10 @@
 //! resourceVersion preconditions (a patch that sets `metadata.resourceVersion` is conditional)
 //! work as for `PUT`.
 //!
-//! Differences from the apiserver: a strategic merge patch is applied as a JSON merge patch for
-//! every kind (the apiserver does that for custom resources only; built-in kinds would merge
-//! lists by their patch merge keys). Server-side apply and the ownership every patch records
-//! are in [`super::apply`].
+//! Differences from the apiserver: a strategic merge patch of a built-in kind is applied as a
+//! JSON merge patch (the apiserver would merge lists by their patch merge keys; custom
+//! resources refuse strategic merge patches, [`super::handlers`]). Server-side apply and the
+//! ownership every patch records are in [`super::apply`].
 
 use std::sync::Arc;
 
@@ -96,6 +96,25 @@ fn apply_json_patch(doc: &mut Value, ops: &json_patch::Patch) -> Result<(), ApiE
             .map_err(|e| ApiError::invalid_patch(&e.to_string()))?;
     }
     Ok(())
+}
+
+/// The object a merge, strategic merge or JSON patch makes of `old`, without storing it: what
+/// the patch handler decodes for `fieldValidation` ([`super::handlers::PatchDecoding`]).
+/// `None` for server-side apply and for a patch that fails (applying it reports why).
+pub(crate) fn preview(old: &Value, kind: &PatchKind, body: &[u8]) -> Option<Value> {
+    let patch = parse_body(kind, body).ok()?;
+    let mut new = old.clone();
+    match kind {
+        PatchKind::Merge | PatchKind::StrategicMerge if patch.is_object() => {
+            json_patch::merge(&mut new, &patch);
+        }
+        PatchKind::Json => {
+            let ops: json_patch::Patch = serde_json::from_value(patch).ok()?;
+            apply_json_patch(&mut new, &ops).ok()?;
+        }
+        _ => return None,
+    }
+    Some(new)
 }
 
 impl Store {

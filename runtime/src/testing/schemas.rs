@@ -3,11 +3,17 @@
 //!
 //! - **Install** (`pkg/apis/apiextensions/validation`, `ValidateCustomResourceDefinition`):
 //!   a CRD whose schema has a CEL rule (or `messageExpression`, or `pattern`) that does not
-//!   compile is refused with 422 `Invalid`.
+//!   compile is refused with 422 `Invalid`; so is one whose rules' estimated cost is over the
+//!   per-rule or per-schema limit (`Forbidden` causes, [`crate::crd::ObjectSchema`]'s rules
+//!   estimated as the API server estimates them). Errors are named after
+//!   `spec.validation.openAPIV3Schema` when every version has the same schema (the API server
+//!   validates it once there), else after `spec.versions[i].schema.openAPIV3Schema`.
 //! - **Writes** (`pkg/registry/customresource`: create, update, every patch type, server-side
-//!   apply, `/status`): the body is pruned and defaulted (`pkg/apiserver/schema/pruning`,
-//!   `schema/defaulting`), the object is validated against the OpenAPI schema and then its CEL
-//!   rules (`pkg/apiserver/validation`, `schema/cel`), transition rules on update only; failures
+//!   apply, `/status`): the body is decoded ([`super::decode`]: metadata as `ObjectMeta`,
+//!   `pkg/apiserver/schema/pruning`) and defaulted (`schema/defaulting`), the object is
+//!   validated — its metadata ([`super::validation`]), the OpenAPI schema, list types, then
+//!   its CEL rules unless an earlier error blocks them (`pkg/apiserver/validation`,
+//!   `schema/cel`, `customresource/strategy.go`), transition rules on update only; failures
 //!   are one 422 `Invalid` with a cause per error.
 //! - **Reads** (get, list, watch): defaults are applied to the stored object (not written
 //!   back), as the API server does when it decodes from etcd.
@@ -17,7 +23,8 @@
 //!
 //! The schema used is the one of the version in the request (versions share storage, without
 //! conversion). Not modelled: defaulting of a mutating webhook's patch result before the next
-//! webhook, metadata pruning to ObjectMeta's fields, the CEL cost budget.
+//! webhook, the CEL runtime cost budget (the cost counted while rules run), and the API
+//! server's leniency for an unchanged schema on update (it then skips the per-rule limit).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -37,7 +44,7 @@ use super::write::subject;
 pub(crate) type Schemas = HashMap<String, HashMap<String, HashMap<String, Arc<ObjectSchema>>>>;
 
 /// The causes of a 422 for `errors`.
-fn causes(errors: Vec<FieldError>) -> Vec<Cause> {
+pub(crate) fn causes(errors: Vec<FieldError>) -> Vec<Cause> {
     errors
         .into_iter()
         .map(|e| Cause {
@@ -46,6 +53,11 @@ fn causes(errors: Vec<FieldError>) -> Vec<Cause> {
             message: e.message,
         })
         .collect()
+}
+
+/// The 422 `Invalid` of `errors` about `name` of `rt`.
+pub(crate) fn invalid(rt: &ResourceType, name: &str, errors: Vec<FieldError>) -> ApiError {
+    ApiError::invalid(&subject(rt), name, causes(errors))
 }
 
 /// Compiles every version's schema of `crd`: the schemas by version, or the API server's 422.
@@ -59,13 +71,14 @@ pub(crate) fn compile_crd(
     let mut schemas = Vec::new();
     let mut errors = Vec::new();
     // Versions with one and the same schema have it at `spec.validation` in the internal
-    // CRD that kube-apiserver validates, and its errors say so (apiextensions' v1
+    // CRD that kube-apiserver validates, once, and its errors say so (apiextensions' v1
     // `Convert_v1_CustomResourceDefinitionSpec_To_apiextensions_CustomResourceDefinitionSpec`).
     let shared = crd
         .spec
         .versions
         .windows(2)
         .all(|pair| pair[0].schema == pair[1].schema);
+    let mut compiled_once: Option<Arc<ObjectSchema>> = None;
     for (index, version) in crd.spec.versions.iter().enumerate() {
         let Some(schema) = version
             .schema
@@ -75,14 +88,30 @@ pub(crate) fn compile_crd(
         else {
             continue;
         };
+        if let Some(compiled) = compiled_once.as_ref().filter(|_| shared) {
+            schemas.push((version.name.clone(), Arc::clone(compiled)));
+            continue;
+        }
         let path = if shared {
             "spec.validation.openAPIV3Schema".to_owned()
         } else {
             format!("spec.versions[{index}].schema.openAPIV3Schema")
         };
+        // ValidateCustomResourceDefinition: the rules' estimated cost, beside compilation.
+        let cost_errors = crate::crd::rule_cost_errors(&schema, &path);
         match ObjectSchema::at(&schema, &path) {
-            Ok(compiled) => schemas.push((version.name.clone(), Arc::new(compiled))),
-            Err(mut e) => errors.append(&mut e),
+            Ok(compiled) if cost_errors.is_empty() => {
+                let compiled = Arc::new(compiled);
+                compiled_once = Some(Arc::clone(&compiled));
+                schemas.push((version.name.clone(), compiled));
+            }
+            compiled => {
+                errors.extend(compiled.err().unwrap_or_default());
+                errors.extend(cost_errors);
+                if shared {
+                    break;
+                }
+            }
         }
     }
     if errors.is_empty() {
@@ -118,30 +147,58 @@ impl Store {
         }
     }
 
-    /// Prunes and defaults a body about to be written as `rt`.
-    pub(crate) fn prune_and_default(&self, rt: &ResourceType, body: &mut Value) {
-        if let Some(schema) = self.schema(rt) {
-            schema.prune(body);
+    /// Decodes a body about to be written as `rt` as the API server's codec does
+    /// ([`super::decode`]: unknown fields dropped, `metadata` as `ObjectMeta`, custom resources
+    /// pruned by their schema), then applies the schema's defaults. The write handlers decoded
+    /// requests' bodies already ([`super::handlers`]); this covers every writer.
+    ///
+    /// # Errors
+    /// 400 when a `metadata` field has the wrong type.
+    pub(crate) fn decode_and_default(
+        &self,
+        rt: &ResourceType,
+        body: &mut Value,
+    ) -> Result<(), ApiError> {
+        let schema = self.schema(rt);
+        super::decode::coerce(rt, schema.as_deref(), body, None).map_err(|why| {
+            ApiError::bad_request(format!(
+                "{kind} in version {:?} cannot be handled as a {kind}: {why}",
+                rt.version,
+                kind = rt.kind
+            ))
+        })?;
+        if let Some(schema) = &schema {
             schema.default(body);
         }
+        Ok(())
     }
 
-    /// Validates the object about to be stored (schema, then CEL rules with `old` on update).
+    /// [`Store::decode_and_default`] for a body that may fail later anyway (what admission
+    /// webhooks are shown).
+    pub(crate) fn prune_and_default(&self, rt: &ResourceType, body: &mut Value) {
+        let _ = self.decode_and_default(rt, body);
+    }
+
+    /// Validates the object about to be stored after its metadata's `errors`: the schema, then
+    /// (unless an error blocks them) the CEL rules, with `old` on update — one 422 with every
+    /// cause in that order, as the custom resource strategy's `Validate`/`ValidateUpdate`
+    /// report them. Kinds without a schema have only `errors`.
     pub(crate) fn validate_custom(
         &self,
         rt: &ResourceType,
         name: &str,
         object: &Value,
         old: Option<&Value>,
+        mut errors: Vec<FieldError>,
     ) -> Result<(), ApiError> {
-        let Some(schema) = self.schema(rt) else {
-            return Ok(());
-        };
-        let errors = schema.validate(object, old);
+        if let Some(schema) = self.schema(rt) {
+            errors.extend(schema.validate_openapi(object, old));
+            schema.validate_rules(object, old, &mut errors);
+        }
         if errors.is_empty() {
             Ok(())
         } else {
-            Err(ApiError::invalid(&subject(rt), name, causes(errors)))
+            Err(invalid(rt, name, errors))
         }
     }
 }

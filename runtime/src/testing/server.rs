@@ -50,7 +50,7 @@ pub(crate) struct Shared {
 /// deletecollection, status subresources, resourceVersions, watch history with 410 Gone,
 /// finalizers) plus the garbage collector's cascades. See the [module docs](super) for what is
 /// covered and what is not (no scheduler, no kubelet, no controllers, no admission plugins, no
-/// RBAC, no schema validation). Cheap to clone: clones share one server.
+/// RBAC; custom resources are validated by their CRD's schema). Cheap to clone: clones share one server.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -155,8 +155,10 @@ impl FakeApiServer {
         let opts = super::write::WriteOptions::update_by("", false);
         let result = match store.get(&key).cloned() {
             Some(old) => {
+                // A replacement of the stored CRD, at its resourceVersion.
                 let mut body: Value = body;
-                super::meta::set(&mut body, "resourceVersion", None);
+                let version = old.pointer("/metadata/resourceVersion").cloned();
+                super::meta::set(&mut body, "resourceVersion", version);
                 store.write_over(&rt, key, &old, body, super::write::Part::Main, &opts)
             }
             None => store.create(&rt, None, body, &opts),

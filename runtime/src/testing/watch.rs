@@ -126,6 +126,9 @@ pub(crate) struct StreamOptions {
     pub(crate) rt: ResourceType,
     /// `Accept: …;as=PartialObjectMetadata`: only metadata is sent.
     pub(crate) partial: bool,
+    /// `Accept: …;as=PartialObjectMetadataList`: no object can be encoded, so the stream ends
+    /// at the first object event (see [`encode`]).
+    pub(crate) as_list: bool,
     /// The served version's schema (defaults applied to every object sent).
     pub(crate) schema: Option<std::sync::Arc<crate::crd::ObjectSchema>>,
     pub(crate) bookmarks: bool,
@@ -156,7 +159,19 @@ pub(crate) fn present(
     out
 }
 
-fn encode(item: &WatchItem, opts: &StreamOptions) -> Bytes {
+/// One watch event as a JSON line; `None` when the event cannot be encoded and the stream
+/// ends.
+///
+/// A watch asked for `as=PartialObjectMetadataList` cannot convert its objects
+/// (`apiserver/pkg/endpoints/handlers/response.go`, `watchEmbeddedEncoder.doEncode`: the
+/// conversion fails, is logged, and the object is kept), and the `meta.k8s.io/v1` encoder the
+/// conversion chose cannot encode the unconverted object either (`versioning.codec.doEncode`:
+/// its kind is not registered there), so `WatchServer.HandleHTTP` ends the stream at the first
+/// object event (bookmarks too). `ERROR` events carry a `Status`, which passes.
+fn encode(item: &WatchItem, opts: &StreamOptions) -> Option<Bytes> {
+    if opts.as_list && !matches!(item, WatchItem::Error(_)) {
+        return None;
+    }
     let event = match item {
         WatchItem::Event(kind, obj) => {
             json!({"type": kind.as_str(), "object": present(obj, &opts.rt, opts.partial, opts.schema.as_deref())})
@@ -185,7 +200,7 @@ fn encode(item: &WatchItem, opts: &StreamOptions) -> Bytes {
     };
     let mut line = serde_json::to_vec(&event).unwrap_or_default();
     line.push(b'\n');
-    Bytes::from(line)
+    Some(Bytes::from(line))
 }
 
 /// A bookmark at the current resourceVersion, sent after everything queued before it.
@@ -227,7 +242,10 @@ pub(crate) fn body(
                 item = rx.recv() => match item {
                     Some(item) => {
                         let ends = matches!(item, WatchItem::Error(_));
-                        if out.send(encode(&item, &opts)).await.is_err() || ends {
+                        let Some(line) = encode(&item, &opts) else {
+                            return;
+                        };
+                        if out.send(line).await.is_err() || ends {
                             return;
                         }
                         continue;
@@ -237,7 +255,10 @@ pub(crate) fn body(
                 () = sleep_until(deadline) => {
                     if opts.bookmarks {
                         for item in bookmark_now(&store, &mut rx) {
-                            if out.send(encode(&item, &opts)).await.is_err() {
+                            let Some(line) = encode(&item, &opts) else {
+                                return;
+                            };
+                            if out.send(line).await.is_err() {
                                 return;
                             }
                         }
@@ -248,7 +269,10 @@ pub(crate) fn body(
                 () = out.closed() => return,
             };
             for item in batch {
-                if out.send(encode(&item, &opts)).await.is_err() {
+                let Some(line) = encode(&item, &opts) else {
+                    return;
+                };
+                if out.send(line).await.is_err() {
                     return;
                 }
             }

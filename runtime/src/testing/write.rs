@@ -10,11 +10,13 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::api_error::{ApiError, Cause, Subject};
+use crate::crd::{FieldError, FieldErrorKind};
+
+use super::api_error::{ApiError, Subject};
 use super::meta;
 use super::registry::ResourceType;
 use super::store::{ObjRef, Store};
-use super::validation::{NameRule, validate_meta};
+use super::validation::{self, NameRule};
 
 /// Which part of an object a write may change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,6 +104,13 @@ fn check_types(rt: &ResourceType, body: &Value) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// 400 when the body names another object than the URL.
+fn name_mismatch(body_name: &str, name: &str) -> ApiError {
+    ApiError::bad_request(format!(
+        "the name of the object ({body_name}) does not match the name on the URL ({name})"
+    ))
+}
+
 /// 400 when the body names another namespace than the URL.
 fn check_namespace(
     rt: &ResourceType,
@@ -130,6 +139,8 @@ impl Store {
     ) -> Result<Arc<Value>, ApiError> {
         check_types(rt, &obj)?;
         check_namespace(rt, &obj, namespace)?;
+        // apiextensions-apiserver and the built-in codecs: decode (prune) and default the body.
+        self.decode_and_default(rt, &mut obj)?;
         if rt.namespaced && namespace.is_none() {
             return Err(ApiError::bad_request(
                 "the namespace of the object is required for a namespaced resource",
@@ -146,18 +157,7 @@ impl Store {
                 }
             }
         }
-        let causes = validate_meta(
-            NameRule::for_kind(&rt.group, &rt.kind),
-            &name,
-            namespace.filter(|_| rt.namespaced),
-        );
-        if !causes.is_empty() {
-            return Err(ApiError::invalid(&subject(rt), &name, causes));
-        }
         let key = key(rt, namespace, &name);
-        if self.get(&key).is_some() {
-            return Err(ApiError::already_exists(&subject(rt), &name));
-        }
         if let Value::Object(map) = &mut obj {
             map.insert("apiVersion".into(), Value::String(rt.api_version()));
             map.insert("kind".into(), Value::String(rt.kind.clone()));
@@ -188,16 +188,28 @@ impl Store {
         ] {
             m.remove(server_only);
         }
-        // apiextensions-apiserver: prune and default the body, then validate the object
-        // (OpenAPI schema, CEL rules); CRDs with rules that do not compile are refused.
-        self.prune_and_default(rt, &mut obj);
         if let Ownership::Update(manager) = &opts.ownership {
             let empty = Value::Object(Default::default());
             self.field_manager(rt, Part::Main)
                 .update(&empty, &mut obj, manager);
         }
-        self.validate_custom(rt, &key.name, &obj, None)?;
+        // rest.BeforeCreate: the strategy validates metadata and, for custom resources, the
+        // schema and CEL rules (apiextensions-apiserver); CRDs with rules that do not compile
+        // are refused. Storage then finds a name taken.
+        let mut meta_errors = validation::validate_create(
+            NameRule::for_kind(&rt.group, &rt.kind),
+            &obj,
+            namespace.filter(|_| rt.namespaced),
+        );
+        if super::builtin::requires_qualified_finalizers(rt) {
+            meta_errors.extend(validation::qualified_finalizers(&obj));
+        }
+        meta_errors.extend(super::builtin::crd_errors(rt, &obj, None));
+        self.validate_custom(rt, &key.name, &obj, None, meta_errors)?;
         super::builtin::check_crd(rt, &obj)?;
+        if self.get(&key).is_some() {
+            return Err(ApiError::already_exists(&subject(rt), &key.name));
+        }
         self.on_create(rt, &mut obj);
         if opts.dry_run {
             return Ok(Arc::new(obj));
@@ -215,11 +227,23 @@ impl Store {
         part: Part,
         opts: &WriteOptions,
     ) -> Result<Arc<Value>, ApiError> {
+        // The update handler checks the body's name and namespace before storage is asked
+        // (apiserver/pkg/endpoints/handlers/update.go, checkName).
+        let body_name = meta::name(&body);
+        if !body_name.is_empty() && body_name != name {
+            return Err(name_mismatch(body_name, name));
+        }
+        check_namespace(rt, &body, namespace)?;
         let key = key(rt, namespace, name);
-        let old = self
-            .get(&key)
-            .cloned()
-            .ok_or_else(|| ApiError::not_found(&subject(rt), name))?;
+        let Some(old) = self.get(&key).cloned() else {
+            if part == Part::Main && super::builtin::allows_create_on_update(rt) {
+                // The generic registry's Update creates the object (AllowCreateOnUpdate).
+                let mut body = body;
+                meta::set(&mut body, "name", Some(Value::String(name.to_owned())));
+                return self.create(rt, namespace, body, opts);
+            }
+            return Err(ApiError::not_found(&subject(rt), name));
+        };
         self.write_over(rt, key, &old, body, part, opts)
     }
 
@@ -241,16 +265,33 @@ impl Store {
         )?;
         let body_name = meta::name(&body);
         if !body_name.is_empty() && body_name != key.name {
-            return Err(ApiError::bad_request(format!(
-                "the name of the object ({body_name}) does not match the name on the URL ({})",
-                key.name
-            )));
+            return Err(name_mismatch(body_name, &key.name));
         }
-        if let Some(rv) = meta::text(&body, "resourceVersion")
-            && !rv.is_empty()
-            && Some(rv) != meta::text(old, "resourceVersion")
-        {
-            return Err(ApiError::conflict(&subject(rt), &key.name));
+        match meta::text(&body, "resourceVersion").filter(|rv| !rv.is_empty()) {
+            // The generic registry's Update (apiserver/pkg/registry/generic/registry/store.go):
+            // without a resourceVersion, a kind that does not allow unconditional updates gets
+            // a 422 naming its resource; a stale one is a conflict.
+            None if !super::builtin::allows_unconditional_update(rt) => {
+                let by_resource = Subject {
+                    kind: &rt.plural,
+                    ..subject(rt)
+                };
+                let error = FieldError::new(
+                    FieldErrorKind::Invalid,
+                    "metadata.resourceVersion",
+                    Some(&Value::from(0)),
+                    "must be specified for an update",
+                );
+                return Err(ApiError::invalid(
+                    &by_resource,
+                    &key.name,
+                    super::schemas::causes(vec![error]),
+                ));
+            }
+            Some(rv) if Some(rv) != meta::text(old, "resourceVersion") => {
+                return Err(ApiError::conflict(&subject(rt), &key.name));
+            }
+            _ => {}
         }
         if let Some(uid) = meta::text(&body, "uid")
             && !uid.is_empty()
@@ -265,15 +306,12 @@ impl Store {
                 ),
             ));
         }
-        // The body is pruned and defaulted before it meets the stored object, which is read
-        // with its defaults (apiextensions-apiserver decodes both through the schema), so a
-        // pruned field or an applied default is no spec change.
+        // The body is decoded (pruned) and defaulted before it meets the stored object, which
+        // is read with its defaults (apiextensions-apiserver decodes both through the schema),
+        // so a pruned field or an applied default is no spec change.
         let mut body = body;
+        self.decode_and_default(rt, &mut body)?;
         let schema = self.schema(rt);
-        if let Some(schema) = &schema {
-            schema.prune(&mut body);
-            schema.default(&mut body);
-        }
         let old_read = super::schemas::defaulted(old, schema.as_deref());
         if let Ownership::Update(manager) = &opts.ownership {
             self.field_manager(rt, part)
@@ -282,36 +320,19 @@ impl Store {
         let managed_fields = body.pointer("/metadata/managedFields").cloned();
         let mut new = merge_for_update(rt, &old_read, body, part);
         meta::set(&mut new, "managedFields", managed_fields);
-        let added: Vec<String> = meta::finalizers(&new)
-            .into_iter()
-            .filter(|f| !meta::finalizers(old).contains(f))
-            .collect();
-        if meta::is_deleting(old) && !added.is_empty() {
-            // ValidateNoNewFinalizers (apimachinery/pkg/api/validation/objectmeta.go), sorted
-            // and formatted as Go's `%#v` of a []string. It runs twice: in rest.BeforeUpdate's
-            // validateCommonFields (apiserver/pkg/registry/rest/update.go) and in the
-            // strategy's ValidateUpdate, so the real server reports the cause twice.
-            let mut added = added;
-            added.sort();
-            added.dedup();
-            let quoted: Vec<String> = added.iter().map(|f| format!("{f:?}")).collect();
-            let cause = Cause::forbidden(
-                "metadata.finalizers",
-                &format!(
-                    "no new finalizers can be added if the object is being deleted, found new finalizers []string{{{}}}",
-                    quoted.join(", ")
-                ),
-            );
-            return Err(ApiError::invalid(
-                &subject(rt),
-                &key.name,
-                vec![cause.clone(), cause],
-            ));
-        }
+        // rest.BeforeUpdate (apiserver/pkg/registry/rest/update.go): validateCommonFields
+        // and the strategy's ValidateUpdate check metadata (ValidateNoNewFinalizers and the
+        // rest, some of it more than once: validation.rs), then custom resources' schema.
         if *old_read == new {
             return Ok(old.clone());
         }
-        self.validate_custom(rt, &key.name, &new, Some(&*old_read))?;
+        super::builtin::prepare_update(rt, &mut new, old);
+        let mut meta_errors = validation::validate_update(&new, old);
+        if super::builtin::requires_qualified_finalizers(rt) {
+            meta_errors.extend(validation::qualified_finalizers(&new));
+        }
+        meta_errors.extend(super::builtin::crd_errors(rt, &new, Some(old)));
+        self.validate_custom(rt, &key.name, &new, Some(&*old_read), meta_errors)?;
         super::builtin::check_crd(rt, &new)?;
         if opts.dry_run {
             return Ok(Arc::new(new));

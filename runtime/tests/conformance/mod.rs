@@ -28,14 +28,19 @@
 
 pub mod apply;
 pub mod cel;
+pub mod cost;
 pub mod crd;
 pub mod crud;
 pub mod deletion;
+pub mod fields;
+pub mod formats;
 pub mod lists;
 pub mod managed_fields;
 mod objects;
+pub mod raw;
 pub mod status;
 pub mod types;
+pub mod updates;
 pub mod watch;
 
 pub use objects::{TestResult, api_error, code_and_reason, config_map, names};
@@ -96,6 +101,17 @@ macro_rules! for_each_case {
             crd::schema_violations_are_422_with_the_api_servers_text,
             crd::transition_rules_run_on_update_only,
             crd::status_subresource_and_generation_after_pruning,
+            fields::unknown_fields_are_dropped_and_warned_about,
+            fields::strict_field_validation_refuses_unknown_and_duplicate_fields,
+            fields::patches_report_the_patched_objects_unknown_fields,
+            fields::built_in_kinds_decode_into_their_types,
+            fields::metadata_that_does_not_decode_is_a_bad_request,
+            formats::numbers_must_fit_their_format,
+            formats::string_formats_are_checked,
+            updates::updates_without_a_resource_version,
+            updates::metadata_is_validated_on_every_write,
+            updates::custom_resource_strategy_errors_and_warnings,
+            updates::crd_names_scope_and_stored_versions_are_kept,
             cel::quantity_rules,
             cel::url_rules,
             cel::ip_rules,
@@ -109,6 +125,11 @@ macro_rules! for_each_case {
             types::times_are_the_rfc_3339_that_jiff_reads,
             types::byte_strings_are_standard_base64,
             types::raw_extensions_keep_any_json,
+            cost::a_rule_over_an_unbounded_list_of_strings_is_refused,
+            cost::the_same_rule_bounded_by_max_items_and_max_length_is_accepted,
+            cost::a_nested_comprehension_just_over_the_limit_is_refused_and_just_under_accepted,
+            cost::a_rule_under_an_unbounded_list_counts_every_item_that_fits_a_request,
+            cost::the_rules_of_a_schema_share_a_total_budget,
         }
     };
 }
@@ -329,12 +350,61 @@ pub struct RackStatus {
     pub ready: Option<bool>,
 }
 
+/// ReadingSpec is the kind of the format cases (`formats.rs`): numbers whose Rust types give
+/// them a `format` (int32, int64, float) and strings with the formats the API server checks.
+#[kbr_runtime::schema]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kbr(
+    group = "conformance.kbr.dev",
+    version = "v1",
+    kind = "Reading",
+    plural = "readings"
+)]
+#[kbr(namespaced)]
+#[serde(rename_all = "camelCase")]
+pub struct ReadingSpec {
+    /// A count (`format: int32`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<i32>,
+    /// A total (`format: int64`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<i64>,
+    /// A ratio (`format: float`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ratio: Option<f32>,
+    /// When.
+    #[kbr(format = "date-time")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
+    /// An identifier.
+    #[kbr(format = "uuid")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// An address.
+    #[kbr(format = "ipv4")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+    /// A network.
+    #[kbr(format = "cidr")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<String>,
+    /// How long.
+    #[kbr(format = "duration")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub period: Option<String>,
+    /// A short Kubernetes name.
+    #[kbr(format = "k8s-short-name")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub short_name: Option<String>,
+}
+
 /// The suite's kinds.
 pub fn scheme() -> Scheme {
     let mut scheme = Scheme::new();
     scheme.add::<Widget>();
     scheme.add::<Paint>();
     scheme.add::<Gadget>();
+    scheme.add::<Reading>();
     scheme.add::<Rack>();
     scheme.add::<types::Sample>();
     scheme

@@ -13,7 +13,8 @@
 //! | `library.Authz`, `AuthzSelectors` | not for CRD rules (there is no `authorizer` variable) |
 //! | duration and timestamp (`DefaultUTCTimeZone`) | not modelled (cel-rust's `chrono` feature is off): `duration(..)` and `timestamp(..)` fail when evaluated |
 //! | type checking, `HomogeneousAggregateLiterals`, `ASTValidators` | [`super::check`]: undeclared names, regex literals and rules that plainly are not bools are refused; type errors are not |
-//! | cost estimation and runtime cost limits | not here |
+//! | cost estimation | [`super::cost`], on rules parsed by [`parse_as_cel_go`] |
+//! | runtime cost limits | not modelled |
 //! | `&&` and `\|\|` with both sides failing | cel-rust reports the right-hand error, cel-go the left-hand one |
 //! | `matches()` with a pattern Go refuses and the `regex` crate accepts (`a**`, `x{1001}`) at run time | cel-rust's `matches` accepts it (literal patterns are refused when compiling) |
 
@@ -37,6 +38,15 @@ fn build() -> Result<Env, DeclarationError> {
     env.add_extension(cel::extensions::lists)?;
     super::library::register(&mut env)?;
     Ok(env)
+}
+
+/// `source` parsed in this environment, in the form cel-go's parser gives it: the
+/// two-variable comprehensions as one comprehension over their target (what cel-go's cost
+/// estimator walks), not as the expansion cel-rust evaluates. `None` when it does not parse.
+pub(crate) fn parse_as_cel_go(source: &str) -> Option<cel::IdedExpr> {
+    let mut expr = ENV.parser().parse(source).ok()?;
+    super::library::as_cel_go(&mut expr);
+    Some(expr)
 }
 
 /// What an expression must evaluate to.

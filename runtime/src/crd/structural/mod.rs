@@ -38,14 +38,21 @@ mod values;
 
 // The object semantics (prune, default, validate, CEL) of a CRD version's schema.
 mod defaulting;
+pub(crate) mod field_error;
+mod listtype;
 mod node;
 mod object_schema;
+pub(crate) mod objectmeta;
 mod pruning;
+#[cfg(feature = "cel")]
+mod rule_cost;
 mod rules;
 mod validation;
 
+pub use field_error::{FieldError, FieldErrorKind};
 pub use object_schema::ObjectSchema;
-pub use validation::{FieldError, FieldErrorKind};
+#[cfg(feature = "cel")]
+pub(crate) use rule_cost::{check_costs, rule_cost_errors};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::{Map, Value};

@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use super::field_error::{FieldError, FieldErrorKind};
 use super::rules::Rule;
-use super::validation::{FieldError, FieldErrorKind};
 
 /// One schema node, with what the semantics need precomputed.
 #[derive(Debug, Default)]
@@ -61,6 +61,9 @@ pub(super) struct Node {
     pub(super) rules: Vec<Rule>,
     /// Whether this node or a node below it has a `default`.
     pub(super) has_defaults: bool,
+    /// Whether this node or a node below it (properties, items, additionalProperties) has
+    /// `x-kubernetes-validations` (`cel/validation.go`, `hasXValidations`).
+    pub(super) has_rules: bool,
 }
 
 fn count(schema: &Map<String, Value>, key: &str) -> Option<u64> {
@@ -89,7 +92,18 @@ impl Node {
         };
         let mut node = Self {
             type_: text(schema, "type"),
-            format: text(schema, "format"),
+            // Unsupported formats are stripped before validation (formats.go).
+            format: super::formats::effective(
+                if flag(schema, "x-kubernetes-int-or-string") {
+                    ""
+                } else {
+                    schema
+                        .get("type")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                },
+                &text(schema, "format"),
+            ),
             nullable: flag(schema, "nullable"),
             int_or_string: flag(schema, "x-kubernetes-int-or-string"),
             preserve_unknown: flag(schema, "x-kubernetes-preserve-unknown-fields"),
@@ -194,6 +208,10 @@ impl Node {
                 }
             }
         }
+        node.has_rules = !node.rules.is_empty()
+            || node.properties.values().any(|p| p.has_rules)
+            || node.items.as_ref().is_some_and(|i| i.has_rules)
+            || node.additional.as_ref().is_some_and(|a| a.has_rules);
         node.has_defaults = node.default.is_some()
             || node.properties.values().any(|p| p.has_defaults)
             || node.items.as_ref().is_some_and(|i| i.has_defaults)

@@ -7,9 +7,12 @@
 use serde_json::Value;
 
 use super::defaulting;
+use super::field_error::{FieldError, FieldErrorKind};
+use super::listtype;
 use super::node::Node;
+use super::objectmeta;
 use super::pruning;
-use super::validation::{FieldError, Validator};
+use super::validation::Validator;
 
 /// A CRD version's `openAPIV3Schema`, compiled for the object semantics of
 /// apiextensions-apiserver (`pkg/apiserver/schema`, `pkg/registry/customresource`).
@@ -92,9 +95,51 @@ impl ObjectSchema {
     }
 
     /// Drops the fields the schema does not specify (`schema/pruning`), keeping `apiVersion`,
-    /// `kind` and `metadata` at the root and in embedded resources.
+    /// `kind` and `metadata` at the root and in embedded resources, where `metadata` keeps
+    /// only `ObjectMeta`'s fields (`schema/objectmeta`; a `metadata` that does not decode as
+    /// `ObjectMeta` is left as it is).
     pub fn prune(&self, object: &mut Value) {
-        pruning::prune(object, &self.root, self.resource_root);
+        let _ = self.decode(object);
+    }
+
+    /// What the API server's codec does to a custom resource it decodes
+    /// (`customresource_handler.go`, `unstructuredSchemaCoercer.apply`): the root `metadata`
+    /// decoded as `ObjectMeta`, then pruning, then every embedded resource's `metadata`. Returns
+    /// the paths of the fields it dropped in that order — the `unknown field "…"` that
+    /// `fieldValidation=Warn` warns about and `Strict` refuses.
+    ///
+    /// # Errors
+    /// The first decoding error (a `metadata` field of the wrong type, as Go's `encoding/json`
+    /// words it; the rest of the object is still pruned).
+    pub(crate) fn decode(&self, object: &mut Value) -> Result<Vec<String>, String> {
+        let mut dropped = Vec::new();
+        let mut error = None;
+        if self.resource_root
+            && let Some(metadata) = object.get_mut("metadata")
+        {
+            let place = objectmeta::MetaPlace {
+                path: "metadata",
+                go_prefix: "",
+            };
+            match objectmeta::coerce(metadata, place) {
+                Ok(unknown) => dropped.extend(unknown),
+                Err(e) => error = Some(e),
+            }
+        }
+        let mut pruned = Vec::new();
+        pruning::prune(object, &self.root, self.resource_root, "", &mut pruned);
+        pruned.sort();
+        dropped.extend(pruned);
+        let mut embedded = Vec::new();
+        if let Err(e) = pruning::coerce_embedded(object, &self.root, "", &mut embedded) {
+            error.get_or_insert(e);
+        }
+        embedded.sort();
+        dropped.extend(embedded);
+        match error {
+            Some(e) => Err(e),
+            None => Ok(dropped),
+        }
     }
 
     /// Applies the schema's defaults (`schema/defaulting`), then drops `null`s of
@@ -107,15 +152,60 @@ impl ObjectSchema {
 
     /// Validates `object` against the schema and then its CEL rules; `old` is the stored
     /// object on update (transition rules run only then; unchanged nodes are not reported,
-    /// as the API server ratchets them). Returns every error, schema errors first.
+    /// as the API server ratchets them). Returns every error, schema errors first: what
+    /// [`ObjectSchema::validate_openapi`] then [`ObjectSchema::validate_rules`] report.
     pub fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
-        let mut validator = Validator { errors: Vec::new() };
-        validator.node(&self.root, object, old, "", self.resource_root);
-        let mut errors = validator.errors;
-        #[cfg(feature = "cel")]
-        cel_walk::walk(&self.root, object, old, "", &mut errors);
-        let _ = &mut errors;
+        let mut errors = self.validate_openapi(object, old);
+        self.validate_rules(object, old, &mut errors);
         errors
+    }
+
+    /// The OpenAPI schema's errors (kube-openapi's validator, with ratcheting on update), then
+    /// the list types' (`schema/listtype`: on update only when `old` has none, as
+    /// `customresource/strategy.go` ratchets them).
+    pub fn validate_openapi(&self, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
+        let mut validator = Validator { errors: Vec::new() };
+        validator.node(&self.root, object, old, "");
+        let mut errors = validator.errors;
+        let old_has_duplicates = old.is_some_and(|old| {
+            let mut old_errors = Vec::new();
+            listtype::validate(&self.root, old, "", &mut old_errors);
+            !old_errors.is_empty()
+        });
+        if !old_has_duplicates {
+            listtype::validate(&self.root, object, "", &mut errors);
+        }
+        errors
+    }
+
+    /// Evaluates the CEL rules (`x-kubernetes-validations`) after `errors`, everything the API
+    /// server validated before them (metadata, schema, list types), and appends theirs. As
+    /// `customresource/strategy.go` (`hasBlockingErr`) does, when `errors` holds a type,
+    /// required, enum, too-long or too-many error the rules are not evaluated: one error at
+    /// `<nil>` says so instead. Nothing happens when the schema has no rules.
+    pub fn validate_rules(
+        &self,
+        object: &Value,
+        old: Option<&Value>,
+        errors: &mut Vec<FieldError>,
+    ) {
+        if !self.root.has_rules {
+            return;
+        }
+        if errors.iter().any(|e| e.kind.blocks_rules()) {
+            errors.push(FieldError::new(
+                FieldErrorKind::Invalid,
+                "<nil>",
+                Some(&Value::Null),
+                "some validation rules were not checked because the object was invalid; \
+                 correct the existing errors to complete validation",
+            ));
+            return;
+        }
+        #[cfg(feature = "cel")]
+        cel_walk::walk(&self.root, object, old, "", errors);
+        #[cfg(not(feature = "cel"))]
+        let _ = (object, old);
     }
 
     /// Validates `object` against the OpenAPI schema only, without the CEL rules: how the API
@@ -124,7 +214,7 @@ impl ObjectSchema {
     /// kube-openapi validator, not CEL, on each default).
     pub fn validate_schema(&self, object: &Value) -> Vec<FieldError> {
         let mut validator = Validator { errors: Vec::new() };
-        validator.node(&self.root, object, None, "", self.resource_root);
+        validator.node(&self.root, object, None, "");
         validator.errors
     }
 
@@ -154,9 +244,10 @@ mod cel_walk {
 
     use serde_json::Value;
 
+    use super::super::field_error::FieldError;
+    use super::super::listtype::correlated_item;
     use super::super::node::Node;
     use super::super::rules;
-    use super::super::validation::{FieldError, correlated_item};
 
     /// `value` as the CEL value bound to `self`: integers of `type: number` nodes are doubles.
     pub(super) fn to_cel(value: &Value, node: Option<&Node>) -> cel::Value {
@@ -211,7 +302,8 @@ mod cel_walk {
             let this = to_cel(value, Some(node));
             let previous = old.map(|o| to_cel(o, Some(node)));
             rules::evaluate(
-                node,
+                &node.rules,
+                &node.type_,
                 &this,
                 value,
                 previous.as_ref(),
@@ -284,13 +376,27 @@ mod tests {
             "top": 1,
             "spec": {"a": {"b": "s", "c": 1}, "gone": true,
                      "free": {"anything": [1], "known": {"dropped": 1}},
-                     "pod": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {}, "other": 1},
+                     "pod": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "u": 1}, "spec": {}, "other": 1},
                      "list": [{"x": 1, "z": 2}],
                      "map": {"k": {"y": 1, "z": 2}}}});
-        schema.prune(&mut object);
+        let dropped = schema.decode(&mut object).unwrap();
+        assert_eq!(
+            dropped,
+            [
+                "metadata.x",
+                "spec.a.c",
+                "spec.free.known.dropped",
+                "spec.gone",
+                "spec.list[0].z",
+                "spec.map.k.z",
+                "spec.pod.other",
+                "top",
+                "spec.pod.metadata.u",
+            ]
+        );
         assert_eq!(
             object,
-            json!({"apiVersion": "v", "kind": "K", "metadata": {"name": "n", "x": 1},
+            json!({"apiVersion": "v", "kind": "K", "metadata": {"name": "n"},
                 "spec": {"a": {"b": "s"},
                          "free": {"anything": [1], "known": {}},
                          "pod": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {}},
@@ -344,8 +450,8 @@ mod tests {
                 "spec.ratio: Invalid value: 0.5: spec.ratio in body should be greater than 0.5",
                 "spec.short: Too long: may not be more than 3 bytes",
                 "spec.tags: Too many: 2: must have at most 1 items",
-                r#"spec.tags[1]: Duplicate value: "a""#,
                 "spec.must: Required value",
+                r#"spec.tags[1]: Duplicate value: "a""#,
             ]
         );
     }
@@ -362,6 +468,19 @@ mod tests {
             ]
         );
         assert!(messages(&schema, json!({"spec": {"x": "abc"}}), None).is_empty());
+    }
+
+    #[test]
+    fn the_schema_of_a_resources_metadata_is_checked_too() {
+        let schema = ObjectSchema::new(&json!({"type": "object", "properties": {
+            "metadata": {"type": "object", "properties": {
+                "name": {"type": "string", "maxLength": 5}}}}}))
+        .unwrap();
+        assert_eq!(
+            messages(&schema, json!({"metadata": {"name": "toolong"}}), None),
+            ["metadata.name: Too long: may not be more than 5 bytes"]
+        );
+        assert!(messages(&schema, json!({"metadata": {"name": "ok"}}), None).is_empty());
     }
 
     #[test]

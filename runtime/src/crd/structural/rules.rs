@@ -20,7 +20,7 @@
 
 use serde_json::Value;
 
-use super::validation::{FieldError, FieldErrorKind};
+use super::field_error::{FieldError, FieldErrorKind};
 
 /// One compiled rule.
 #[cfg_attr(not(feature = "cel"), allow(dead_code))]
@@ -203,11 +203,13 @@ impl Rule {
     }
 }
 
-/// Evaluates the rules of one node: `old` is the correlated old value (update only);
-/// `unchanged` skips the rules that do not use `oldSelf` (ratcheting).
+/// Evaluates the `rules` of one node of type `type_`: `old` is the correlated old value (update
+/// only); `unchanged` skips the rules that do not use `oldSelf` (ratcheting).
 #[cfg(feature = "cel")]
+#[allow(clippy::too_many_arguments)]
 pub(super) fn evaluate(
-    node: &super::node::Node,
+    rules: &[Rule],
+    type_: &str,
     value: &cel::Value,
     raw: &Value,
     old: Option<&cel::Value>,
@@ -215,8 +217,7 @@ pub(super) fn evaluate(
     path: &str,
     errors: &mut Vec<FieldError>,
 ) {
-    let type_ = node.type_.as_str();
-    for rule in &node.rules {
+    for rule in rules {
         let transition_without_old = rule.uses_old_self && old.is_none() && !rule.optional_old_self;
         if transition_without_old || unchanged && !rule.uses_old_self {
             continue;

@@ -12,145 +12,12 @@
 //! `apiserver/schema/listtype` does (`Duplicate value`). On update, a node equal to its old
 //! value is not reported (CRD validation ratcheting, `pkg/apiserver/validation/ratcheting.go`).
 
-use std::fmt;
-
 use serde_json::Value;
 
+use super::field_error::{FieldError, FieldErrorKind, go_float, go_value};
+use super::formats;
+use super::listtype::correlated_item;
 use super::node::Node;
-
-/// The type of a field error: apimachinery's `field.ErrorType`, the `reason` of a
-/// `metav1.StatusCause`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FieldErrorKind {
-    /// `FieldValueRequired`: `Required value`.
-    Required,
-    /// `FieldValueInvalid`: `Invalid value`.
-    Invalid,
-    /// `FieldValueTypeInvalid`: `Invalid value` (the value has the wrong JSON type).
-    TypeInvalid,
-    /// `FieldValueNotSupported`: `Unsupported value` (not in the `enum`).
-    NotSupported,
-    /// `FieldValueForbidden`: `Forbidden`.
-    Forbidden,
-    /// `FieldValueDuplicate`: `Duplicate value` (a repeated set item or map-list key).
-    Duplicate,
-    /// `FieldValueTooLong`: `Too long`.
-    TooLong,
-    /// `FieldValueTooMany`: `Too many`.
-    TooMany,
-    /// `InternalError`: `Internal error` (a CEL rule that could not be evaluated).
-    Internal,
-}
-
-impl FieldErrorKind {
-    /// The `reason` of the status cause, e.g. `FieldValueInvalid`.
-    pub fn reason(self) -> &'static str {
-        match self {
-            Self::Required => "FieldValueRequired",
-            Self::Invalid => "FieldValueInvalid",
-            Self::TypeInvalid => "FieldValueTypeInvalid",
-            Self::NotSupported => "FieldValueNotSupported",
-            Self::Forbidden => "FieldValueForbidden",
-            Self::Duplicate => "FieldValueDuplicate",
-            Self::TooLong => "FieldValueTooLong",
-            Self::TooMany => "FieldValueTooMany",
-            Self::Internal => "InternalError",
-        }
-    }
-
-    /// The words a message starts with (`field.ErrorType.String`).
-    fn words(self) -> &'static str {
-        match self {
-            Self::Required => "Required value",
-            Self::Invalid | Self::TypeInvalid => "Invalid value",
-            Self::NotSupported => "Unsupported value",
-            Self::Forbidden => "Forbidden",
-            Self::Duplicate => "Duplicate value",
-            Self::TooLong => "Too long",
-            Self::TooMany => "Too many",
-            Self::Internal => "Internal error",
-        }
-    }
-}
-
-/// One field error, as the API server reports it in a 422 `Invalid` status: the cause's
-/// `reason`, `field` and `message`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FieldError {
-    /// The error type (the cause's `reason`).
-    pub kind: FieldErrorKind,
-    /// The field path, e.g. `spec.replicas` or `spec.ports[0].name`.
-    pub field: String,
-    /// The message without the field (`field.Error.ErrorBody`), e.g. `Invalid value: 11:
-    /// spec.replicas in body should be less than or equal to 10`.
-    pub message: String,
-}
-
-impl FieldError {
-    /// An error of `kind` at `field` about `value` (`None`: the value is omitted, as for
-    /// objects and arrays) with `detail`, worded as `field.Error.ErrorBody`.
-    pub(super) fn new(
-        kind: FieldErrorKind,
-        field: &str,
-        value: Option<&Value>,
-        detail: &str,
-    ) -> Self {
-        let mut message = kind.words().to_owned();
-        let shows_value = !matches!(
-            kind,
-            FieldErrorKind::Required
-                | FieldErrorKind::Forbidden
-                | FieldErrorKind::TooLong
-                | FieldErrorKind::Internal
-        );
-        if shows_value && let Some(value) = value {
-            message.push_str(": ");
-            message.push_str(&go_value(value));
-        }
-        if !detail.is_empty() {
-            message.push_str(": ");
-            message.push_str(detail);
-        }
-        Self {
-            kind,
-            field: field.to_owned(),
-            message,
-        }
-    }
-}
-
-impl fmt::Display for FieldError {
-    /// `field: message`, as `field.Error.Error`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.field, self.message)
-    }
-}
-
-/// `value` as Go's `%v`/`%q` prints the decoded JSON value in a field error.
-pub(super) fn go_value(value: &Value) -> String {
-    match value {
-        Value::Null => "null".to_owned(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
-            (Some(i), _, _) => i.to_string(),
-            (None, Some(u), _) => u.to_string(),
-            (None, None, Some(f)) => go_float(f),
-            _ => n.to_string(),
-        },
-        Value::String(s) => format!("{s:?}"),
-        // Go prints these with `%#v` (`map[string]interface {}{…}`); JSON is close enough.
-        other => other.to_string(),
-    }
-}
-
-/// A float as Go's `%v` prints it: no trailing `.0`, exponent from 1e21.
-pub(super) fn go_float(f: f64) -> String {
-    if f.fract() == 0.0 && f.abs() < 1e21 {
-        format!("{f:.0}")
-    } else {
-        f.to_string()
-    }
-}
 
 /// The JSON type name of a decoded value, as kube-openapi names it.
 fn json_type(value: &Value) -> &'static str {
@@ -163,6 +30,22 @@ fn json_type(value: &Value) -> &'static str {
         Value::Array(_) => "array",
         Value::Object(_) => "object",
     }
+}
+
+/// `swag.IsFloat64AJSONInteger`: a whole number within ±2^53.
+fn is_json_integer(f: f64) -> bool {
+    f.is_finite() && f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0
+}
+
+/// An error kube-openapi reports without a field (not a `Validation` error): apiextensions
+/// turns it into `field.Invalid(nil, "", …)`, whose path prints as `<nil>`.
+fn at_root(message: String) -> FieldError {
+    FieldError::new(
+        FieldErrorKind::Invalid,
+        "<nil>",
+        Some(&Value::String(String::new())),
+        &message,
+    )
 }
 
 /// The path of the field `name` below `path` (kube-openapi's naming).
@@ -205,14 +88,7 @@ impl Validator {
 
     /// Validates `value` at `path` against `node`. `old` is the correlated old value on
     /// update: an unchanged node is not validated again (ratcheting).
-    pub(super) fn node(
-        &mut self,
-        node: &Node,
-        value: &Value,
-        old: Option<&Value>,
-        path: &str,
-        resource_root: bool,
-    ) {
+    pub(super) fn node(&mut self, node: &Node, value: &Value, old: Option<&Value>, path: &str) {
         if old.is_some_and(|old| old == value) {
             return;
         }
@@ -241,26 +117,48 @@ impl Validator {
         }
         self.enumeration(node, value, path);
         if let Value::Object(fields) = value {
-            self.object(node, value, fields, old, path, resource_root);
+            self.object(node, value, fields, old, path);
         }
     }
 
+    /// kube-openapi's `typeValidator` (`validate/type.go`): the JSON type against the node's
+    /// types; a number against the node's `format` as well (an integer is `int64`, any other
+    /// number `float64`, as Go decodes JSON), except that strings and arrays pass any node
+    /// with a format that is not numeric.
     fn type_of(&mut self, node: &Node, value: &Value, path: &str) {
-        let got = json_type(value);
-        let integral_float = value
-            .as_f64()
-            .is_some_and(|f| f.fract() == 0.0 && !value.is_i64() && !value.is_u64());
-        let fits = |expected: &str| {
-            expected == got
-                || (expected == "number" && got == "integer")
-                || (expected == "integer" && integral_float)
+        let types: Vec<&str> = if node.int_or_string {
+            vec!["integer", "string"]
+        } else if node.type_.is_empty() {
+            Vec::new()
+        } else {
+            vec![node.type_.as_str()]
         };
-        if node.int_or_string {
-            if !(fits("integer") || fits("string")) {
-                self.type_error(path, "integer,string", got);
-            }
-        } else if !node.type_.is_empty() && !fits(&node.type_) {
-            self.type_error(path, &node.type_, got);
+        let format = node.format.as_str();
+        if types.is_empty() && format.is_empty() {
+            return;
+        }
+        let number = formats::GoNumber::of(value);
+        let (schema_type, data_format) = match (value, &number) {
+            (Value::Number(_), Some(formats::GoNumber::Int(_))) => ("integer", "int64"),
+            (Value::Number(_), _) => ("number", "float64"),
+            _ => (json_type(value), ""),
+        };
+        let contains = |t: &str| types.contains(&t);
+        let float_int = matches!(number, Some(formats::GoNumber::Float(f)) if is_json_integer(f))
+            && contains("integer");
+        let int_float = schema_type == "integer" && contains("number");
+        let string_or_slice = value.is_string() || value.is_array();
+        let fits = contains(schema_type) || data_format == format || float_int || int_float;
+        if !(string_or_slice || format.is_empty() || fits) {
+            self.type_error(path, format, data_format);
+            return;
+        }
+        let numeric = contains("number") || contains("integer");
+        if !(numeric || format.is_empty()) && string_or_slice {
+            return;
+        }
+        if !(contains(schema_type) || float_int || int_float) {
+            self.type_error(path, &types.join(","), schema_type);
         }
     }
 
@@ -271,16 +169,8 @@ impl Validator {
     fn junctors(&mut self, node: &Node, value: &Value, path: &str) {
         let errors_of = |branch: &Node| {
             let mut nested = Validator { errors: Vec::new() };
-            nested.node(branch, value, None, path, false);
+            nested.node(branch, value, None, path);
             nested.errors
-        };
-        let at_root = |message: String| {
-            FieldError::new(
-                FieldErrorKind::Invalid,
-                "<nil>",
-                Some(&Value::String(String::new())),
-                &message,
-            )
         };
         for branch in &node.all_of {
             let errors = errors_of(branch);
@@ -361,23 +251,10 @@ impl Validator {
         }
     }
 
-    /// The formats apiextensions keeps (`apiserver/validation/formats.go`), those kbr checks.
+    /// kube-openapi's `formatValidator`: a string against the node's (kept) format.
     fn format(&mut self, node: &Node, value: &Value, text: &str, path: &str) {
-        let valid = match node.format.as_str() {
-            "date-time" | "datetime" => formats::date_time(text),
-            "date" => formats::date(text),
-            "uuid" => formats::uuid(text, None),
-            "uuid3" => formats::uuid(text, Some('3')),
-            "uuid4" => formats::uuid(text, Some('4')),
-            "uuid5" => formats::uuid(text, Some('5')),
-            "ipv4" => text.parse::<std::net::Ipv4Addr>().is_ok(),
-            "ipv6" => text.parse::<std::net::Ipv6Addr>().is_ok(),
-            "cidr" => formats::cidr(text),
-            "hostname" => formats::hostname(text),
-            "byte" => formats::base64(text),
-            _ => true,
-        };
-        if !valid {
+        let normalized = node.format.replace('-', "");
+        if crate::crd::strfmt::validates(&normalized, text) == Some(false) {
             let message = format!(
                 "{path} in body must be of type {}: {}",
                 node.format,
@@ -392,69 +269,123 @@ impl Validator {
         }
     }
 
-    /// multipleOf, minimum, maximum (kube-openapi's `numberValidator`); integers print the
-    /// bound as an integer (`MaximumNativeType`).
+    /// kube-openapi's `numberValidator`: the value must fit the node's type and format
+    /// (`Checked value must be of type integer with format int32 in …`, reported at the root
+    /// path as apiextensions reports errors that are not `Validation` errors), then
+    /// multipleOf, minimum and maximum — each compared natively (integers as integers, the
+    /// bound printed as one: `MaximumNativeType`) when the bound itself fits the type and
+    /// format, else as floats, after reporting that it does not.
     fn number(&mut self, node: &Node, value: &Value, path: &str) {
-        let Some(number) = value.as_f64() else {
+        let Some(number) = formats::GoNumber::of(value) else {
             return;
         };
-        let integer = value.is_i64() || value.is_u64();
-        let bound = |b: f64| {
-            if integer {
-                format!("{}", b as i64)
-            } else {
-                go_float(b)
-            }
+        let data = value.as_f64().unwrap_or_default();
+        let type_name = match node.type_.as_str() {
+            "integer" | "number" if !node.int_or_string => node.type_.as_str(),
+            _ => "",
         };
-        if let Some(factor) = node.multiple_of
-            && factor > 0.0
-            && (number / factor).fract() != 0.0
-        {
-            self.invalid(
-                path,
-                value,
-                format!("{path} in body should be a multiple of {}", bound(factor)),
-            );
+        let format = if type_name.is_empty() {
+            ""
+        } else {
+            node.format.as_str()
+        };
+        let range = |n: &formats::GoNumber, prefix: &str| {
+            formats::range_error(n, type_name, format, prefix, path)
+        };
+        if let Some(message) = range(&number, "Checked") {
+            self.errors.push(at_root(message));
         }
-        if let Some(min) = node.minimum {
-            let min_cmp = if integer { (min as i64) as f64 } else { min };
-            let fails = if node.exclusive_minimum {
-                number <= min_cmp
+        let integer = matches!(number, formats::GoNumber::Int(_));
+        if let Some(factor) = node.multiple_of {
+            let native = self.bound_fits(range(&formats::GoNumber::Float(factor), "MultipleOf"));
+            let multiple = if native && integer {
+                let factor = factor as i64;
+                factor == 0 || value.as_i64().unwrap_or_default() % factor == 0
             } else {
-                number < min_cmp
+                factor <= 0.0 || {
+                    let ratio = if factor < 1.0 {
+                        1.0 / factor * data
+                    } else {
+                        data / factor
+                    };
+                    is_json_integer(ratio)
+                }
             };
-            if fails {
-                let words = if node.exclusive_minimum {
-                    "greater than"
+            if !multiple {
+                let shown = if native && integer {
+                    (factor as i64).to_string()
                 } else {
-                    "greater than or equal to"
+                    go_float(factor)
                 };
                 self.invalid(
                     path,
                     value,
-                    format!("{path} in body should be {words} {}", bound(min)),
+                    format!("{path} in body should be a multiple of {shown}"),
                 );
             }
         }
-        if let Some(max) = node.maximum {
-            let max_cmp = if integer { (max as i64) as f64 } else { max };
-            let fails = if node.exclusive_maximum {
-                number >= max_cmp
+        let bounds = [
+            (
+                node.minimum,
+                node.exclusive_minimum,
+                "Minimum boundary",
+                true,
+            ),
+            (
+                node.maximum,
+                node.exclusive_maximum,
+                "Maximum boundary",
+                false,
+            ),
+        ];
+        for (bound, exclusive, prefix, is_minimum) in bounds {
+            let Some(bound) = bound else {
+                continue;
+            };
+            let native =
+                self.bound_fits(range(&formats::GoNumber::Float(bound), prefix)) && integer;
+            let (fails, shown) = if native {
+                let (data, bound) = (value.as_i64().unwrap_or_default(), bound as i64);
+                let fails = match (is_minimum, exclusive) {
+                    (true, false) => data < bound,
+                    (true, true) => data <= bound,
+                    (false, false) => data > bound,
+                    (false, true) => data >= bound,
+                };
+                (fails, bound.to_string())
             } else {
-                number > max_cmp
+                let fails = match (is_minimum, exclusive) {
+                    (true, false) => data < bound,
+                    (true, true) => data <= bound,
+                    (false, false) => data > bound,
+                    (false, true) => data >= bound,
+                };
+                (fails, go_float(bound))
             };
             if fails {
-                let words = if node.exclusive_maximum {
-                    "less than"
-                } else {
-                    "less than or equal to"
+                let words = match (is_minimum, exclusive) {
+                    (true, false) => "greater than or equal to",
+                    (true, true) => "greater than",
+                    (false, false) => "less than or equal to",
+                    (false, true) => "less than",
                 };
                 self.invalid(
                     path,
                     value,
-                    format!("{path} in body should be {words} {}", bound(max)),
+                    format!("{path} in body should be {words} {shown}"),
                 );
             }
+        }
+    }
+
+    /// Whether a bound fits the node's type and format; reports the error when not.
+    fn bound_fits(&mut self, error: Option<String>) -> bool {
+        match error {
+            Some(message) => {
+                self.errors.push(at_root(message));
+                false
+            }
+            None => true,
         }
     }
 
@@ -463,13 +394,7 @@ impl Validator {
             let old_items = old.and_then(Value::as_array);
             for (index, value) in items.iter().enumerate() {
                 let old_item = old_items.and_then(|old| correlated_item(node, value, old));
-                self.node(
-                    item,
-                    value,
-                    old_item,
-                    &format!("{path}[{index}]"),
-                    item.embedded_resource,
-                );
+                self.node(item, value, old_item, &format!("{path}[{index}]"));
             }
         }
         let size = items.len() as u64;
@@ -491,35 +416,6 @@ impl Validator {
                 Some(&Value::from(size)),
                 &format!("must have at most {max} items"),
             ));
-        }
-        // apiextensions-apiserver pkg/apiserver/schema/listtype/validation.go.
-        match node.list_type.as_deref() {
-            Some("set") => {
-                for (index, value) in items.iter().enumerate() {
-                    if items[..index].contains(value) {
-                        self.errors.push(FieldError::new(
-                            FieldErrorKind::Duplicate,
-                            &format!("{path}[{index}]"),
-                            Some(value),
-                            "",
-                        ));
-                    }
-                }
-            }
-            Some("map") => {
-                let keys: Vec<Value> = items.iter().map(|i| map_key(node, i)).collect();
-                for (index, key) in keys.iter().enumerate() {
-                    if keys[..index].contains(key) {
-                        self.errors.push(FieldError::new(
-                            FieldErrorKind::Duplicate,
-                            &format!("{path}[{index}]"),
-                            Some(key),
-                            "",
-                        ));
-                    }
-                }
-            }
-            _ => {}
         }
     }
 
@@ -560,7 +456,6 @@ impl Validator {
         fields: &serde_json::Map<String, Value>,
         old: Option<&Value>,
         path: &str,
-        resource_root: bool,
     ) {
         let _ = value;
         let size = fields.len() as u64;
@@ -586,20 +481,13 @@ impl Validator {
             return;
         }
         let old_fields = old.and_then(Value::as_object);
+        // kube-openapi validates the whole object: a resource's `metadata`, `apiVersion` and
+        // `kind` too, against what the schema says of them (a root `metadata` may restrict
+        // `name` and `generateName`); the API server checks ObjectMeta's own rules apart.
         for (name, field) in fields {
-            // The root's metadata is ObjectMeta's, validated by the API server's own rules.
-            if resource_root && matches!(name.as_str(), "metadata" | "apiVersion" | "kind") {
-                continue;
-            }
             if let Some(child_node) = node.field(name) {
                 let old_field = old_fields.and_then(|o| o.get(name));
-                self.node(
-                    child_node,
-                    field,
-                    old_field,
-                    &child(path, name),
-                    child_node.embedded_resource,
-                );
+                self.node(child_node, field, old_field, &child(path, name));
             }
         }
         for name in &node.required {
@@ -621,98 +509,5 @@ fn same_value(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
         _ => a == b,
-    }
-}
-
-/// The key of a map-list item: its `x-kubernetes-list-map-keys` fields.
-fn map_key(node: &Node, item: &Value) -> Value {
-    let mut key = serde_json::Map::new();
-    for name in &node.list_map_keys {
-        if let Some(v) = item.get(name) {
-            key.insert(name.clone(), v.clone());
-        }
-    }
-    Value::Object(key)
-}
-
-/// The old item `value` corresponds to: by key in a map list; none elsewhere (set and atomic
-/// list items do not correlate, as in `apiserver/pkg/cel/common/equality.go`).
-pub(super) fn correlated_item<'a>(
-    node: &Node,
-    value: &Value,
-    old: &'a [Value],
-) -> Option<&'a Value> {
-    if node.list_type.as_deref() != Some("map") {
-        return None;
-    }
-    let key = map_key(node, value);
-    old.iter().find(|o| map_key(node, o) == key)
-}
-
-/// The string formats kbr checks, as go-openapi's `strfmt` does.
-mod formats {
-    use std::sync::LazyLock;
-
-    use regex::Regex;
-
-    static DATE_TIME: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
-            .expect("a valid regular expression")
-    });
-    static DATE: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^\d{4}-\d{2}-\d{2}$").expect("a valid regular expression"));
-    static UUID: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(
-            r"^(?i)[0-9a-f]{8}-?[0-9a-f]{4}-?([0-9a-f])[0-9a-f]{3}-?[0-9a-f]{4}-?[0-9a-f]{12}$",
-        )
-        .expect("a valid regular expression")
-    });
-    static HOSTNAME: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)(\.([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?))*\.?$")
-            .expect("a valid regular expression")
-    });
-
-    pub(super) fn date_time(text: &str) -> bool {
-        DATE_TIME.is_match(text)
-    }
-
-    pub(super) fn date(text: &str) -> bool {
-        DATE.is_match(text)
-    }
-
-    pub(super) fn uuid(text: &str, version: Option<char>) -> bool {
-        match UUID.captures(text) {
-            Some(captures) => {
-                version.is_none_or(|v| captures.get(1).is_some_and(|m| m.as_str().starts_with(v)))
-            }
-            None => false,
-        }
-    }
-
-    pub(super) fn cidr(text: &str) -> bool {
-        let Some((ip, prefix)) = text.split_once('/') else {
-            return false;
-        };
-        let Ok(prefix) = prefix.parse::<u8>() else {
-            return false;
-        };
-        match ip.parse::<std::net::IpAddr>() {
-            Ok(std::net::IpAddr::V4(_)) => prefix <= 32,
-            Ok(std::net::IpAddr::V6(_)) => prefix <= 128,
-            Err(_) => false,
-        }
-    }
-
-    pub(super) fn hostname(text: &str) -> bool {
-        text.len() <= 255 && HOSTNAME.is_match(text)
-    }
-
-    pub(super) fn base64(text: &str) -> bool {
-        text.len().is_multiple_of(4)
-            && text
-                .trim_end_matches('=')
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
-            && text.len() - text.trim_end_matches('=').len() <= 2
     }
 }

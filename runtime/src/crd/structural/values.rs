@@ -10,7 +10,7 @@
 use serde_json::{Map, Value};
 
 use super::ObjectSchema;
-use super::validation::FieldError;
+use super::field_error::FieldError;
 use super::{Checker, Context};
 
 impl Checker {

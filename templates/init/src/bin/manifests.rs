@@ -4,6 +4,7 @@
 //! `cargo run --bin manifests -- config`.
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use clap::Parser;
 
@@ -16,8 +17,19 @@ struct Args {
     dir: PathBuf,
 }
 
-fn main() -> anyhow::Result<()> {
-    let args = Args::parse();
+fn main() -> ExitCode {
+    match run(&Args::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            // One line: kbr's errors carry their causes in their message (the field and the
+            // fix included), so the chain would only repeat it.
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &Args) -> anyhow::Result<()> {
     let scheme = {{ p.crate_name }}::scheme();
     let rules = {{ p.crate_name }}::rbac_rules();
     let report = kbr_runtime::manifests::write(&scheme, &rules, &args.dir)?;

@@ -18,6 +18,7 @@
 //! `cargo run --bin manifests -- config`.
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use clap::Parser;
 
@@ -30,8 +31,19 @@ struct Args {
     dir: PathBuf,
 }
 
-fn main() -> anyhow::Result<()> {
-    let args = Args::parse();
+fn main() -> ExitCode {
+    match run(&Args::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            // One line: kbr's errors carry their causes in their message (the field and the
+            // fix included), so the chain would only repeat it.
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &Args) -> anyhow::Result<()> {
     let scheme = knative_lite::scheme();
     let rules = knative_lite::rbac_rules();
     let report = kbr_runtime::manifests::write(&scheme, &rules, &args.dir)?;

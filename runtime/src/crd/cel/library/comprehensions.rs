@@ -237,6 +237,95 @@ fn expand(
     Ok(b.bind(TARGET, range, loop_))
 }
 
+/// Rewrites every expansion of these macros in `expr` into the form cel-go's parser gives them
+/// (`ext/comprehensions.go`, `NewComprehensionTwoVar`): one comprehension over the target with
+/// both variables, its step without the binding of the value, `cel.@mapInsert` for the
+/// insertion. That is the form cel-go's cost estimator walks (`crd::cel::cost`); cel-rust
+/// cannot evaluate it.
+pub(crate) fn as_cel_go(expr: &mut IdedExpr) {
+    visit_children(expr, as_cel_go);
+    match &mut expr.expr {
+        Expr::Call(call) if call.func_name == INSERT => {
+            call.func_name = "cel.@mapInsert".to_owned()
+        }
+        Expr::Comprehension(bind) if bind.accu_var == TARGET => {
+            let Expr::Comprehension(inner) = &mut bind.result.expr else {
+                return;
+            };
+            let mut step = std::mem::take(&mut inner.loop_step);
+            let value = unbind_value(&mut step, &inner.iter_var);
+            inner.loop_step = step;
+            inner.iter_var2 = value;
+            inner.iter_range = std::mem::take(&mut bind.accu_init);
+            expr.expr = Expr::Comprehension(std::mem::take(inner));
+        }
+        _ => {}
+    }
+}
+
+/// Replaces the binding `cel.bind(value, @kbr_target[key], body)` in `step` with `body` and
+/// returns the value's name.
+fn unbind_value(step: &mut IdedExpr, key: &str) -> Option<String> {
+    if let Expr::Comprehension(bind) = &mut step.expr {
+        let binds_value = matches!(&bind.accu_init.expr, Expr::Call(call)
+            if call.func_name == operators::INDEX
+                && matches!(call.args.as_slice(), [IdedExpr { expr: Expr::Ident(t), .. }, IdedExpr { expr: Expr::Ident(k), .. }] if t == TARGET && k == key));
+        if binds_value {
+            let value = bind.accu_var.clone();
+            *step = std::mem::take(&mut bind.result);
+            return Some(value);
+        }
+    }
+    let mut found = None;
+    visit_children(step, &mut |child: &mut IdedExpr| {
+        if found.is_none() {
+            found = unbind_value(child, key);
+        }
+    });
+    found
+}
+
+/// Calls `f` on each direct child of `expr`.
+fn visit_children(expr: &mut IdedExpr, mut f: impl FnMut(&mut IdedExpr)) {
+    match &mut expr.expr {
+        Expr::Call(call) => {
+            if let Some(target) = call.target.as_deref_mut() {
+                f(target);
+            }
+            call.args.iter_mut().for_each(f);
+        }
+        Expr::Select(select) => f(&mut select.operand),
+        Expr::List(list) => list.elements.iter_mut().for_each(f),
+        Expr::Map(map) => {
+            for entry in &mut map.entries {
+                if let cel::common::ast::EntryExpr::MapEntry(entry) = &mut entry.expr {
+                    f(&mut entry.key);
+                    f(&mut entry.value);
+                }
+            }
+        }
+        Expr::Struct(structure) => {
+            for entry in &mut structure.entries {
+                if let cel::common::ast::EntryExpr::StructField(field) = &mut entry.expr {
+                    f(&mut field.value);
+                }
+            }
+        }
+        Expr::Comprehension(c) => {
+            for child in [
+                &mut c.iter_range,
+                &mut c.accu_init,
+                &mut c.loop_cond,
+                &mut c.loop_step,
+                &mut c.result,
+            ] {
+                f(child);
+            }
+        }
+        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
+    }
+}
+
 /// `@kbr_keys(list)`: `[0, .., size - 1]`; `@kbr_keys(map)`: its keys.
 fn keys<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
     let target = args.first().ok_or_else(|| no_such_overload(KEYS))?;

@@ -18,6 +18,8 @@ mod urls;
 
 use cel::{DeclarationError, Env};
 
+pub(super) use comprehensions::as_cel_go;
+
 /// Registers every library on `env`, in `base.go`'s order.
 pub(super) fn register(env: &mut Env) -> Result<(), DeclarationError> {
     urls::register(env)?;
