@@ -4,19 +4,23 @@
 #   2. cache memory: heap bytes per object, kbr's cache vs a kube-runtime reflector store;
 #   3. CLI: `kbr init` + three `kbr create api` (bench/cli.sh);
 #   4. generated project: cold and incremental builds, release binary size (bench/build.sh);
-#   5. the sample-controller workload: kbr, kube-runtime, an external controller, the ceiling.
+#   5. the sample-controller workload: kbr, kube-runtime, an external controller, the ceiling;
+#   7. a controller restart: FIFO vs priority work queue, and starvation under a stream of changes.
 # Benchmarks, not tests: nothing here fails on a missed target, and CI does not run it.
 #
 #   bash bench/run.sh [--quick] [--runs R] [--sizes N1,N2,..] [--kubeconfig PATH]
 #                     [--cli-runs R] [--cold-runs C] [--sample-runs R]
+#                     [--restart-sizes N1,..] [--restart-runs R] [--starvation-size N]
 #                     [--controller-cmd CMD --ready-pattern REGEX [--controller-name NAME]]
-#                     [--only converge,cache,cli,build,sample]
+#                     [--only converge,cache,cli,build,sample,restart]
 #
-#   defaults: --runs 5 --sizes 1000,5000,10000 --cli-runs 30 --cold-runs 3 --sample-runs 3,
-#   everything, and the fake API server (offline; a fresh server process per measurement).
-#   --quick: a smoke run (--runs 1 --sizes 200 --cli-runs 5 --cold-runs 1 --sample-runs 1);
-#   later options win.
-#   --kubeconfig: measure 1, 2 and 5 against that cluster instead (objects go to fresh
+#   defaults: --runs 5 --sizes 1000,5000,10000 --cli-runs 30 --cold-runs 3 --sample-runs 3
+#   --restart-sizes 10000 --restart-runs 3 --starvation-size 2000, everything, and the fake API
+#   server (offline; a fresh server process per measurement).
+#   --quick: a smoke run (--runs 1 --sizes 200 --cli-runs 5 --cold-runs 1 --sample-runs 1
+#   --restart-sizes 300 --restart-runs 1 --starvation-size 300, and 20 hot Foos changed for
+#   at most 10 s instead of 200 for 60 s); later options win.
+#   --kubeconfig: measure 1, 2, 5 and 7 against that cluster instead (objects go to fresh
 #   kbr-bench-* namespaces, deleted after each measurement; the BenchWidget and Foo CRDs are
 #   applied and left in place).
 #   --controller-cmd, --ready-pattern, --controller-name: an external controller measured in 5
@@ -28,18 +32,23 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 invocation="$*"
 runs=5 sizes=1000,5000,10000 cli_runs=30 cold_runs=3 sample_runs=3 kubeconfig=""
-only="converge,cache,cli,build,sample"
+restart_sizes=10000 restart_runs=3 starvation_size=2000 hot=200 stream_secs=60
+only="converge,cache,cli,build,sample,restart"
 external=()
-usage() { sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,29p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --quick) runs=1 sizes=200 cli_runs=5 cold_runs=1 sample_runs=1 ;;
+    --quick) runs=1 sizes=200 cli_runs=5 cold_runs=1 sample_runs=1
+             restart_sizes=300 restart_runs=1 starvation_size=300 hot=20 stream_secs=10 ;;
     --runs) runs="$2"; shift ;;
     --sizes) sizes="$2"; shift ;;
     --kubeconfig) kubeconfig="$(realpath "$2")"; shift ;;
     --cli-runs) cli_runs="$2"; shift ;;
     --cold-runs) cold_runs="$2"; shift ;;
     --sample-runs) sample_runs="$2"; shift ;;
+    --restart-sizes) restart_sizes="$2"; shift ;;
+    --restart-runs) restart_runs="$2"; shift ;;
+    --starvation-size) starvation_size="$2"; shift ;;
     --controller-cmd|--ready-pattern|--controller-name) external+=("$1" "$2"); shift ;;
     --only) only="$2"; shift ;;
     -h|--help) usage ;;
@@ -123,4 +132,15 @@ if wants sample; then
   echo
   echo "==> sample: sizes $sizes, $sample_runs runs" >&2
   "$bench" sample --sizes "$sizes" --runs "$sample_runs" "${target_args[@]}" "${external[@]}"
+fi
+
+if wants restart; then
+  echo
+  echo "## Controller restart: priority work queue"
+  echo
+  echo "Reproduce: \`bash bench/run.sh --only restart --restart-sizes $restart_sizes --restart-runs $restart_runs --starvation-size $starvation_size${kubeconfig:+ --kubeconfig $kubeconfig}\`"
+  echo
+  echo "==> restart: sizes $restart_sizes, $restart_runs runs, starvation N = $starvation_size" >&2
+  "$bench" restart --sizes "$restart_sizes" --runs "$restart_runs" \
+    --starvation-size "$starvation_size" --hot "$hot" --stream-secs "$stream_secs" "${target_args[@]}"
 fi

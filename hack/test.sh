@@ -51,10 +51,11 @@ if [[ -n $envtest_assets ]]; then
   step "envtest ($("$envtest_assets/kube-apiserver" --version)): the conformance suite"
   on_envtest cargo test -p kbr-runtime --all-features --test conformance_envtest -- --nocapture
   # Every test binary that starts its TestEnv with `TestEnv::start` runs on whichever server
-  # KUBEBUILDER_ASSETS selects; the ones that need the fake's knobs call `start_fake`.
+  # KUBEBUILDER_ASSETS selects; the ones that need the fake's knobs call `start_fake`; those
+  # with cases only envtest can run (RBAC enforcement) ask `TestEnv::envtest_available()`.
   envtest_tests=()
   for file in runtime/tests/*.rs; do
-    if grep -q 'TestEnv::start(' "$file"; then envtest_tests+=(--test "$(basename "$file" .rs)"); fi
+    if grep -q 'TestEnv::start(\|TestEnv::envtest_available()' "$file"; then envtest_tests+=(--test "$(basename "$file" .rs)"); fi
   done
   step "envtest: kbr-runtime's tests that run on either server (${#envtest_tests[@]} test binaries)"
   on_envtest cargo test -p kbr-runtime --all-features "${envtest_tests[@]}"
@@ -65,6 +66,9 @@ fi
 step "generated code with awkward names and every webhook type builds, lints and passes its tests"
 cargo test -p kbr --test generated_code --test create_webhook -- --ignored --exact \
   tricky_names_build webhooks_build_lint_and_pass_their_tests
+
+step "a generated project's role comes from its controllers' wiring and is all its manager needs (envtest when KUBEBUILDER_ASSETS is set)"
+on_envtest cargo test -p kbr --test generated_rbac -- --ignored
 
 # Issue 26, acceptance 4: a CEL rule over an unbounded Vec<String> makes `make manifests` fail
 # with one line naming the field and the #[kbr(..)] bound to add; with that bound it passes.

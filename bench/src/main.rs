@@ -2,7 +2,7 @@
 //! the repository root for the method and the results, and `bench/run.sh` for the one command
 //! that produces them.
 //!
-//! Drivers (`converge`, `cache-memory`, `sample`) print Markdown tables on stdout and progress
+//! Drivers (`converge`, `cache-memory`, `sample`, `restart`) print Markdown tables on stdout and progress
 //! on stderr; they start the other subcommands as child processes of this same binary.
 
 mod cache_memory;
@@ -13,6 +13,7 @@ mod output;
 mod populate;
 mod process;
 mod report;
+mod restart;
 mod sample;
 mod target;
 mod workload;
@@ -40,6 +41,9 @@ enum Command {
     /// client-go's sample-controller workload: kbr, kube-runtime, any controller binary and the
     /// API server's own ceiling (Markdown).
     Sample(sample::SampleArgs),
+    /// A controller restart facing N synced Foos: FIFO against priority work queue, and the
+    /// starvation of the initial list under a stream of changes (Markdown).
+    Restart(restart::RestartArgs),
     /// Serve a fresh fake API server over HTTP on 127.0.0.1; prints its URL, runs until stdin
     /// closes.
     FakeServer {
@@ -70,9 +74,8 @@ enum Command {
         /// The namespace of the Foos.
         #[arg(long)]
         namespace: String,
-        /// Concurrent reconciles.
-        #[arg(long, default_value_t = 16)]
-        concurrency: u16,
+        #[command(flatten)]
+        controller: sample::ControllerArgs,
         #[command(flatten)]
         target: target::TargetArgs,
     },
@@ -96,6 +99,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Converge(args) => print!("{}", converge::run(&args).await?),
         Command::CacheMemory(args) => print!("{}", cache_memory::run(&args).await?),
         Command::Sample(args) => print!("{}", sample::run(&args).await?),
+        Command::Restart(args) => print!("{}", restart::run(&args).await?),
         Command::FakeServer { watch_history } => {
             process::exit_when_stdin_closes();
             target::serve(watch_history).await?;
@@ -113,12 +117,12 @@ async fn main() -> anyhow::Result<()> {
         Command::SampleController {
             which,
             namespace,
-            concurrency,
+            controller,
             target,
         } => {
             process::exit_when_stdin_closes();
             let client = target.client().await?;
-            sample::run_controller(which, client, &namespace, concurrency).await?;
+            sample::run_controller(which, client, &namespace, &controller).await?;
         }
         Command::CacheProbe {
             variant,

@@ -24,6 +24,8 @@ struct Progress {
     ready: bool,
     /// Streams still open.
     open: usize,
+    /// Marked lines seen so far.
+    marked: u64,
 }
 
 #[derive(Debug, Default)]
@@ -47,6 +49,7 @@ impl OutputScan {
         let (progress, receiver) = watch::channel(Progress {
             ready: false,
             open: streams.len(),
+            marked: 0,
         });
         let progress = Arc::new(progress);
         let lines = Arc::new(Mutex::new(Lines::default()));
@@ -58,13 +61,18 @@ impl OutputScan {
                     if ready.is_match(&line) {
                         progress.send_modify(|p| p.ready = true);
                     }
-                    let mut lines = lines.lock().unwrap_or_else(PoisonError::into_inner);
-                    if line.split_whitespace().next() == Some(marker) {
-                        lines.marked = Some(line.clone());
+                    let mut kept = lines.lock().unwrap_or_else(PoisonError::into_inner);
+                    let marked = line.split_whitespace().next() == Some(marker);
+                    if marked {
+                        kept.marked = Some(line.clone());
                     }
-                    lines.tail.push_back(line);
-                    if lines.tail.len() > TAIL_LINES {
-                        lines.tail.pop_front();
+                    kept.tail.push_back(line);
+                    if kept.tail.len() > TAIL_LINES {
+                        kept.tail.pop_front();
+                    }
+                    drop(kept);
+                    if marked {
+                        progress.send_modify(|p| p.marked += 1);
                     }
                 }
                 progress.send_modify(|p| p.open -= 1);
@@ -90,6 +98,20 @@ impl OutputScan {
     pub async fn closed(&mut self, timeout: Duration) -> bool {
         let closed = self.progress.wait_for(|p| p.open == 0);
         matches!(tokio::time::timeout(timeout, closed).await, Ok(Ok(_)))
+    }
+
+    /// Waits until the last marked line satisfies `wanted` and returns it, or `None` once every
+    /// stream closed without one.
+    pub async fn marked_matching(&mut self, wanted: impl Fn(&str) -> bool) -> Option<String> {
+        let lines = Arc::clone(&self.lines);
+        let matches = |lines: &Mutex<Lines>| {
+            let lines = lines.lock().unwrap_or_else(PoisonError::into_inner);
+            lines.marked.as_deref().is_some_and(&wanted)
+        };
+        let _ = (self.progress)
+            .wait_for(|p| p.open == 0 || matches(&lines))
+            .await;
+        self.marked().filter(|line| wanted(line))
     }
 
     /// The last line whose first word was the marker.
@@ -151,6 +173,15 @@ mod tests {
         assert!(out.closed(Duration::from_secs(5)).await);
         assert_eq!(out.marked().as_deref(), Some("stats a=2"));
         assert!(out.tail().contains("    error: no kubeconfig"));
+    }
+
+    #[tokio::test]
+    async fn a_wanted_marked_line_is_waited_for() {
+        let mut out = scan("stats drained=0\nstats drained=1\n", "", "synced");
+        let line = out.marked_matching(|l| l.ends_with("drained=1")).await;
+        assert_eq!(line.as_deref(), Some("stats drained=1"));
+        let mut out = scan("stats drained=0\n", "", "synced");
+        assert_eq!(out.marked_matching(|l| l.ends_with("=1")).await, None);
     }
 
     #[tokio::test]

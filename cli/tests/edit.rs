@@ -120,7 +120,7 @@ fn edit_sharding_gives_what_init_sharding_gives_and_back() {
     assert_eq!(out.code, 0, "{out:?}");
     assert_eq!(
         out.stdout,
-        "  updated  PROJECT\n  updated  README.md\n  updated  config/manager/manager.yaml\n  updated  config/rbac/kustomization.yaml\n  added    config/rbac/shard_lease_role.yaml\n  added    config/rbac/shard_lease_role_binding.yaml\n  merged   src/controller/eventing/broker.rs\n  updated  src/lib.rs\n  merged   src/main.rs\n  updated  tests/controller/main.rs\nEdited 10 file(s). Next: review the changes, then run make manifests and make test\n"
+        "  updated  PROJECT\n  updated  README.md\n  updated  config/manager/manager.yaml\n  updated  config/rbac/kustomization.yaml\n  added    config/rbac/shard_lease_role.yaml\n  added    config/rbac/shard_lease_role_binding.yaml\n  updated  src/bin/manifests.rs\n  merged   src/controller/eventing/broker.rs\n  updated  src/lib.rs\n  merged   src/main.rs\n  updated  tests/controller/main.rs\nEdited 11 file(s). Next: review the changes, then run make manifests and make test\n"
     );
 
     // Byte for byte what `kbr init --sharding` scaffolds, plus the user's edits.
@@ -139,6 +139,12 @@ fn edit_sharding_gives_what_init_sharding_gives_and_back() {
     assert!(
         lib.contains("    ShardingOptions::kind::<crate::api::eventing::v1alpha1::Broker>,\n"),
         "{lib}"
+    );
+    // `make manifests` writes the sharder's label patches from the offline manager's wiring.
+    let manifests = fs::read_to_string(edited.join("src/bin/manifests.rs")).unwrap();
+    assert!(
+        manifests.contains("sharding: Some(sharding),"),
+        "{manifests}"
     );
     let controller = fs::read_to_string(edited.join("src/controller/eventing/broker.rs")).unwrap();
     assert!(

@@ -115,8 +115,8 @@ where
     let record = Arc::clone(&chosen);
     let result = kube_finalizer::finalizer(&api, finalizer_name, scoped_obj, |event| {
         let reconciled = reconcile(match event {
-            Event::Apply(obj) => Event::Apply(unscope(obj)),
-            Event::Cleanup(obj) => Event::Cleanup(unscope(obj)),
+            Event::Apply(obj) => Event::Apply(unwrap_scoped(obj)),
+            Event::Cleanup(obj) => Event::Cleanup(unwrap_scoped(obj)),
         });
         async move {
             let action = reconciled.await?;
@@ -145,7 +145,8 @@ where
     })
 }
 
-fn unscope<K: Clone>(obj: Arc<Scoped<K>>) -> Arc<K> {
+/// The object inside a [`Scoped`] wrapper (kube's finalizer helper works on the `Api`'s type).
+fn unwrap_scoped<K: Clone>(obj: Arc<Scoped<K>>) -> Arc<K> {
     Arc::new(Arc::unwrap_or_clone(obj).0)
 }
 

@@ -8,7 +8,9 @@
 //! - `crd/bases/<group>_<plural>.yaml` per kind, all versions merged ([`Scheme::crds`]), e.g.
 //!   `crd/bases/eventing.knative.dev_brokers.yaml`;
 //! - `rbac/role.yaml`: the `ClusterRole` `manager-role` ([`rbac::cluster_role`]) followed by a
-//!   `Role` `manager-role` per namespace named by a rule ([`rbac::roles`]).
+//!   `Role` `manager-role` per namespace named by a rule ([`rbac::roles`]) ([`role_yaml`]); each
+//!   rule inferred from the wiring is preceded by one `# <origin>` comment per rule merged into
+//!   it ([`rbac::normalize_with_origins`]).
 //!
 //! Each document starts with a `---` line, like controller-gen's. Output is deterministic (typed
 //! objects, sorted maps, sorted rules), and a file is only rewritten when its content changes,
@@ -80,6 +82,17 @@ pub enum ManifestsError {
     /// The RBAC rules are invalid.
     #[error("cannot build the RBAC role: {0}")]
     Rbac(#[from] RbacError),
+    /// A manifest could not be serialized or its file read, written or listed.
+    #[error(transparent)]
+    File(#[from] FileError),
+}
+
+/// Why a manifest could not be serialized to YAML, or a file read or written: shared by
+/// [`ManifestsError`] and [`WebhookError`](crate::webhook::WebhookError) (one pair of variants
+/// for the YAML and file helpers both use).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FileError {
     /// An object could not be serialized to YAML.
     #[error("cannot serialize {path} to YAML: {source}")]
     Yaml {
@@ -102,50 +115,15 @@ pub enum ManifestsError {
     },
 }
 
-/// What the YAML and file helpers shared with the webhook manifests
-/// ([`crate::webhook::write_manifests`]) can fail with; it becomes the `Yaml` / `Io` variant of
-/// [`ManifestsError`] or [`crate::webhook::WebhookError`].
-#[derive(Debug)]
-pub(crate) enum OutputError {
-    /// `object` could not be serialized for `path`.
-    Yaml {
-        path: PathBuf,
-        source: serde_saphyr::SerializeError,
-    },
-    /// `action` (`read`, `write`, `create directory`, `list`) failed on `path`.
-    Io {
-        action: &'static str,
-        path: PathBuf,
-        source: io::Error,
-    },
-}
-
-impl From<OutputError> for ManifestsError {
-    fn from(error: OutputError) -> Self {
-        match error {
-            OutputError::Yaml { path, source } => Self::Yaml { path, source },
-            OutputError::Io {
-                action,
-                path,
-                source,
-            } => Self::Io {
-                action,
-                path,
-                source,
-            },
-        }
-    }
-}
-
 /// `objects` as YAML documents for `path` (named in errors): each starts with a `---` line and
 /// ends with a newline, like controller-gen's output.
 pub(crate) fn yaml_documents<T: Serialize>(
     path: &Path,
     objects: &[T],
-) -> Result<String, OutputError> {
+) -> Result<String, FileError> {
     let mut out = String::new();
     for object in objects {
-        let yaml = serde_saphyr::to_string(object).map_err(|source| OutputError::Yaml {
+        let yaml = serde_saphyr::to_string(object).map_err(|source| FileError::Yaml {
             path: path.to_owned(),
             source,
         })?;
@@ -164,10 +142,12 @@ pub fn crd_file_name(group: &str, plural: &str) -> String {
 }
 
 /// Renders every manifest without touching the disk: one per CRD (sorted by CRD name), then
-/// the role file, with the project's `rules` plus [`rbac::runtime_rules`]. What [`write()`] writes.
+/// the role file ([`role_yaml`]), with the project's `rules` (the wiring's,
+/// [`Manager::rbac_rules`](crate::Manager::rbac_rules), and the markers') plus
+/// [`rbac::runtime_rules`]. What [`write()`] writes.
 ///
 /// # Errors
-/// [`ManifestsError::Crds`], [`ManifestsError::Rbac`] or [`ManifestsError::Yaml`].
+/// [`ManifestsError::Crds`], [`ManifestsError::Rbac`] or [`ManifestsError::File`] ([`FileError::Yaml`]).
 pub fn render(scheme: &Scheme, rules: &[Rule]) -> Result<Vec<Manifest>, ManifestsError> {
     let mut manifests = Vec::new();
     for crd in scheme.crds()? {
@@ -175,16 +155,82 @@ pub fn render(scheme: &Scheme, rules: &[Rule]) -> Result<Vec<Manifest>, Manifest
         let content = yaml_documents(&path, std::slice::from_ref(&crd))?;
         manifests.push(Manifest { path, content });
     }
-    let path = PathBuf::from(ROLE_FILE);
     let rules: Vec<Rule> = rules.iter().cloned().chain(rbac::runtime_rules()).collect();
-    let cluster_role = rbac::cluster_role(rbac::MANAGER_ROLE, &rules)?;
-    let mut content = yaml_documents(&path, &[cluster_role])?;
-    content.push_str(&yaml_documents(
-        &path,
-        &rbac::roles(rbac::MANAGER_ROLE, &rules)?,
-    )?);
-    manifests.push(Manifest { path, content });
+    manifests.push(Manifest {
+        path: PathBuf::from(ROLE_FILE),
+        content: role_yaml(&rules)?,
+    });
     Ok(manifests)
+}
+
+/// The role file for `rules`: the `ClusterRole` `manager-role` granting the rules without a
+/// namespace (always, `rules: []` when none), then a `Role` `manager-role` per namespace the
+/// rules name, rules normalized like controller-gen's. Above each rule, one `# <origin>` line per
+/// [`origin`](Rule::origin) merged into it, so a reviewer sees why the manager needs it:
+///
+/// ```
+/// use kbr_runtime::rbac::Rule;
+/// let rules = [Rule::new(["get", "list", "watch"]).groups([""]).resources(["configmaps"])
+///     .origin("controller web: watches v1 ConfigMap")];
+/// let yaml = kbr_runtime::manifests::role_yaml(&rules).unwrap();
+/// assert!(yaml.contains("rules:\n# controller web: watches v1 ConfigMap\n- apiGroups:\n  - \"\"\n"));
+/// ```
+///
+/// # Errors
+/// [`ManifestsError::Rbac`] for an invalid rule, [`ManifestsError::File`] ([`FileError::Yaml`]).
+pub fn role_yaml(rules: &[Rule]) -> Result<String, ManifestsError> {
+    role_documents(rules, true)
+}
+
+/// The documents of [`role_yaml`]; the `ClusterRole` only when it grants something, unless
+/// `always_cluster_role`.
+pub(crate) fn role_documents(
+    rules: &[Rule],
+    always_cluster_role: bool,
+) -> Result<String, ManifestsError> {
+    let path = Path::new(ROLE_FILE);
+    let cluster_rules = rbac::rules_in(rules, None);
+    let mut content = String::new();
+    if always_cluster_role || !cluster_rules.is_empty() {
+        let mut cluster_role = rbac::cluster_role(rbac::MANAGER_ROLE, rules)?;
+        cluster_role.rules = None;
+        content.push_str(&role_document(path, &cluster_role, &cluster_rules)?);
+    }
+    for mut role in rbac::roles(rbac::MANAGER_ROLE, rules)? {
+        role.rules = None;
+        let namespace = role.metadata.namespace.clone();
+        let role_rules = rbac::rules_in(rules, namespace.as_deref());
+        content.push_str(&role_document(path, &role, &role_rules)?);
+    }
+    Ok(content)
+}
+
+/// One role document: `role` (without its rules) and then its `rules:`, normalized, each after
+/// its origin comments. k8s-openapi serializes `rules` last, so appending it keeps the order a
+/// serializer writes.
+fn role_document<R: Serialize>(path: &Path, role: &R, rules: &[Rule]) -> Result<String, FileError> {
+    let mut out = yaml_documents(path, std::slice::from_ref(role))?;
+    let normalized = rbac::normalize_with_origins(rules);
+    if normalized.is_empty() {
+        out.push_str("rules: []\n");
+        return Ok(out);
+    }
+    out.push_str("rules:\n");
+    for (rule, origins) in normalized {
+        for origin in origins {
+            let line = origin.replace(['\n', '\r'], " ");
+            out.push_str(&format!("# {line}\n"));
+        }
+        let yaml = serde_saphyr::to_string(&[rule]).map_err(|source| FileError::Yaml {
+            path: path.to_owned(),
+            source,
+        })?;
+        out.push_str(&yaml);
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    Ok(out)
 }
 
 /// Writes the CRDs and the RBAC role under `config_dir` (see the module docs for the layout),
@@ -192,8 +238,8 @@ pub fn render(scheme: &Scheme, rules: &[Rule]) -> Result<Vec<Manifest>, Manifest
 /// Files are replaced atomically (written next to the target, then renamed).
 ///
 /// # Errors
-/// The errors of [`render`], or [`ManifestsError::Io`] naming the path that could not be
-/// read, written or listed.
+/// The errors of [`render`], or [`ManifestsError::File`] ([`FileError::Io`]) naming the path
+/// that could not be read, written or listed.
 pub fn write(scheme: &Scheme, rules: &[Rule], config_dir: &Path) -> Result<Report, ManifestsError> {
     let manifests = render(scheme, rules)?;
     let mut report = Report::default();
@@ -227,9 +273,9 @@ pub fn write(scheme: &Scheme, rules: &[Rule], config_dir: &Path) -> Result<Repor
     Ok(report)
 }
 
-fn io_error(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> OutputError {
+pub(crate) fn io_error(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> FileError {
     let path = path.to_owned();
-    move |source| OutputError::Io {
+    move |source| FileError::Io {
         action,
         path,
         source,
@@ -239,7 +285,7 @@ fn io_error(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> Outp
 /// Writes `content` to `path` unless it already holds exactly that; `true` if written.
 /// Creates the parent directories, and replaces the file atomically (written to a temporary
 /// file next to it, then renamed), so an interrupted run never leaves half a file.
-pub(crate) fn write_if_changed(path: &Path, content: &str) -> Result<bool, OutputError> {
+pub(crate) fn write_if_changed(path: &Path, content: &str) -> Result<bool, FileError> {
     match fs::read(path) {
         Ok(existing) if existing == content.as_bytes() => return Ok(false),
         Ok(_) => {}

@@ -11,6 +11,7 @@
 //! | `controller_runtime_reconcile_total` | counter | `controller`, `result` (`success`, `error`, `requeue`, `requeue_after`) |
 //! | `controller_runtime_reconcile_errors_total` | counter | `controller` |
 //! | `controller_runtime_reconcile_panics_total` | counter | `controller` |
+//! | `controller_runtime_reconcile_timeouts_total` | counter | `controller` |
 //! | `controller_runtime_reconcile_time_seconds` | histogram | `controller` |
 //! | `controller_runtime_max_concurrent_reconciles` | gauge | `controller` |
 //! | `controller_runtime_active_workers` | gauge | `controller` |
@@ -106,6 +107,7 @@ pub(crate) struct Metrics {
     reconcile_total: Family<ResultLabels, Counter>,
     reconcile_errors: Family<ControllerLabels, Counter>,
     reconcile_panics: Family<ControllerLabels, Counter>,
+    reconcile_timeouts: Family<ControllerLabels, Counter>,
     reconcile_time: HistogramFamily,
     max_concurrent: Family<ControllerLabels, Gauge>,
     active_workers: Family<ControllerLabels, Gauge>,
@@ -134,6 +136,7 @@ impl Metrics {
             reconcile_total: Family::default(),
             reconcile_errors: Family::default(),
             reconcile_panics: Family::default(),
+            reconcile_timeouts: Family::default(),
             reconcile_time: Family::new_with_constructor(reconcile_histogram),
             max_concurrent: Family::default(),
             active_workers: Family::default(),
@@ -161,6 +164,11 @@ impl Metrics {
                 "controller_runtime_reconcile_panics",
                 "Total number of reconciliation panics per controller",
                 metrics.reconcile_panics.clone(),
+            );
+            r.register(
+                "controller_runtime_reconcile_timeouts",
+                "Total number of reconciliation timeouts per controller",
+                metrics.reconcile_timeouts.clone(),
             );
             r.register(
                 "controller_runtime_reconcile_time_seconds",
@@ -246,12 +254,13 @@ impl Metrics {
             .clone();
         let errors = self.reconcile_errors.get_or_create(&c).clone();
         let panics = self.reconcile_panics.get_or_create(&c).clone();
+        let timeouts = self.reconcile_timeouts.get_or_create(&c).clone();
         let time = self.reconcile_time.get_or_create(&c).clone();
         let active_workers = self.active_workers.get_or_create(&c).clone();
-        let depth = QueueDepth::new(self.queue_depth.clone(), name);
         let adds = self.queue_adds.get_or_create(&q).clone();
-        let retries = self.queue_retries.get_or_create(&q).clone();
         let queue_duration = self.queue_duration.get_or_create(&q).clone();
+        let queue = QueueMetrics::new(self.queue_depth.clone(), name, adds, queue_duration);
+        let retries = self.queue_retries.get_or_create(&q).clone();
         let work_duration = self.work_duration.get_or_create(&q).clone();
         let handle = ControllerMetrics {
             success,
@@ -259,12 +268,11 @@ impl Metrics {
             requeue_after,
             errors,
             panics,
+            timeouts,
             time,
             active_workers,
-            depth,
-            adds,
+            queue,
             retries,
-            queue_duration,
             work_duration,
         };
         // controller-runtime also exports `requeue`; kube-runtime has no rate-limited requeue
@@ -316,12 +324,11 @@ pub(crate) struct ControllerMetrics {
     requeue_after: Counter,
     errors: Counter,
     panics: Counter,
+    timeouts: Counter,
     time: Histogram,
     active_workers: Gauge,
-    depth: QueueDepth,
-    adds: Counter,
+    queue: QueueMetrics,
     retries: Counter,
-    queue_duration: Histogram,
     work_duration: Histogram,
 }
 
@@ -352,17 +359,15 @@ impl ControllerMetrics {
         }
     }
 
-    pub(crate) fn queue_added(&self) {
-        self.adds.inc();
+    /// A reconcile exceeded the controller's reconcile timeout and was cancelled
+    /// (`controller_runtime_reconcile_timeouts_total`; it also ends as an error).
+    pub(crate) fn reconcile_timed_out(&self) {
+        self.timeouts.inc();
     }
 
-    pub(crate) fn queue_waited(&self, waited: Duration) {
-        self.queue_duration.observe(waited.as_secs_f64());
-    }
-
-    /// The controller's `workqueue_depth` series, for its work queue to keep.
-    pub(crate) fn queue_depth(&self) -> QueueDepth {
-        self.depth.clone()
+    /// The controller's work-queue series, for its work queue to keep.
+    pub(crate) fn queue(&self) -> QueueMetrics {
+        self.queue.clone()
     }
 
     pub(crate) fn retried(&self) {
@@ -428,41 +433,74 @@ const MAX_DEPTH_PRIORITIES: usize = 25;
 /// `priorityCardinalityExceededPlaceholder`).
 const EXCEEDED_PRIORITIES: &str = "exceeded_cardinality_limit";
 
-/// One work queue's `workqueue_depth{controller, name, priority}`: the queue counts each ready
-/// key under its priority, under its own lock. Clones share the series but not the choice of
-/// labels, so one queue keeps one handle; the [`Default`] one is registered nowhere (for
-/// queues in tests).
-#[derive(Clone, Debug, Default)]
-pub(crate) struct QueueDepth {
-    family: Family<DepthLabels, Gauge>,
+/// One work queue's metrics (client-go's `queueMetrics`, kept by the queue under its own lock):
+/// `workqueue_depth{controller, name, priority}` counts each ready key under its priority,
+/// `workqueue_adds_total` counts keys becoming dirty, and `workqueue_queue_duration_seconds`
+/// observes how long a key waited from becoming dirty to a worker taking it. Clones share the
+/// series but not the choice of depth labels, so one queue keeps one handle; the [`Default`]
+/// one is registered nowhere (for queues in tests).
+#[derive(Clone, Debug)]
+pub(crate) struct QueueMetrics {
+    depth: Family<DepthLabels, Gauge>,
     queue: String,
-    /// The series of the priorities with a label of their own (at most
+    /// The depth series of the priorities with a label of their own (at most
     /// [`MAX_DEPTH_PRIORITIES`], searched linearly: a queue sees one to three priorities); a
     /// priority keeps its label for the handle's life, so every `dec` meets its `inc`.
     labelled: Vec<(i32, Gauge)>,
+    adds: Counter,
+    duration: Histogram,
 }
 
-impl QueueDepth {
+impl Default for QueueMetrics {
+    fn default() -> Self {
+        Self {
+            depth: Family::default(),
+            queue: String::new(),
+            labelled: Vec::new(),
+            adds: Counter::default(),
+            duration: queue_histogram(),
+        }
+    }
+}
+
+impl QueueMetrics {
     /// The depth of queue `queue` in `family`, with the `priority="0"` series at 0.
-    fn new(family: Family<DepthLabels, Gauge>, queue: &str) -> Self {
-        let mut depth = Self {
-            family,
+    fn new(
+        depth: Family<DepthLabels, Gauge>,
+        queue: &str,
+        adds: Counter,
+        duration: Histogram,
+    ) -> Self {
+        let mut metrics = Self {
+            depth,
             queue: queue.to_string(),
             labelled: Vec::new(),
+            adds,
+            duration,
         };
-        depth.with_gauge(0, |_| ());
-        depth
+        metrics.with_gauge(0, |_| ());
+        metrics
+    }
+
+    /// A key became dirty (`workqueue_adds_total`).
+    pub(crate) fn added(&self) {
+        self.adds.inc();
+    }
+
+    /// A worker took a key that became dirty `waited` ago (`workqueue_queue_duration_seconds`).
+    pub(crate) fn waited(&self, waited: Duration) {
+        self.duration.observe(waited.as_secs_f64());
     }
 
     /// One more ready key of `priority`.
-    pub(crate) fn inc(&mut self, priority: i32) {
+    pub(crate) fn inc_depth(&mut self, priority: i32) {
         self.with_gauge(priority, |gauge| {
             gauge.inc();
         });
     }
 
     /// One ready key of `priority` fewer.
-    pub(crate) fn dec(&mut self, priority: i32) {
+    pub(crate) fn dec_depth(&mut self, priority: i32) {
         self.with_gauge(priority, |gauge| {
             gauge.dec();
         });
@@ -480,9 +518,9 @@ impl QueueDepth {
         }
     }
 
-    /// The series of `label` (a priority or the cap's placeholder).
+    /// The depth series of `label` (a priority or the cap's placeholder).
     fn series(&self, label: &str) -> Gauge {
-        self.family
+        self.depth
             .get_or_create(&DepthLabels {
                 controller: self.queue.clone(),
                 name: self.queue.clone(),
@@ -491,10 +529,16 @@ impl QueueDepth {
             .clone()
     }
 
-    /// The value of the series of `label`.
+    /// The value of the depth series of `label`.
     #[cfg(test)]
-    pub(crate) fn get(&self, label: &str) -> i64 {
+    pub(crate) fn depth(&self, label: &str) -> i64 {
         self.series(label).get()
+    }
+
+    /// The value of `workqueue_adds_total`.
+    #[cfg(test)]
+    pub(crate) fn adds(&self) -> u64 {
+        self.adds.get()
     }
 }
 

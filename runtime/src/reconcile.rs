@@ -17,7 +17,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::de::DeserializeOwned;
+use crate::resource::Object;
 
 /// What to do after a successful reconcile: controller-runtime's `reconcile.Result`, with the
 /// constructors of kube-runtime's `controller::Action`.
@@ -152,14 +152,9 @@ impl From<Action> for kube::runtime::controller::Action {
 /// ```
 pub trait Reconciler: Send + Sync + 'static {
     /// The kind reconciled (controller-runtime's `For(&Kind{})`): a typed Kubernetes resource
-    /// with a compile-time GVK (`DynamicType = ()`).
-    type Object: kube::Resource<DynamicType = ()>
-        + Clone
-        + DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static;
+    /// with a compile-time GVK ([`Object`]). `PartialObjectMeta<K>` reconciles the metadata of
+    /// `K` only, from a metadata-only informer (`For(&K{}, builder.OnlyMetadata)`).
+    type Object: Object;
 
     /// The error `reconcile` returns; usually [`crate::Error`]. Logged and retried with backoff.
     type Error: std::error::Error + Send + Sync + 'static;

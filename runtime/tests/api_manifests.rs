@@ -9,7 +9,7 @@ use kbr_runtime::Scheme;
 use kbr_runtime::crd::CustomResourceExt as _;
 use kbr_runtime::k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule, Role};
 use kbr_runtime::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kbr_runtime::manifests::{self, ManifestsError};
+use kbr_runtime::manifests::{self, FileError, ManifestsError};
 use kbr_runtime::rbac::Rule;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -224,7 +224,10 @@ fn errors_name_what_failed() {
     let blocker = dir.path().join("config");
     fs::write(&blocker, "a file where the config directory should be").unwrap();
     let error = manifests::write(&scheme(), &[], &blocker).unwrap_err();
-    assert!(matches!(&error, ManifestsError::Io { .. }), "{error:?}");
+    assert!(
+        matches!(&error, ManifestsError::File(FileError::Io { .. })),
+        "{error:?}"
+    );
     assert!(error.to_string().contains("config"), "{error}");
 
     let invalid = [Rule::new(["get"]).groups(["apps"])];
@@ -252,4 +255,44 @@ fn a_project_without_kinds_gets_only_the_runtimes_rules_and_no_crds() {
         ..PolicyRule::default()
     };
     assert_eq!(role.rules, Some(vec![events]));
+}
+
+#[test]
+fn inferred_rules_are_commented_with_their_origins() {
+    let rules = [
+        Rule::new(["get", "list", "watch"])
+            .groups([""])
+            .resources(["configmaps"])
+            .origin("controller web: watches v1 ConfigMap"),
+        Rule::new(["get"]).groups([""]).resources(["secrets"]),
+        Rule::new(["get", "create", "patch"])
+            .groups(["coordination.k8s.io"])
+            .resources(["leases"])
+            .namespace("system")
+            .origin("leader election: the Lease web.example.com"),
+    ];
+    let yaml = manifests::role_yaml(&rules).unwrap();
+    assert_eq!(
+        yaml,
+        "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  \
+         name: manager-role\nrules:\n# controller web: watches v1 ConfigMap\n- apiGroups:\n  \
+         - \"\"\n  resources:\n  - configmaps\n  verbs:\n  - get\n  - list\n  - watch\n\
+         - apiGroups:\n  - \"\"\n  resources:\n  - secrets\n  verbs:\n  - get\n\
+         ---\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  \
+         name: manager-role\n  namespace: system\nrules:\n\
+         # leader election: the Lease web.example.com\n- apiGroups:\n  - coordination.k8s.io\n  \
+         resources:\n  - leases\n  verbs:\n  - create\n  - get\n  - patch\n"
+    );
+    // The comments change nothing a YAML reader sees: the same roles as without origins.
+    let documents: Vec<serde_json::Value> = serde_saphyr::from_multiple(&yaml).unwrap();
+    let cluster_role: ClusterRole = serde_json::from_value(documents[0].clone()).unwrap();
+    assert_eq!(
+        cluster_role,
+        kbr_runtime::rbac::cluster_role(kbr_runtime::rbac::MANAGER_ROLE, &rules).unwrap()
+    );
+    let role: Role = serde_json::from_value(documents[1].clone()).unwrap();
+    assert_eq!(
+        role,
+        kbr_runtime::rbac::roles(kbr_runtime::rbac::MANAGER_ROLE, &rules).unwrap()[0]
+    );
 }

@@ -178,6 +178,14 @@ fn invalid_rules_are_typed_errors() {
             "ClusterRole",
         ),
         (Rule::new(["get"]).groups(["apps"]), "neither"),
+        (
+            Rule::new(["get"])
+                .groups([""])
+                .resources(["namespaces"])
+                .cluster_scoped()
+                .namespace("ns"),
+            "cluster-scoped",
+        ),
     ];
     for (rule, needle) in cases {
         let error = rbac::cluster_role(MANAGER_ROLE, std::slice::from_ref(&rule)).unwrap_err();
@@ -194,4 +202,67 @@ fn no_rules_still_give_an_empty_cluster_role() {
     let role = rbac::cluster_role(MANAGER_ROLE, &[]).unwrap();
     assert_eq!(role.rules, Some(Vec::new()));
     assert!(rbac::roles(MANAGER_ROLE, &[]).unwrap().is_empty());
+}
+
+#[test]
+fn origins_follow_the_rules_they_merge_into() {
+    let rules = [
+        Rule::new(["get", "list", "watch"])
+            .groups(["apps"])
+            .resources(["deployments"])
+            .origin("controller web: watches apps/v1 Deployment"),
+        Rule::new([
+            "create", "delete", "get", "list", "patch", "update", "watch",
+        ])
+        .groups(["apps"])
+        .resources(["deployments"])
+        .origin("controller api: owns apps/v1 Deployment"),
+        // A marker for the same target: merged, adds no origin.
+        Rule::new(["get"])
+            .groups(["apps"])
+            .resources(["deployments"]),
+        // Same verbs on another resource of the group: the resources merge, and so do origins.
+        Rule::new(["get", "list", "watch"])
+            .groups(["apps"])
+            .resources(["replicasets"])
+            .origin("controller web: watches apps/v1 ReplicaSet"),
+        Rule::new(["get", "list", "watch"])
+            .groups(["apps"])
+            .resources(["replicasets"])
+            .origin("controller web: watches apps/v1 ReplicaSet"),
+    ];
+    let normalized = rbac::normalize_with_origins(&rules);
+    let summary: Vec<(Vec<String>, Vec<String>, Vec<String>)> = normalized
+        .into_iter()
+        .map(|(rule, origins)| (rule.resources.unwrap_or_default(), rule.verbs, origins))
+        .collect();
+    let strings = |values: &[&str]| values.iter().map(|v| (*v).to_owned()).collect::<Vec<_>>();
+    assert_eq!(
+        summary,
+        [
+            (
+                strings(&["deployments"]),
+                strings(&[
+                    "create", "delete", "get", "list", "patch", "update", "watch"
+                ]),
+                strings(&[
+                    "controller api: owns apps/v1 Deployment",
+                    "controller web: watches apps/v1 Deployment"
+                ])
+            ),
+            (
+                strings(&["replicasets"]),
+                strings(&["get", "list", "watch"]),
+                strings(&["controller web: watches apps/v1 ReplicaSet"])
+            ),
+        ]
+    );
+    assert_eq!(
+        rbac::normalize(&rules),
+        rbac::normalize_with_origins(&rules)
+            .into_iter()
+            .map(|(rule, _)| rule)
+            .collect::<Vec<PolicyRule>>(),
+        "one normalization"
+    );
 }

@@ -3,7 +3,7 @@
 //! The layers, bottom to top, are the table under "Runtime layers" in `docs/design-notes.md`
 //! (read here, so the page and the check cannot disagree). This test reads every file of
 //! `runtime/src`, drops comments (doc links included), string and character literals and
-//! `#[cfg(test)]` items, and collects the module every `crate::…`, `kbr_runtime::…` and
+//! `#[cfg(test)]` items (and the files of `#[cfg(test)] mod tests;`), and collects the module every `crate::…`, `kbr_runtime::…` and
 //! root-escaping `super::…` path names; names re-exported by `lib.rs` (`crate::Error`) count as
 //! the module they come from. Any path into the same or a higher layer fails, as does a module
 //! missing from the table.
@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use source_scan::{
     Token, is_ident, is_punct, is_test_cfg, path_heads, skip_group, skip_item, sources,
-    strip_comments_and_literals, tokenize,
+    strip_comments_and_literals, tokenize, without_unit_tests,
 };
 
 /// One `use` edge from a file into a module of the same or a higher layer.
@@ -203,6 +203,7 @@ fn module_of(file: &Path) -> (String, usize) {
 
 /// Checks `files` (paths relative to `src`, `lib.rs` among them) against `layers`.
 fn check(files: &[(PathBuf, String)], layers: &BTreeMap<String, usize>) -> Result<(), Vec<String>> {
+    let files = &without_unit_tests(files.to_vec());
     let mut problems = Vec::new();
     let lib = files
         .iter()
@@ -348,6 +349,23 @@ mod tests {
 mod more { fn g() { let _ = crate::client::Client; } }
 "##;
     assert_eq!(toy(&[("error.rs", error)]), Ok(()));
+}
+
+#[test]
+fn files_of_unit_test_modules_are_ignored() {
+    let client = "#[cfg(test)]\nmod tests;\nmod cached;\n";
+    let tests = "use crate::manager::Manager;\n";
+    let below = "use crate::manager::Manager;\n";
+    assert_eq!(
+        toy(&[
+            ("client/mod.rs", client),
+            ("client/tests.rs", tests),
+            ("client/tests/helpers.rs", below),
+        ]),
+        Ok(())
+    );
+    let cached = toy(&[("client/mod.rs", client), ("client/cached.rs", below)]);
+    assert!(cached.is_err_and(|p| p[0].contains("`client` uses `manager`")));
 }
 
 #[test]

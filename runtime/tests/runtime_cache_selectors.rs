@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use kbr_runtime::cache::CacheOptions;
 use kbr_runtime::client::ListOptions;
 use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
+use kbr_runtime::kube::core::Selector;
 use kbr_runtime::testing::TestEnv;
 use kbr_runtime::{Action, Client, Controller, Error, Scheme};
 use runtime_support::*;
@@ -70,7 +71,7 @@ async fn label_selector_restricts_reconciles_and_cached_reads() -> TestResult {
     )?;
     // Set after the controller created the ConfigMap informer: still before start, so it applies.
     manager.cache_options::<ConfigMap>(CacheOptions {
-        label_selector: Some("app=x".into()),
+        label_selector: Some(Selector::from_iter([("app", "x")])),
         field_selector: None,
     })?;
     let cached = manager.client();

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use kbr_runtime::client::{ListOptions, Patch, PatchParams};
 use kbr_runtime::controller::predicate::GenerationChanged;
+use kbr_runtime::controller::source::Kind;
 use kbr_runtime::k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStatus};
 use kbr_runtime::k8s_openapi::api::core::v1::{
     ConfigMap, Container, PodSpec, PodTemplateSpec, Secret, ServiceAccount,
@@ -199,7 +200,7 @@ async fn one_key_is_never_reconciled_concurrently() -> TestResult {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn owned_object_changes_enqueue_the_owner() -> TestResult {
     let env = TestEnv::start(Scheme::new()).await?;
-    owned_changes_enqueue_the_owner(&env, |c| c.owns::<Secret>()).await
+    owned_changes_enqueue_the_owner(&env, |c| c.owns(Kind::<Secret>::new())).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -751,7 +752,7 @@ async fn a_create_then_a_reconcile_of_the_same_owner_does_not_create_again() -> 
                 Ok(Action::requeue(Duration::ZERO))
             }
         }))
-        .owns::<Secret>(),
+        .owns(Kind::<Secret>::new()),
     )?;
     let running = Running::start(manager);
     let client = Client::new(server.kube_client());
@@ -799,7 +800,7 @@ async fn the_echo_of_an_own_write_does_not_enqueue_the_owner_again() -> TestResu
                 Ok(Action::await_change())
             }
         }))
-        .owns::<Secret>(),
+        .owns(Kind::<Secret>::new()),
     )?;
     let running = Running::start(manager);
     let client = Client::new(server.kube_client());
@@ -897,10 +898,13 @@ async fn predicates_on_owned_and_watched_kinds_filter_deletes() -> TestResult {
     let mut manager = manager_on(&env, options_on(&env, &["default"]));
     manager.add_controller(
         Controller::new(sends_names(tx))
-            .owns_with::<Secret>(NoDeletes)
-            .watches_with(NoDeletes, |sa: &ServiceAccount| {
-                Some(ObjectRef::<ConfigMap>::new(&name_of(sa)).within("default"))
-            }),
+            .owns(Kind::<Secret>::new().with_predicate(NoDeletes))
+            .watches(
+                Kind::<ServiceAccount>::new().with_predicate(NoDeletes),
+                |sa: &ServiceAccount| {
+                    Some(ObjectRef::<ConfigMap>::new(&name_of(sa)).within("default"))
+                },
+            ),
     )?;
     let running = Running::start(manager);
     let client = env.client();
@@ -947,6 +951,85 @@ async fn predicates_on_owned_and_watched_kinds_filter_deletes() -> TestResult {
         Some("two"),
         "the watched delete was not filtered"
     );
+    running.stop().await?;
+    Ok(())
+}
+
+/// The next message of `rx` (empty if the channel closed).
+async fn next(rx: &mut mpsc::UnboundedReceiver<String>) -> String {
+    within("the next reconcile step", rx.recv())
+        .await
+        .unwrap_or_default()
+}
+
+/// Issue 27, acceptance 3: with a reconcile timeout, a hung reconcile is cancelled at its
+/// timeout, counted, and retried with backoff, and it does not block the other keys: the
+/// controller's only worker is free again once the hung reconcile is cancelled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_reconcile_is_cancelled_at_its_timeout_and_retried() -> TestResult {
+    const TIMEOUT: Duration = Duration::from_millis(300);
+    /// Tells the test when the hung reconcile's future is dropped (cancelled).
+    struct Cancelled(mpsc::UnboundedSender<String>);
+    impl Drop for Cancelled {
+        fn drop(&mut self) {
+            let _ = self.0.send("cancelled hung".into());
+        }
+    }
+
+    let env = TestEnv::start(Scheme::new()).await?;
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut manager = manager_on(
+        &env,
+        kbr_runtime::ManagerOptions {
+            metrics_bind_address: "127.0.0.1:0".into(),
+            ..options_on(&env, &["default"])
+        },
+    );
+    manager.add_controller(
+        Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
+            let tx = tx.clone();
+            async move {
+                let name = name_of(&*cm);
+                if name == "hung" {
+                    let _ = tx.send("start hung".into());
+                    let _cancelled = Cancelled(tx.clone());
+                    std::future::pending::<()>().await;
+                }
+                let _ = tx.send(format!("reconciled {name}"));
+                Ok(Action::await_change())
+            }
+        }))
+        .named("hangs")
+        .reconcile_timeout(TIMEOUT),
+    )?;
+    let addresses = manager.serving_addresses();
+    let running = Running::start(manager);
+    let metrics = bound(addresses).await.metrics.ok_or("metrics not bound")?;
+    let client = env.client();
+    // The reconcile (and its timeout) cannot start before the object exists.
+    let created = Instant::now();
+    client.create(&configmap("default", "hung", "1")).await?;
+    assert_eq!(next(&mut rx).await, "start hung");
+    // Queued behind the hung reconcile, which holds the only worker.
+    client.create(&configmap("default", "other", "1")).await?;
+    assert_eq!(next(&mut rx).await, "cancelled hung");
+    assert!(created.elapsed() >= TIMEOUT, "cancelled before its timeout");
+    // The worker waits until the cancelled reconcile is dropped before it takes another key.
+    assert_eq!(next(&mut rx).await, "reconciled other");
+    assert_eq!(next(&mut rx).await, "start hung", "retried");
+    let body = eventually("the timeout to be counted", || async {
+        let (_, body) = http_get(metrics, "/metrics").await;
+        body.contains(r#"controller_runtime_reconcile_timeouts_total{controller="hangs"} 1"#)
+            .then_some(body)
+    })
+    .await;
+    for expected in [
+        r#"controller_runtime_reconcile_errors_total{controller="hangs"} 1"#,
+        r#"controller_runtime_reconcile_total{controller="hangs",result="error"} 1"#,
+        r#"workqueue_retries_total{controller="hangs",name="hangs"} 1"#,
+    ] {
+        assert!(body.contains(expected), "missing {expected:?} in\n{body}");
+    }
     running.stop().await?;
     Ok(())
 }

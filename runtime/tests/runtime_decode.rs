@@ -11,7 +11,6 @@ use std::sync::Arc;
 
 use kbr_runtime::client::ListOptions;
 use kbr_runtime::k8s_openapi::api::events::v1::Event as K8sEvent;
-use kbr_runtime::manager::ServingAddresses;
 use kbr_runtime::testing::TestEnv;
 use kbr_runtime::{Action, Controller, ManagerOptions, Scheme};
 use runtime_support::*;
@@ -67,14 +66,6 @@ mod typed {
         /// The template.
         pub template: String,
     }
-}
-
-async fn bound(mut rx: tokio::sync::watch::Receiver<Option<ServingAddresses>>) -> ServingAddresses {
-    within("servers to bind", rx.wait_for(Option::is_some))
-        .await
-        .ok()
-        .and_then(|a| *a)
-        .unwrap_or_default()
 }
 
 fn service(name: &str, template: Option<&str>) -> served::Service {

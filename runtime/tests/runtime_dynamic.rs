@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use kbr_runtime::controller::predicate::Predicate;
+use kbr_runtime::controller::source::Kind;
 use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, ServiceAccount};
 use kbr_runtime::kube::core::discovery::Scope;
 use kbr_runtime::kube::core::{ApiResource, DynamicObject};
@@ -56,10 +57,8 @@ async fn watched_dynamic_objects_are_mapped_and_filtered() -> TestResult {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut manager = manager_on(&env, options_on(&env, &["default"]));
     let service_accounts = ApiResource::erase::<ServiceAccount>(&());
-    manager.add_controller(Controller::new(sends_names(tx)).watches_dynamic_with(
-        service_accounts,
-        Scope::Namespaced,
-        NoDeletes,
+    manager.add_controller(Controller::new(sends_names(tx)).watches(
+        Kind::dynamic(service_accounts, Scope::Namespaced).with_predicate(NoDeletes),
         target_of,
     ))?;
     let running = Running::start(manager);
@@ -93,7 +92,10 @@ async fn watched_dynamic_objects_are_mapped_and_filtered() -> TestResult {
 async fn owned_dynamic_objects_enqueue_the_owner() -> TestResult {
     let env = TestEnv::start(Scheme::new()).await?;
     owned_changes_enqueue_the_owner(&env, |c| {
-        c.owns_dynamic(ApiResource::erase::<Secret>(&()), Scope::Namespaced)
+        c.owns(Kind::dynamic(
+            ApiResource::erase::<Secret>(&()),
+            Scope::Namespaced,
+        ))
     })
     .await
 }
@@ -120,9 +122,8 @@ async fn dynamic_informers_are_shared_per_kind_and_cluster_scoped_kinds_watch_cl
                 }
             }))
             .named(name)
-            .watches_dynamic(
-                namespaces.clone(),
-                Scope::Cluster,
+            .watches(
+                Kind::dynamic(namespaces.clone(), Scope::Cluster),
                 |ns: &DynamicObject| {
                     let name = ns.metadata.name.as_deref()?.strip_prefix("for-")?;
                     Some(ObjectRef::<ConfigMap>::new(name).within("default"))

@@ -11,6 +11,7 @@ use kbr_runtime::client::ListOptions;
 use kbr_runtime::conditions::{
     ConditionStatus, condition, find_condition, is_condition_true, set_condition,
 };
+use kbr_runtime::controller::source::Kind;
 use kbr_runtime::events::{self, EventRecorder, EventType};
 use kbr_runtime::finalizer::{Event, add_finalizer, finalizer, has_finalizer, remove_finalizer};
 use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Namespace};
@@ -228,7 +229,7 @@ async fn a_controller_reference_makes_the_owner_recreate_its_dependent() -> Test
             Ok(Action::await_change())
         }
     });
-    manager.add_controller(Controller::new(reconcile).owns::<ConfigMap>())?;
+    manager.add_controller(Controller::new(reconcile).owns(Kind::<ConfigMap>::new()))?;
     let running = Running::start(manager);
     let api = env.client();
 

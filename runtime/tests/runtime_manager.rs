@@ -11,7 +11,6 @@ use std::time::Duration;
 use kbr_runtime::k8s_openapi::api::coordination::v1::Lease;
 use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
 use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
-use kbr_runtime::manager::ServingAddresses;
 use kbr_runtime::prometheus_client::metrics::counter::Counter;
 use kbr_runtime::testing::{TestEnv, Verb};
 use kbr_runtime::{Action, Controller, Manager, ManagerError, ManagerOptions, Scheme};
@@ -19,14 +18,6 @@ use runtime_support::*;
 use tokio::sync::{Notify, mpsc};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
-
-async fn bound(mut rx: tokio::sync::watch::Receiver<Option<ServingAddresses>>) -> ServingAddresses {
-    within("servers to bind", rx.wait_for(Option::is_some))
-        .await
-        .ok()
-        .and_then(|a| *a)
-        .unwrap_or_default()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn probes_and_metrics_after_reconciles() -> TestResult {
@@ -93,6 +84,7 @@ async fn probes_and_metrics_after_reconciles() -> TestResult {
     for expected in [
         r#"controller_runtime_reconcile_total{controller="configmap",result="error"} 0"#,
         r#"controller_runtime_reconcile_errors_total{controller="configmap"} 0"#,
+        r#"controller_runtime_reconcile_timeouts_total{controller="configmap"} 0"#,
         r#"controller_runtime_max_concurrent_reconciles{controller="configmap"} 1"#,
         r#"controller_runtime_active_workers{controller="configmap"} 0"#,
         r#"controller_runtime_reconcile_time_seconds_count{controller="configmap"} 1"#,

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use kbr_runtime::client::{ListOptions, Patch, PatchParams};
 use kbr_runtime::controller::predicate::Predicate;
+use kbr_runtime::controller::source::Kind;
 use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
 use kbr_runtime::kube::core::PartialObjectMeta;
 use kbr_runtime::kube::runtime::reflector::ObjectRef;
@@ -55,7 +56,7 @@ async fn label(client: &Client, name: &str, key: &str) -> Result<Secret, kbr_run
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn owned_metadata_changes_enqueue_the_owner() -> TestResult {
     let env = TestEnv::start(Scheme::new()).await?;
-    owned_changes_enqueue_the_owner(&env, |c| c.owns_metadata::<Secret>()).await
+    owned_changes_enqueue_the_owner(&env, |c| c.owns(Kind::<Secret>::metadata())).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -73,7 +74,7 @@ async fn a_metadata_informer_lists_and_watches_metadata_only() -> TestResult {
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut manager = manager(&server, options());
     let cached = manager.client();
-    manager.add_controller(Controller::new(sends_names(tx)).owns_metadata::<Secret>())?;
+    manager.add_controller(Controller::new(sends_names(tx)).owns(Kind::<Secret>::metadata()))?;
     let running = Running::start(manager);
     // Both the owner itself and its child enqueue it; at least one reconcile comes.
     assert_eq!(
@@ -249,7 +250,8 @@ async fn predicates_on_owned_metadata_filter_creates_updates_and_deletes() -> Te
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut manager = manager_on(&env, options_on(&env, &["default"]));
     manager.add_controller(
-        Controller::new(sends_names(tx)).owns_metadata_with::<Secret>(OnlyLabelled),
+        Controller::new(sends_names(tx))
+            .owns(Kind::<Secret>::metadata().with_predicate(OnlyLabelled)),
     )?;
     let running = Running::start(manager);
     let client = env.client();
@@ -326,7 +328,7 @@ async fn own_writes_reach_the_metadata_cache_and_their_echo_does_not_enqueue_the
                 Ok(Action::await_change())
             }
         }))
-        .owns_metadata::<Secret>(),
+        .owns(Kind::<Secret>::metadata()),
     )?;
     let running = Running::start(manager);
     let client = Client::new(server.kube_client());
@@ -396,7 +398,8 @@ async fn watched_metadata_is_mapped_to_keys() -> TestResult {
     let env = TestEnv::start(Scheme::new()).await?;
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut manager = manager_on(&env, options_on(&env, &["default"]));
-    manager.add_controller(Controller::new(sends_names(tx)).watches_metadata(
+    manager.add_controller(Controller::new(sends_names(tx)).watches(
+        Kind::<ServiceAccount>::metadata(),
         |sa: &PartialObjectMeta<ServiceAccount>| {
             let target = sa.metadata.annotations.as_ref()?.get("target")?;
             Some(ObjectRef::<ConfigMap>::new(target).within("default"))
@@ -438,10 +441,12 @@ async fn metadata_informers_take_the_cache_options_of_their_kind() -> TestResult
         Controller::new(reconciler(|_: Arc<ConfigMap>| async {
             Ok(Action::await_change())
         }))
-        .owns_metadata::<Secret>(),
+        .owns(Kind::<Secret>::metadata()),
     )?;
     manager.cache_options::<Secret>(kbr_runtime::cache::CacheOptions {
-        label_selector: Some("app=in".into()),
+        label_selector: Some(kbr_runtime::kube::core::Selector::from_iter([(
+            "app", "in",
+        )])),
         field_selector: None,
     })?;
     let cached = manager.client();

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use futures::stream::{self, StreamExt, TryStreamExt};
 use kbr_runtime::client::ListOptions;
+use kbr_runtime::controller::source::Kind;
 use kbr_runtime::k8s_openapi::api::coordination::v1::Lease;
 use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kbr_runtime::k8s_openapi::jiff::{SignedDuration, Timestamp};
@@ -621,7 +622,7 @@ async fn owned_objects_follow_their_owner_and_a_graceful_stop_hands_over() -> Te
             client: env.client(),
         };
         let reconciler = Sharded::new(maker, env.kube_client(), &sharding);
-        manager.add_controller(Controller::new(reconciler).owns::<Secret>())?;
+        manager.add_controller(Controller::new(reconciler).owns(Kind::<Secret>::new()))?;
         caches.push((shard, manager.client()));
         running.push(Running::start(manager));
         let bound = within("the metrics server", addresses.wait_for(Option::is_some)).await;

@@ -1,6 +1,6 @@
 //! Event sources and the public cache: every built-in predicate on every source kind (For,
 //! Owns, Watches) for creates, updates and deletes; channel and periodic sources; the cache's
-//! `get_informer`, `wait_for_cache_sync` and event handlers; and a slow controller whose queue
+//! `informer`, `wait_for_cache_sync` and event handlers; and a slow controller whose queue
 //! holds one entry per object however many events arrive. On the fake API server, or on
 //! envtest when `KUBEBUILDER_ASSETS` is set.
 #![cfg(feature = "testing")]
@@ -15,10 +15,9 @@ use std::time::Duration;
 use kbr_runtime::cache::{Event, IndexError};
 use kbr_runtime::client::{Object, Patch, PatchParams};
 use kbr_runtime::controller::predicate::{
-    AnnotationsChanged, GenerationChanged, LabelSelector, LabelsChanged, Predicate,
-    ResourceVersionChanged,
+    AnnotationsChanged, GenerationChanged, LabelsChanged, Predicate, ResourceVersionChanged,
 };
-use kbr_runtime::controller::source::{Channel, Periodic};
+use kbr_runtime::controller::source::{Channel, Kind, Periodic};
 use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
 use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kbr_runtime::kube::core::Selector;
@@ -114,7 +113,7 @@ impl Reconciler for Reporter {
     }
 }
 
-/// The label the [`LabelSelector`] rows select on.
+/// The label the label-selector rows select on.
 fn selected() -> Selector {
     [("app", "yes")].into_iter().collect()
 }
@@ -306,8 +305,8 @@ fn cases() -> Vec<Case> {
         // Objects pass while `app=yes`: the create of an unlabelled one, the update that
         // removes the match and the delete of the no longer matching object are filtered.
         Case {
-            name: "LabelSelector",
-            predicates: || predicates(LabelSelector::new(selected())),
+            name: "Selector",
+            predicates: || predicates(selected()),
             rows: vec![
                 (Create { labelled: false }, false),
                 (Labels { matching: true }, true),
@@ -319,8 +318,8 @@ fn cases() -> Vec<Case> {
             ],
         },
         Case {
-            name: "LabelSelector (matching delete)",
-            predicates: || predicates(LabelSelector::new(selected())),
+            name: "Selector (matching delete)",
+            predicates: || predicates(selected()),
             rows: vec![(Create { labelled: true }, true), (Delete, true)],
         },
     ]
@@ -346,10 +345,11 @@ async fn every_builtin_predicate_filters_creates_updates_and_deletes_on_every_so
         manager.add_controller(
             Controller::new(Reporter { tx })
                 .with_predicate(Boxed(for_p.parent))
-                .owns_with::<Child>(Boxed(owns_p.child))
-                .watches_with(Boxed(watches_p.watched), |w: &Watched| {
-                    Some(ObjectRef::<Parent>::new(&w.spec.target).within(NS))
-                }),
+                .owns(Kind::<Child>::new().with_predicate(Boxed(owns_p.child)))
+                .watches(
+                    Kind::<Watched>::new().with_predicate(Boxed(watches_p.watched)),
+                    |w: &Watched| Some(ObjectRef::<Parent>::new(&w.spec.target).within(NS)),
+                ),
         )?;
         // The Parents owned and watched objects map to: `a` for rows, `b` for sentinels.
         let mut parents = Vec::new();
@@ -534,7 +534,7 @@ async fn the_public_cache_syncs_serves_stores_and_calls_event_handlers() -> Test
     client.create(&configmap(NS, "before", "1")).await?;
     let manager = manager_on(&env, options_on(&env, &[NS]));
     let cache = manager.cache();
-    let informer = cache.get_informer::<ConfigMap>();
+    let informer = cache.informer::<ConfigMap>();
     // The informer's indexes are the client's: one registry, one name space.
     informer.add_index("data.value", |cm: &ConfigMap| vec![value(cm)])?;
     let again = manager
@@ -567,17 +567,20 @@ async fn the_public_cache_syncs_serves_stores_and_calls_event_handlers() -> Test
 
     // A late handler first sees the store's objects as `Added`, then every event, in order.
     let (tx, mut events) = mpsc::unbounded_channel();
-    let registration = informer.add_event_handler(move |event: &Event<ConfigMap>| {
+    // Each with its origin: the replay is the initial list, the rest come by the watch (the
+    // test's client is not the manager's, so nothing is read-your-own-writes).
+    let registration = informer.add_event_handler(move |event: &Event<ConfigMap>, origin| {
         let what = match event {
             Event::Added(_) => "added",
             Event::Updated { .. } => "updated",
             Event::Deleted(_) => "deleted",
         };
-        let _ = tx.send(format!("{what} {}", name_of(event.object().as_ref())));
+        let name = name_of(event.object().as_ref());
+        let _ = tx.send(format!("{what} {name} ({origin:?})"));
     });
     assert_eq!(
         within("replay", events.recv()).await.as_deref(),
-        Some("added before")
+        Some("added before (InitialList)")
     );
     let after = client.create(&configmap(NS, "after", "1")).await?;
     client
@@ -589,7 +592,11 @@ async fn the_public_cache_syncs_serves_stores_and_calls_event_handlers() -> Test
         )
         .await?;
     client.delete(&after).await?;
-    for expected in ["added after", "updated after", "deleted after"] {
+    for expected in [
+        "added after (Watch)",
+        "updated after (Watch)",
+        "deleted after (Watch)",
+    ] {
         assert_eq!(
             within(expected, events.recv()).await.as_deref(),
             Some(expected)
@@ -600,7 +607,7 @@ async fn the_public_cache_syncs_serves_stores_and_calls_event_handlers() -> Test
     assert!(within("handler removed", events.recv()).await.is_none());
 
     // A kind first asked for while the manager runs is started and synced too.
-    let late = cache.get_informer::<kbr_runtime::k8s_openapi::api::core::v1::Secret>();
+    let late = cache.informer::<kbr_runtime::k8s_openapi::api::core::v1::Secret>();
     assert!(within("late informer sync", late.wait_for_sync()).await);
     assert!(within("cache sync again", cache.wait_for_cache_sync()).await);
     running.stop().await?;
@@ -646,8 +653,8 @@ async fn a_slow_controller_queues_one_entry_per_object_not_per_event() -> TestRe
     )?;
     let events = Arc::new(AtomicUsize::new(0));
     let counted = events.clone();
-    let informer = manager.cache().get_informer::<ConfigMap>();
-    let _counter = informer.add_event_handler(move |_: &Event<ConfigMap>| {
+    let informer = manager.cache().informer::<ConfigMap>();
+    let _counter = informer.add_event_handler(move |_: &Event<ConfigMap>, _| {
         counted.fetch_add(1, Ordering::SeqCst);
     });
     let addrs = manager.serving_addresses();
@@ -713,16 +720,6 @@ async fn set(client: &Client, name: &str, value: &str) -> Result<ConfigMap, Erro
             &PatchParams::default(),
         )
         .await
-}
-
-async fn bound(
-    mut rx: tokio::sync::watch::Receiver<Option<kbr_runtime::manager::ServingAddresses>>,
-) -> kbr_runtime::manager::ServingAddresses {
-    within("servers to bind", rx.wait_for(Option::is_some))
-        .await
-        .ok()
-        .and_then(|a| *a)
-        .unwrap_or_default()
 }
 
 /// Deletes ConfigMaps whose value is `delete-me` through the manager's client; reports

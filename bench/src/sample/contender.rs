@@ -33,6 +33,8 @@ pub(super) fn parse_contender(value: &str) -> Result<Contender, String> {
         .find(|which| which.flag() == value)
         .map(Contender::Builtin)
         .ok_or_else(|| {
-            format!("unknown contender {value:?}: use kbr, kbr-metadata, kube or ceiling")
+            format!(
+                "unknown contender {value:?}: use kbr, kbr-metadata, kbr-transform, kube or ceiling"
+            )
         })
 }

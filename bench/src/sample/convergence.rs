@@ -133,14 +133,14 @@ mod tests {
     use k8s_openapi::api::apps::v1::DeploymentStatus;
 
     use super::*;
-    use crate::sample::foo::{new_deployment, sample, with_status};
+    use crate::sample::foo::{name, new_deployment, sample_named, with_status};
 
     fn stored(i: usize) -> Foo {
         stored_with_uid(i, &format!("uid-{i}"))
     }
 
     fn stored_with_uid(i: usize, uid: &str) -> Foo {
-        let mut foo = sample(i, "ns");
+        let mut foo = sample_named(&name(i), "ns");
         foo.metadata.uid = Some(uid.to_string());
         foo
     }

@@ -83,14 +83,14 @@ pub fn name(i: usize) -> String {
     format!("foo-{i:05}")
 }
 
-/// The `i`-th Foo as the benchmark creates it: Deployment `<name>-deployment`, 1 replica (the
+/// The Foo `name` as the benchmark creates it: Deployment `<name>-deployment`, 1 replica (the
 /// sample-controller's `artifacts/examples/example-foo.yaml`, renamed per object).
 #[must_use]
-pub fn sample(i: usize, namespace: &str) -> Foo {
+pub fn sample_named(name: &str, namespace: &str) -> Foo {
     let mut foo = Foo::new(
-        &name(i),
+        name,
         FooSpec {
-            deployment_name: format!("{}-deployment", name(i)),
+            deployment_name: format!("{name}-deployment"),
             replicas: Some(1),
         },
     );
@@ -142,6 +142,15 @@ pub fn new_deployment(foo: &Foo) -> Option<Deployment> {
     })
 }
 
+/// The cache transform of `kbr-transform` (`Manager::cache_transform`): drops what the sync
+/// never reads of a Deployment, its pod template (a required field: it becomes the empty
+/// template) and managedFields (a transform of its own replaces the default one, which strips
+/// them, so it strips them too). The sync then must not update a cached Deployment.
+pub fn drop_pod_template(deployment: &mut Deployment) {
+    kbr_runtime::cache::strip_managed_fields(&mut deployment.metadata);
+    deployment.spec.template = PodTemplateSpec::default();
+}
+
 /// Whether a Deployment's metadata has a controller owner reference naming `foo` (apimachinery's
 /// `metav1.IsControlledBy`: same uid).
 #[must_use]
@@ -191,7 +200,7 @@ mod tests {
     use super::*;
 
     fn stored(i: usize) -> Foo {
-        let mut foo = sample(i, "ns");
+        let mut foo = sample_named(&name(i), "ns");
         foo.metadata.uid = Some(format!("uid-{i}"));
         foo
     }
@@ -211,9 +220,21 @@ mod tests {
         assert!(!is_controlled_by(&deployment.metadata, &stored(8)));
         assert_eq!(replicas_to_set(&foo, &deployment), None);
         assert!(
-            new_deployment(&sample(7, "ns")).is_none(),
+            new_deployment(&sample_named(&name(7), "ns")).is_none(),
             "no uid, no owner reference"
         );
+    }
+
+    #[test]
+    fn the_transform_keeps_what_the_sync_reads() {
+        let foo = stored(2);
+        let Some(mut deployment) = new_deployment(&foo) else {
+            panic!("a stored Foo has a Deployment");
+        };
+        drop_pod_template(&mut deployment);
+        assert!(is_controlled_by(&deployment.metadata, &foo));
+        assert_eq!(replicas_to_set(&foo, &deployment), None);
+        assert_eq!(deployment.spec.template, PodTemplateSpec::default());
     }
 
     #[test]

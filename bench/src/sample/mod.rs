@@ -18,11 +18,12 @@
 
 mod contender;
 mod controllers;
-mod convergence;
-mod foo;
+pub(crate) mod convergence;
+pub(crate) mod foo;
 mod report;
-mod stats;
-mod writers;
+pub(crate) mod served;
+pub(crate) mod stats;
+pub(crate) mod writers;
 
 use std::path::PathBuf;
 use std::pin::pin;
@@ -37,7 +38,9 @@ use regex::Regex;
 
 pub use self::contender::Contender;
 use self::contender::parse_contender;
-pub use self::controllers::{SampleImpl, run as run_controller};
+pub use self::controllers::{
+    ControllerArgs, QueueMode, READY_LINE, SampleImpl, run as run_controller,
+};
 use self::convergence::Convergence;
 use self::foo::Foo;
 use self::report::{Measured, Row, Sample};
@@ -59,9 +62,10 @@ pub struct SampleArgs {
     #[arg(long, default_value_t = 3)]
     pub runs: usize,
     /// The benchmark's own contenders, comma-separated: `kbr`, `kbr-metadata` (metadata-only
-    /// owned Deployments), `kube` (plain kube-runtime),
-    /// `ceiling` (no controller; the benchmark writes what a controller would).
-    #[arg(long, value_delimiter = ',', default_value = "kbr,kbr-metadata,kube,ceiling", value_parser = parse_contender)]
+    /// owned Deployments), `kbr-transform` (owned Deployments cached without their pod
+    /// template), `kube` (plain kube-runtime), `ceiling` (no controller; the benchmark writes
+    /// what a controller would).
+    #[arg(long, value_delimiter = ',', default_value = "kbr,kbr-metadata,kbr-transform,kube,ceiling", value_parser = parse_contender)]
     pub impls: Vec<Contender>,
     /// An external controller to measure too, as one shell command (run as `sh -c 'exec CMD'`).
     /// `{namespace}` and `{kubeconfig}` are replaced by the measurement's namespace and a
@@ -305,7 +309,7 @@ async fn stop(running: Running, contender: Contender) -> anyhow::Result<Measured
 }
 
 /// What the benchmark's watches see.
-enum Seen {
+pub(crate) enum Seen {
     Foo(Box<watcher::Event<Foo>>),
     Deployment(Box<watcher::Event<Deployment>>),
 }
@@ -315,11 +319,23 @@ fn watch(
     client: &kube::Client,
     namespace: &str,
 ) -> impl Stream<Item = Result<Seen, watcher::Error>> + Send + use<> {
-    let foos: Api<Foo> = Api::namespaced(client.clone(), namespace);
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), namespace);
+    let all = watcher::Config::default();
+    watch_with(client, namespace, all.clone(), all)
+}
+
+/// Watches the Foos and Deployments of `namespace` that `foos` and `deployments` select, as
+/// one stream.
+pub(crate) fn watch_with(
+    client: &kube::Client,
+    namespace: &str,
+    foos: watcher::Config,
+    deployments: watcher::Config,
+) -> impl Stream<Item = Result<Seen, watcher::Error>> + Send + use<> {
+    let foo_api: Api<Foo> = Api::namespaced(client.clone(), namespace);
+    let deployment_api: Api<Deployment> = Api::namespaced(client.clone(), namespace);
     futures::stream::select(
-        watcher(foos, watcher::Config::default()).map_ok(|e| Seen::Foo(Box::new(e))),
-        watcher(deployments, watcher::Config::default()).map_ok(|e| Seen::Deployment(Box::new(e))),
+        watcher(foo_api, foos).map_ok(|e| Seen::Foo(Box::new(e))),
+        watcher(deployment_api, deployments).map_ok(|e| Seen::Deployment(Box::new(e))),
     )
 }
 
@@ -350,7 +366,7 @@ async fn wait_listed(
 }
 
 /// Applies one watch event to `state`.
-fn apply(state: &mut Convergence, event: Option<Seen>) -> anyhow::Result<()> {
+pub(crate) fn apply(state: &mut Convergence, event: Option<Seen>) -> anyhow::Result<()> {
     let name = |meta: &kube::api::ObjectMeta| meta.name.clone().unwrap_or_default();
     match event {
         None => bail!("the watch ended"),

@@ -145,8 +145,8 @@ fn mib(bytes: u64) -> f64 {
 }
 
 /// The results table and, when a controller was measured, the ratios table (time against the
-/// ceiling, CPU and memory against plain kube-runtime, both at the same N; `n/a` when that row
-/// was not measured).
+/// ceiling, CPU and memory against plain kube-runtime, memory against kbr with full caches
+/// (issue 27's memory goal), all at the same N; `n/a` when that row was not measured).
 #[must_use]
 pub fn tables(rows: &[Row]) -> String {
     let headers = [
@@ -168,6 +168,7 @@ pub fn tables(rows: &[Row]) -> String {
         "time to converge ÷ ceiling",
         "CPU ÷ kube-runtime",
         "peak RSS ÷ kube-runtime",
+        "peak RSS ÷ kbr",
     ];
     let median_of = |n: usize, who: Contender, f: &dyn Fn(&Row) -> Vec<f64>| {
         rows.iter()
@@ -182,6 +183,7 @@ pub fn tables(rows: &[Row]) -> String {
     let cpu = |r: &Row| r.controller(|m| m.cpu.total().as_secs_f64());
     let rss = |r: &Row| r.controller(|m| m.peak_rss as f64);
     let kube = Contender::Builtin(SampleImpl::Kube);
+    let kbr = Contender::Builtin(SampleImpl::Kbr);
     let ratios: Vec<Vec<String>> = rows
         .iter()
         .filter(|r| r.contender != Contender::Ceiling)
@@ -195,6 +197,7 @@ pub fn tables(rows: &[Row]) -> String {
                 ),
                 ratio(report::median(&cpu(r)), median_of(r.n, kube, &cpu)),
                 ratio(report::median(&rss(r)), median_of(r.n, kube, &rss)),
+                ratio(report::median(&rss(r)), median_of(r.n, kbr, &rss)),
             ]
         })
         .collect();
@@ -264,9 +267,12 @@ mod tests {
             out.contains("| 1000 | ceiling | 1.00 | 1000 | 0.50 | n/a | n/a | n/a | n/a | n/a |"),
             "{out}"
         );
-        assert!(out.contains("| 1000 | kbr | 2.00 | 0.50 | 0.50 |"), "{out}");
         assert!(
-            out.contains("| 1000 | kube-runtime | 4.00 | 1.00 | 1.00 |"),
+            out.contains("| 1000 | kbr | 2.00 | 0.50 | 0.50 | 1.00 |"),
+            "{out}"
+        );
+        assert!(
+            out.contains("| 1000 | kube-runtime | 4.00 | 1.00 | 1.00 | 2.00 |"),
             "{out}"
         );
     }

@@ -2,11 +2,15 @@
 //! calls failed, counted by the controller and printed as one line when it is stopped.
 //!
 //! The line is `kbr-bench-stats reconciles=R conflicts=C already_exists=A other_errors=O`
-//! (whitespace-separated `key=value` pairs after the marker; unknown keys are ignored). The
+//! (whitespace-separated `key=value` pairs after the marker; unknown keys are ignored), plus
+//! `drained=0|1 served=..` when the controller logs when it served each Foo
+//! ([`served`](super::served), for the restart benchmark). The
 //! benchmark's own controllers print it on SIGTERM; an external controller that prints the same
 //! line is reported the same way, one that does not is reported as `n/a`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::served::{self, ServedLog};
 
 /// The first word of the statistics line.
 pub const MARKER: &str = "kbr-bench-stats";
@@ -54,12 +58,46 @@ pub struct Counters {
     conflicts: AtomicU64,
     already_exists: AtomicU64,
     other_errors: AtomicU64,
+    /// When each Foo was first served, if asked for.
+    served: Option<ServedLog>,
 }
 
 impl Counters {
-    /// One reconcile started.
-    pub fn reconcile(&self) {
+    /// Counters that also log when each Foo is first served, drained after `expect` Foos.
+    #[must_use]
+    pub fn with_served(expect: usize) -> Self {
+        Self {
+            served: Some(ServedLog::new(expect)),
+            ..Self::default()
+        }
+    }
+
+    /// The caches synced now (the origin of the served times).
+    pub fn ready(&self) {
+        if let Some(served) = &self.served {
+            served.ready();
+        }
+    }
+
+    /// A reconcile of the Foo `name` started; `true` when this drained the served log (the
+    /// caller then prints [`Counters::line`]).
+    pub fn reconcile(&self, name: &str) -> bool {
         self.reconciles.fetch_add(1, Ordering::Relaxed);
+        self.served.as_ref().is_some_and(|s| s.served(name))
+    }
+
+    /// The statistics line (see the module docs).
+    #[must_use]
+    pub fn line(&self) -> String {
+        let mut line = self.snapshot().line();
+        if let Some(served) = &self.served {
+            line.push_str(&format!(
+                " drained={} served={}",
+                u8::from(served.drained()),
+                served::format(&served.summary())
+            ));
+        }
+        line
     }
 
     /// One API call failed.
@@ -140,8 +178,8 @@ mod tests {
     #[test]
     fn the_line_round_trips() {
         let counters = Counters::default();
-        counters.reconcile();
-        counters.reconcile();
+        counters.reconcile("foo-00000");
+        counters.reconcile("foo-00000");
         counters.error(ErrorClass::Conflict);
         counters.error(ErrorClass::AlreadyExists);
         counters.error(ErrorClass::Other);
@@ -152,6 +190,15 @@ mod tests {
             "kbr-bench-stats reconciles=2 conflicts=1 already_exists=1 other_errors=2"
         );
         assert_eq!(Stats::parse(&stats.line()), Some(stats));
+        assert_eq!(counters.line(), stats.line(), "no served log asked for");
+        let counters = Counters::with_served(1);
+        counters.ready();
+        assert!(counters.reconcile("foo-00000"));
+        assert_eq!(
+            Stats::parse(&counters.line()).map(|s| s.reconciles),
+            Some(1)
+        );
+        assert!(served::is_drained(&counters.line()));
     }
 
     #[test]

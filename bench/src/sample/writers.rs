@@ -23,16 +23,29 @@ pub async fn create(
     writers: usize,
     ceiling: bool,
 ) -> anyhow::Result<()> {
+    create_named(client, namespace, (0..n).map(foo::name), writers, ceiling).await
+}
+
+/// [`create`] for the Foos named `names`.
+///
+/// # Errors
+/// The first failed request.
+pub async fn create_named(
+    client: &kube::Client,
+    namespace: &str,
+    names: impl Iterator<Item = String>,
+    writers: usize,
+    ceiling: bool,
+) -> anyhow::Result<()> {
     let foos: Api<Foo> = Api::namespaced(client.clone(), namespace);
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), namespace);
     let post = PostParams::default();
-    stream::iter(0..n)
-        .map(|i| {
+    stream::iter(names)
+        .map(|name| {
             let (foos, deployments, post) = (&foos, &deployments, &post);
             async move {
-                let name = foo::name(i);
                 let created = foos
-                    .create(post, &foo::sample(i, namespace))
+                    .create(post, &foo::sample_named(&name, namespace))
                     .await
                     .with_context(|| format!("creating Foo {namespace}/{name}"))?;
                 if !ceiling {

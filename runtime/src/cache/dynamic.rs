@@ -3,7 +3,7 @@
 //!
 //! The cache keys typed informers by the `TypeId` of the stored type, which cannot tell two
 //! dynamic kinds apart; dynamic informers are keyed by their group, version and kind instead.
-//! They reuse the typed [`Informer`](super::Informer) over [`Dyn`], a [`DynamicObject`] with a
+//! They reuse the typed [`SharedInformer`](super::SharedInformer) over [`Dyn`], a [`DynamicObject`] with a
 //! unit `DynamicType`: the store, events and subscribers only need each object's metadata,
 //! and the one place that needs the kind's URL — the list and watch — is the informer's
 //! [`ListWatch`], which captures the [`ApiResource`]. A dynamic informer takes no
@@ -21,7 +21,7 @@ use kube::runtime::watcher;
 use serde::{Deserialize, Serialize};
 
 use super::decode::Decoded;
-use super::informer::ListWatch;
+use super::shared_informer::ListWatch;
 
 /// A [`DynamicObject`] as a dynamic informer stores it. Its `Resource` type information is
 /// empty (the informer's [`ApiResource`] carries the kind); only [`Resource::meta`] is used.

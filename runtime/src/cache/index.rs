@@ -12,9 +12,9 @@ use std::sync::Arc;
 
 use kube::runtime::reflector::{ObjectRef, Store};
 
-use super::informer::CachedKind;
 use crate::Error;
-use crate::field_selector::{FieldSelector, Operator};
+use crate::field_selector::{FieldSelector, Operator, Requirement};
+use crate::resource::Object;
 use crate::resource::scoped::kind_of;
 
 /// An index function: the values an object is indexed under (controller-runtime's
@@ -64,13 +64,13 @@ impl From<IndexError> for Error {
 }
 
 /// One index of an informer: value -> objects, and object -> values (to undo on change).
-struct Index<K: CachedKind> {
+struct Index<K: Object> {
     func: IndexFn<K>,
     by_value: HashMap<String, HashSet<ObjectRef<K>>>,
     by_object: HashMap<ObjectRef<K>, Vec<String>>,
 }
 
-impl<K: CachedKind> Index<K> {
+impl<K: Object> Index<K> {
     fn remove(&mut self, key: &ObjectRef<K>) {
         for value in self.by_object.remove(key).unwrap_or_default() {
             if let Some(keys) = self.by_value.get_mut(&value) {
@@ -101,11 +101,11 @@ impl<K: CachedKind> Index<K> {
 }
 
 /// The indexes of one informer, kept in step with its store (under the informer's lock).
-pub(crate) struct Indexes<K: CachedKind> {
+pub(crate) struct Indexes<K: Object> {
     indexes: HashMap<String, Index<K>>,
 }
 
-impl<K: CachedKind> Default for Indexes<K> {
+impl<K: Object> Default for Indexes<K> {
     fn default() -> Self {
         Self {
             indexes: HashMap::new(),
@@ -113,7 +113,7 @@ impl<K: CachedKind> Default for Indexes<K> {
     }
 }
 
-impl<K: CachedKind> Indexes<K> {
+impl<K: Object> Indexes<K> {
     /// Registers `func` as `name`, indexing what `store` holds now.
     pub(crate) fn add(
         &mut self,
@@ -164,7 +164,7 @@ impl<K: CachedKind> Indexes<K> {
     }
 
     /// The keys indexed under `value` in `name`.
-    pub(crate) fn lookup(&self, name: &str, value: &str) -> Result<Vec<ObjectRef<K>>, IndexError> {
+    fn lookup(&self, name: &str, value: &str) -> Result<Vec<ObjectRef<K>>, IndexError> {
         let index = self.indexes.get(name).ok_or_else(|| IndexError::NotFound {
             kind: kind_of::<K>(),
             name: name.to_string(),
@@ -177,12 +177,7 @@ impl<K: CachedKind> Indexes<K> {
     }
 
     /// Whether `key` is indexed under `value` in `name`.
-    pub(crate) fn contains(
-        &self,
-        name: &str,
-        value: &str,
-        key: &ObjectRef<K>,
-    ) -> Result<bool, IndexError> {
+    fn contains(&self, name: &str, value: &str, key: &ObjectRef<K>) -> Result<bool, IndexError> {
         let index = self.indexes.get(name).ok_or_else(|| IndexError::NotFound {
             kind: kind_of::<K>(),
             name: name.to_string(),
@@ -192,39 +187,73 @@ impl<K: CachedKind> Indexes<K> {
             .get(key)
             .is_some_and(|values| values.iter().any(|v| v == value)))
     }
-}
 
-/// One `field=value` requirement of a field selector.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct FieldRequirement {
-    pub(crate) field: String,
-    pub(crate) value: String,
+    /// The objects of `store` matching every exact-match field requirement: on
+    /// `metadata.name`, `metadata.namespace` or an index name. Candidates come from the first
+    /// index named, else from the whole store.
+    ///
+    /// # Errors
+    /// [`IndexError::NotFound`] for a field that is neither metadata nor an index.
+    pub(crate) fn select(
+        &self,
+        store: &Store<K>,
+        requirements: &[Requirement],
+    ) -> Result<Vec<Arc<K>>, IndexError> {
+        let indexed = requirements
+            .iter()
+            .find(|r| !matches!(r.field.as_str(), "metadata.name" | "metadata.namespace"));
+        let candidates: Vec<Arc<K>> = match indexed {
+            Some(r) => self
+                .lookup(&r.field, &r.value)?
+                .iter()
+                .filter_map(|key| store.get(key))
+                .collect(),
+            None => store.state(),
+        };
+        let mut selected = Vec::with_capacity(candidates.len());
+        for obj in candidates {
+            let meta = obj.meta();
+            let mut keep = true;
+            for r in requirements {
+                keep &= match r.field.as_str() {
+                    "metadata.name" => r.matches(meta.name.as_deref().unwrap_or_default()),
+                    "metadata.namespace" => {
+                        r.matches(meta.namespace.as_deref().unwrap_or_default())
+                    }
+                    field => {
+                        let key = ObjectRef::from_obj(obj.as_ref());
+                        self.contains(field, &r.value, &key)? == (r.operator == Operator::Equals)
+                    }
+                };
+            }
+            if keep {
+                selected.push(obj);
+            }
+        }
+        Ok(selected)
+    }
 }
 
 /// Parses an exact-match field selector (`a=b,c==d`, escapes as apimachinery's
 /// `fields.ParseSelector`; the one parser, [`crate::field_selector`]). `None` for a selector
-/// that does not parse or has a `!=` term, which the cache cannot answer from an index.
-pub(crate) fn parse_exact_selector(selector: &str) -> Option<Vec<FieldRequirement>> {
-    FieldSelector::parse(selector)
-        .ok()?
-        .requirements
-        .into_iter()
-        .map(|r| {
-            (r.operator == Operator::Equals).then_some(FieldRequirement {
-                field: r.field,
-                value: r.value,
-            })
-        })
-        .collect()
+/// that does not parse or has a `!=` term, which the cache cannot answer from an index
+/// (controller-runtime's cache takes exact matches only too: `RequiresExactMatch`).
+pub(crate) fn parse_exact_selector(selector: &str) -> Option<Vec<Requirement>> {
+    let requirements = FieldSelector::parse(selector).ok()?.requirements;
+    requirements
+        .iter()
+        .all(|r| r.operator == Operator::Equals)
+        .then_some(requirements)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn req(field: &str, value: &str) -> FieldRequirement {
-        FieldRequirement {
+    fn req(field: &str, value: &str) -> Requirement {
+        Requirement {
             field: field.into(),
+            operator: Operator::Equals,
             value: value.into(),
         }
     }

@@ -23,7 +23,7 @@ use std::marker::PhantomData;
 
 use kube::core::{PartialObjectMeta, TypeMeta};
 
-use super::informer::CachedKind;
+use crate::resource::Object;
 
 /// `metadata` as a [`PartialObjectMeta<C>`] with the `apiVersion`/`kind` of `C`.
 fn typed<C: kube::Resource<DynamicType = ()>>(
@@ -36,12 +36,9 @@ fn typed<C: kube::Resource<DynamicType = ()>>(
     }
 }
 
-/// The metadata of `obj` as its metadata-only informer stores it (read-your-own-writes into
-/// the metadata informer of `C`): the same `ObjectMeta`, without `managedFields` if `strip`.
-pub(crate) fn partial_of<C: CachedKind>(obj: &C, strip: bool) -> PartialObjectMeta<C> {
-    let mut metadata = obj.meta().clone();
-    if strip {
-        metadata.managed_fields = None;
-    }
-    typed::<C>(metadata)
+/// The metadata of `obj` as its metadata-only informer receives it (read-your-own-writes into
+/// the metadata informer of `C`, which then transforms it): the same `ObjectMeta`, typed as
+/// `C`.
+pub(crate) fn partial_of<C: Object>(obj: &C) -> PartialObjectMeta<C> {
+    typed::<C>(obj.meta().clone())
 }

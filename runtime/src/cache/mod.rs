@@ -18,18 +18,26 @@
 //!
 //! The public surface is controller-runtime's `cache.Cache` and `cache.Informer`, kept small:
 //! [`Manager::cache`](crate::Manager::cache) hands out a [`Cache`] (a cheap clone of the
-//! manager's), whose [`Cache::get_informer`] gives an [`Informer`] handle with the kind's
-//! reflector [`Store`], [`Informer::has_synced`], [`Informer::wait_for_sync`],
+//! manager's), whose [`Cache::informer`] gives an [`Informer`] handle with the kind's
+//! reflector [`Store`](kube::runtime::reflector::Store), [`Informer::has_synced`], [`Informer::wait_for_sync`],
 //! [`Informer::add_event_handler`] and [`Informer::add_index`] (the same indexes as
 //! [`Client::index_field`](crate::Client::index_field)), and [`Cache::wait_for_cache_sync`]
 //! waits for every informer. Reads of objects go through the [`Client`](crate::Client), which
 //! adds namespaces, selectors and typed errors on top of the store.
 //!
-//! Informers hand their events to *event handlers*: synchronous callbacks the informer calls in
-//! order, under its lock, with no buffer in between (see the `informer` module). A controller's
-//! handler maps an event to keys and adds them to its work queue, which holds each key once; so
-//! a controller that falls behind costs memory per distinct object, not per event (the
-//! unbounded per-subscriber channels this replaced grew with the event rate).
+//! Informers hand their [`Event`]s to *event handlers*: synchronous callbacks the informer calls
+//! in order, under its lock, with no buffer in between. Each event says where it comes from
+//! ([`Origin`]: the initial list, a relist, a watch event, or the manager client's own write),
+//! and nothing else: the cache knows nothing of controllers. A controller's handler maps an
+//! event to keys and adds them to its work queue, which holds each key once; so a controller
+//! that falls behind costs memory per distinct object, not per event.
+//!
+//! Inside, one shared informer (`SharedInformer`, client-go's `SharedIndexInformer`) is built
+//! from the pieces kube-runtime keeps apart: the list+watch of each watched namespace
+//! (kube-runtime's `watcher`), a reflector applying its events (initial sync across namespaces,
+//! relists, decode isolation), the store with its indexes, tombstones of deleted objects and
+//! read-your-own-writes, and the dispatch to event handlers. [`Informer`] is the public handle
+//! on it.
 //!
 //! Besides the informer of a kind's full objects the cache keeps, on demand, a *metadata-only*
 //! informer per kind (controller-runtime's informers for `metav1.PartialObjectMetadata`, used by
@@ -38,8 +46,8 @@
 //! `apiVersion`/`kind`, without `managedFields` when those are stripped. It is keyed apart from
 //! the full informer of `K` (both may exist), takes `K`'s [`CacheOptions`], counts for readiness
 //! and stops with the cache, and the client's writes of `K` reach it at once like the full
-//! one. [`Controller::owns_metadata`](crate::Controller::owns_metadata),
-//! [`Controller::watches_metadata`](crate::Controller::watches_metadata),
+//! one. Controllers' sources of a
+//! [`Kind::metadata`](crate::controller::source::Kind::metadata),
 //! [`Client::get_metadata`](crate::Client::get_metadata) and
 //! [`Client::list_metadata`](crate::Client::list_metadata) read it.
 //!
@@ -48,11 +56,21 @@
 //! They are keyed by group, version and kind instead of a Rust type, so each GVK has one
 //! informer however many controllers watch it; a cluster-scoped one always watches
 //! cluster-wide. They take no [`CacheOptions`], and the client's typed writes do not reach them
-//! at once. [`Controller::watches_dynamic`](crate::Controller::watches_dynamic),
-//! [`Controller::owns_dynamic`](crate::Controller::owns_dynamic),
+//! at once. Controllers' sources of a
+//! [`Kind::dynamic`](crate::controller::source::Kind::dynamic),
 //! [`Client::get_dynamic`](crate::Client::get_dynamic) and
-//! [`Client::list_dynamic`](crate::Client::list_dynamic) read them.
-
+//! [`Client::list_dynamic`](crate::Client::list_dynamic) read them. Dynamic informers take the
+//! default transform only.
+//!
+//! # Transforms
+//!
+//! Every object an informer receives passes through one [`transform`] before it is stored and
+//! before any event handler sees it (controller-runtime's `cache.Options.DefaultTransform` and
+//! `cache.ByObject.Transform`): the transform of its stored type if one was set with
+//! [`Manager::cache_transform`](crate::Manager::cache_transform), else the
+//! [`DefaultTransform`] of [`ManagerOptions`](crate::ManagerOptions), which drops
+//! `managedFields` unless told otherwise. Cached reads then miss what the transform drops, and
+//! a transformed object must never be written back with `update`: see [`transform`].
 //!
 //! # Objects that do not decode
 //!
@@ -76,137 +94,48 @@
 
 mod decode;
 pub(crate) mod dynamic;
+mod event;
 mod index;
 mod informer;
+mod informers;
 mod metadata;
 mod options;
+mod shared_informer;
+#[cfg(all(test, feature = "testing"))]
+mod tests;
+pub mod transform;
 
-use std::any::{Any, TypeId};
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use kube::core::discovery::Scope;
 use kube::core::{ApiResource, PartialObjectMeta};
-use kube::runtime::reflector::Store;
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
 pub(crate) use self::decode::DecodeReporter;
 pub(crate) use self::dynamic::Dyn;
+pub use self::event::{Event, Origin};
 pub use self::index::IndexError;
-pub(crate) use self::index::{FieldRequirement, parse_exact_selector};
-pub(crate) use self::informer::Informer as SharedInformer;
-use self::informer::full_objects;
-pub use self::informer::{CachedKind, Event};
+pub(crate) use self::index::parse_exact_selector;
+pub use self::informer::{EventHandlerRegistration, Informer};
+use self::informers::{InformerKey, Informers, Settings, gvk_of};
+pub(crate) use self::shared_informer::SharedInformer;
+use self::shared_informer::full_objects;
+use crate::resource::Object;
 
-/// Who made a write through the manager's client: the controller (an id unique in the process)
-/// and the object (`ObjectRef` display form) whose reconcile made it. Events a write causes
-/// carry it, so that controller's sources can ignore the echo of its own write.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Writer {
-    /// The controller's id.
-    pub(crate) controller: u64,
-    /// The reconciled object's key.
-    pub(crate) object: Arc<str>,
-}
-
-tokio::task_local! {
-    /// Set around each reconcile: the [`Writer`] of the client's writes on that task.
-    pub(crate) static WRITER: Writer;
-}
 pub use self::options::{CacheOptions, Namespaces};
-
-/// Type-erased informer operations the cache needs for lifecycle and readiness.
-trait ErasedInformer: Send + Sync {
-    fn kind(&self) -> &str;
-    fn has_synced(&self) -> bool;
-    fn synced(&self) -> watch::Receiver<bool>;
-    fn start(&self, cache: &CacheInner) -> Option<JoinHandle<()>>;
-}
-
-struct Entry {
-    any: Arc<dyn Any + Send + Sync>,
-    erased: Arc<dyn ErasedInformer>,
-}
-
-impl<K: CachedKind> ErasedInformer for Arc<SharedInformer<K>> {
-    fn kind(&self) -> &str {
-        SharedInformer::kind(self)
-    }
-    fn has_synced(&self) -> bool {
-        SharedInformer::has_synced(self)
-    }
-    fn synced(&self) -> watch::Receiver<bool> {
-        SharedInformer::synced(self)
-    }
-    fn start(&self, cache: &CacheInner) -> Option<JoinHandle<()>> {
-        if !self.mark_started() {
-            return None;
-        }
-        cache.decode.init::<K>();
-        let run = Arc::clone(self).run(
-            cache.client.clone(),
-            cache.strip_managed_fields,
-            cache.decode.clone(),
-            cache.stop.subscribe(),
-        );
-        Some(tokio::spawn(run))
-    }
-}
-
-/// What an informer is keyed by: the `TypeId` of the type it stores (typed and metadata-only
-/// informers), or the `group/version/Kind` of a dynamic one.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-enum InformerKey {
-    Type(TypeId),
-    Dynamic(String),
-}
-
-impl InformerKey {
-    fn of<K: 'static>() -> Self {
-        Self::Type(TypeId::of::<K>())
-    }
-}
-
-/// `(apiVersion, kind)` of `K`; the same for `PartialObjectMeta<K>`.
-fn gvk_of<K: CachedKind>() -> (String, String) {
-    (K::api_version(&()).into_owned(), K::kind(&()).into_owned())
-}
+use self::transform::Transform;
+pub use self::transform::{DefaultTransform, strip_managed_fields};
 
 /// Configuration of a [`Cache`], from [`ManagerOptions`](crate::ManagerOptions).
 #[derive(Clone, Debug)]
 pub(crate) struct CacheConfig {
     /// Watched namespaces; empty = all.
     pub(crate) namespaces: Vec<String>,
-    /// Drop `metadata.managedFields` before storing objects.
-    pub(crate) strip_managed_fields: bool,
+    /// The transform of kinds without one of their own (`cache.Options.DefaultTransform`).
+    pub(crate) default_transform: DefaultTransform,
     /// Reports the objects informers cannot decode (log, metric, Event).
     pub(crate) decode: DecodeReporter,
 }
-
-struct CacheInner {
-    client: kube::Client,
-    namespaces: Vec<Option<String>>,
-    strip_managed_fields: bool,
-    decode: DecodeReporter,
-    stop: watch::Sender<bool>,
-}
-
-#[derive(Default)]
-struct CacheState {
-    informers: HashMap<InformerKey, Entry>,
-    /// Per-kind selectors (`ByObject`) by `(apiVersion, kind)`, applied to informers created
-    /// later: the full and the metadata-only informer of a kind share them (controller-runtime
-    /// keys them by GVK too).
-    by_object: HashMap<(String, String), CacheOptions>,
-    started: bool,
-    tasks: Vec<JoinHandle<()>>,
-}
-
-/// Which informer of the cache holds `K`: [`Cache::informer`] (full objects of `K`) or
-/// [`Cache::metadata_informer`] (`K` = `PartialObjectMeta<C>`, controller-runtime's
-/// `builder.OnlyMetadata`). Sources and cached reads take one.
-pub(crate) type InformerOf<K> = fn(&Cache) -> Arc<SharedInformer<K>>;
 
 /// [`Cache::set_options`] was called after [`Cache::start`].
 #[derive(Debug, PartialEq, Eq)]
@@ -216,15 +145,15 @@ pub(crate) struct AlreadyStarted;
 ///
 /// A cheap handle (clones share one cache), from [`Manager::cache`](crate::Manager::cache).
 /// One informer per kind, created on first use by a controller, a cached read or
-/// [`Cache::get_informer`], and started with the manager (or at once if it runs already).
+/// [`Cache::informer`], and started with the manager (or at once if it runs already).
 #[derive(Clone)]
 pub struct Cache {
     core: Arc<Core>,
 }
 
 struct Core {
-    inner: CacheInner,
-    state: Mutex<CacheState>,
+    settings: Settings,
+    state: Mutex<Informers>,
     /// Bumped when the cache starts and when an informer is added, for
     /// [`Cache::wait_for_cache_sync`].
     changes: watch::Sender<()>,
@@ -233,11 +162,9 @@ struct Core {
 impl std::fmt::Debug for Cache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let state = self.lock();
-        let mut kinds: Vec<&str> = state.informers.values().map(|e| e.erased.kind()).collect();
-        kinds.sort_unstable();
         f.debug_struct("Cache")
             .field("started", &state.started)
-            .field("informers", &kinds)
+            .field("informers", &state.kinds())
             .finish_non_exhaustive()
     }
 }
@@ -251,20 +178,20 @@ impl Cache {
         };
         Self {
             core: Arc::new(Core {
-                inner: CacheInner {
+                settings: Settings {
                     client,
                     namespaces,
-                    strip_managed_fields: config.strip_managed_fields,
+                    default_transform: config.default_transform,
                     decode: config.decode,
                     stop: watch::channel(false).0,
                 },
-                state: Mutex::new(CacheState::default()),
+                state: Mutex::new(Informers::default()),
                 changes: watch::channel(()).0,
             }),
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, CacheState> {
+    fn lock(&self) -> MutexGuard<'_, Informers> {
         self.core
             .state
             .lock()
@@ -275,10 +202,16 @@ impl Cache {
     /// started at once if the cache runs, else when the manager starts. Every caller shares it
     /// (one list+watch per kind), including the controllers and the cached client.
     ///
+    /// For `K` = [`PartialObjectMeta<C>`] it is the *metadata-only* informer of `C`
+    /// (controller-runtime's informer of `metav1.PartialObjectMetadata` with `C`'s GVK): it
+    /// lists and watches `C` with the metadata-only `Accept` headers and stores only each
+    /// object's metadata, typed as `C`; it is keyed apart from the full informer of `C` and
+    /// takes `C`'s [`CacheOptions`] (see the [module docs](self)).
+    ///
     /// ```no_run
     /// use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
     /// # async fn demo(manager: &kbr_runtime::Manager) {
-    /// let informer = manager.cache().get_informer::<ConfigMap>();
+    /// let informer = manager.cache().informer::<ConfigMap>();
     /// // … once the manager runs:
     /// if informer.wait_for_sync().await {
     ///     let cached: usize = informer.store().state().len();
@@ -287,11 +220,11 @@ impl Cache {
     /// # }
     /// ```
     #[must_use]
-    pub fn get_informer<K: CachedKind>(&self) -> Informer<K> {
-        Informer {
-            shared: self.informer::<K>(),
-            stop: self.core.inner.stop.subscribe(),
-        }
+    pub fn informer<K: Object>(&self) -> Informer<K> {
+        Informer::new(
+            self.shared_informer::<K>(),
+            self.core.settings.stop.subscribe(),
+        )
     }
 
     /// Waits until the cache runs and every informer created so far (and any created while
@@ -299,7 +232,7 @@ impl Cache {
     /// `false` once the cache stopped (also when called after the manager stopped). Before the
     /// manager starts it keeps waiting.
     pub async fn wait_for_cache_sync(&self) -> bool {
-        let mut stop = self.core.inner.stop.subscribe();
+        let mut stop = self.core.settings.stop.subscribe();
         let mut changes = self.core.changes.subscribe();
         loop {
             changes.borrow_and_update();
@@ -309,8 +242,8 @@ impl Cache {
             let unsynced = {
                 let state = self.lock();
                 if state.started {
-                    match state.informers.values().find(|e| !e.erased.has_synced()) {
-                        Some(entry) => Some(entry.erased.synced()),
+                    match state.unsynced() {
+                        Some(synced) => Some(synced),
                         None => return true,
                     }
                 } else {
@@ -336,35 +269,22 @@ impl Cache {
     /// Whether `namespace` is readable from the cache for a namespaced kind.
     pub(crate) fn watches_namespace(&self, namespace: &str) -> bool {
         self.core
-            .inner
+            .settings
             .namespaces
             .iter()
             .any(|ns| ns.as_deref().is_none_or(|ns| ns == namespace))
     }
 
-    /// The informer for `K`, created (and started, if the cache runs) on first use, with the
-    /// [`CacheOptions`] of `K`'s group/version/kind. For `K` = `PartialObjectMeta<C>` it is the
-    /// metadata-only informer of `C` ([`Cache::metadata_informer`]).
-    pub(crate) fn informer<K: CachedKind>(&self) -> Arc<SharedInformer<K>> {
+    /// The shared informer behind [`Cache::informer`]: created (and started, if the cache runs)
+    /// on first use, with the [`CacheOptions`] of `K`'s group/version/kind.
+    pub(crate) fn shared_informer<K: Object>(&self) -> Arc<SharedInformer<K>> {
         self.informer_with::<K>(
             InformerKey::of::<K>(),
             Some(gvk_of::<K>()),
-            |namespaces, options| {
-                SharedInformer::with_list_watch(namespaces, options, full_objects())
+            |namespaces, options, transform| {
+                SharedInformer::with_list_watch(namespaces, options, transform, full_objects())
             },
         )
-    }
-
-    /// The metadata-only informer of `C` (controller-runtime's informer for
-    /// `metav1.PartialObjectMetadata` of `C`'s GVK), created (and started, if the cache runs) on
-    /// first use: an informer of `PartialObjectMeta<C>`, which lists and watches `C` with the
-    /// metadata-only `Accept` headers and stores only each object's metadata, typed as `C`.
-    /// Keyed apart from a full informer of `C`; takes `C`'s [`CacheOptions`]. See the
-    /// [module docs](self).
-    pub(crate) fn metadata_informer<C: CachedKind>(
-        &self,
-    ) -> Arc<SharedInformer<PartialObjectMeta<C>>> {
-        self.informer::<PartialObjectMeta<C>>()
     }
 
     /// The informer of the dynamic kind `resource` (`scope`: whether its objects live in
@@ -379,94 +299,75 @@ impl Cache {
         self.informer_with::<Dyn>(
             InformerKey::Dynamic(dynamic::key(resource)),
             None,
-            |namespaces, options| {
+            |namespaces, options, transform| {
                 let namespaces = match scope {
                     Scope::Namespaced => namespaces,
                     Scope::Cluster => &[None],
                 };
                 let list_watch = dynamic::list_watch(resource.clone(), scope.clone());
-                SharedInformer::with_list_watch(namespaces, options, list_watch).labelled(label)
+                SharedInformer::with_list_watch(namespaces, options, transform, list_watch)
+                    .labelled(label)
             },
         )
     }
 
-    /// The informer under `key`, created on first use by `make` from the cache's namespaces and
+    /// The informer under `key`, created on first use by `make` from the cache's namespaces,
     /// the [`CacheOptions`] registered for the group/version/kind `options_of` (none: no
-    /// selectors).
-    fn informer_with<K: CachedKind>(
+    /// selectors) and the transform of `K` (else the default transform).
+    fn informer_with<K: Object>(
         &self,
         key: InformerKey,
         options_of: Option<(String, String)>,
-        make: impl FnOnce(&[Option<String>], CacheOptions) -> SharedInformer<K>,
+        make: impl FnOnce(&[Option<String>], CacheOptions, Transform<K>) -> SharedInformer<K>,
     ) -> Arc<SharedInformer<K>> {
         let mut state = self.lock();
-        if let Some(entry) = state.informers.get(&key)
-            && let Ok(informer) = Arc::clone(&entry.any).downcast::<SharedInformer<K>>()
-        {
+        if let Some(informer) = state.get::<K>(&key) {
             return informer;
         }
         let options = options_of
             .and_then(|gvk| state.by_object.get(&gvk).cloned())
             .unwrap_or_default();
-        let informer = Arc::new(make(&self.core.inner.namespaces, options));
-        let erased: Arc<dyn ErasedInformer> = Arc::new(Arc::clone(&informer));
-        if state.started {
-            state.tasks.extend(erased.start(&self.core.inner));
-        }
-        state.informers.insert(
-            key,
-            Entry {
-                any: informer.clone(),
-                erased,
-            },
-        );
+        let transform = state.transform_of::<K>(&self.core.settings.default_transform);
+        let informer = Arc::new(make(&self.core.settings.namespaces, options, transform));
+        state.insert(key, informer.clone(), &self.core.settings);
         drop(state);
         self.core.changes.send_replace(());
         informer
     }
 
     /// The informer for `K` if one exists (a write never starts an informer).
-    pub(crate) fn existing_informer<K: CachedKind>(&self) -> Option<Arc<SharedInformer<K>>> {
-        let state = self.lock();
-        let entry = state.informers.get(&InformerKey::of::<K>())?;
-        Arc::clone(&entry.any).downcast::<SharedInformer<K>>().ok()
+    pub(crate) fn existing_informer<K: Object>(&self) -> Option<Arc<SharedInformer<K>>> {
+        self.lock().get::<K>(&InformerKey::of::<K>())
     }
 
     /// Read-your-own-writes: hands `obj`, just returned by the API server for a write
     /// (`created`: a create), to `K`'s informer and to `K`'s metadata-only informer (its
-    /// metadata, typed as `K`) if there are any (see [`SharedInformer::observe_write`]), tagged with the
-    /// current task's [`Writer`].
-    pub(crate) fn observe_write<K: CachedKind>(&self, obj: &K, created: bool) {
-        let strip = self.core.inner.strip_managed_fields;
-        let writer = WRITER.try_with(Clone::clone).ok();
+    /// metadata, typed as `K`) if there are any (see [`SharedInformer::observe_write`]); each
+    /// transforms it as it does listed and watched objects. Their event handlers are called on
+    /// this task, with [`Origin::Write`].
+    pub(crate) fn observe_write<K: Object>(&self, obj: &K, created: bool) {
         if let Some(informer) = self.existing_informer::<PartialObjectMeta<K>>() {
-            informer.observe_write(metadata::partial_of(obj, strip), created, writer.clone());
+            informer.observe_write(metadata::partial_of(obj), created);
         }
-        let Some(informer) = self.existing_informer::<K>() else {
-            return;
-        };
-        let mut obj = obj.clone();
-        if strip {
-            obj.meta_mut().managed_fields = None;
+        if let Some(informer) = self.existing_informer::<K>() {
+            informer.observe_write(obj.clone(), created);
         }
-        informer.observe_write(obj, created, writer);
     }
 
     /// Read-your-own-writes for a delete the API server finished at once (full and
     /// metadata-only informers of `K`).
-    pub(crate) fn observe_delete<K: CachedKind>(&self, obj: &K) {
-        let writer = WRITER.try_with(Clone::clone).ok();
+    pub(crate) fn observe_delete<K: Object>(&self, obj: &K) {
         if let Some(informer) = self.existing_informer::<PartialObjectMeta<K>>() {
-            informer.observe_delete(&metadata::partial_of(obj, false), writer.clone());
+            informer.observe_delete(&metadata::partial_of(obj));
         }
         if let Some(informer) = self.existing_informer::<K>() {
-            informer.observe_delete(obj, writer);
+            informer.observe_delete(obj);
         }
     }
 
     /// Restricts the informer of `K` to `options`' selectors (controller-runtime's
     /// `cache.Options.ByObject`); fails once the cache started.
-    pub(crate) fn set_options<K: CachedKind>(
+    pub(crate) fn set_options<K: Object>(
         &self,
         options: CacheOptions,
     ) -> Result<(), AlreadyStarted> {
@@ -474,21 +375,30 @@ impl Cache {
         if state.started {
             return Err(AlreadyStarted);
         }
-        if let Some(entry) = state.informers.get(&InformerKey::of::<K>())
-            && let Ok(informer) = Arc::clone(&entry.any).downcast::<SharedInformer<K>>()
-        {
+        if let Some(informer) = state.get::<K>(&InformerKey::of::<K>()) {
             informer.set_options(options.clone());
         }
         // The metadata-only informer of `K` lists and watches the same objects.
-        if let Some(entry) = state
-            .informers
-            .get(&InformerKey::of::<PartialObjectMeta<K>>())
-            && let Ok(informer) =
-                Arc::clone(&entry.any).downcast::<SharedInformer<PartialObjectMeta<K>>>()
-        {
+        let metadata = InformerKey::of::<PartialObjectMeta<K>>();
+        if let Some(informer) = state.get::<PartialObjectMeta<K>>(&metadata) {
             informer.set_options(options.clone());
         }
         state.by_object.insert(gvk_of::<K>(), options);
+        Ok(())
+    }
+
+    /// Sets the transform of the objects stored as `K` (controller-runtime's
+    /// `cache.ByObject.Transform`; see [`transform`]), replacing the default
+    /// transform and any earlier one for `K`; fails once the cache started.
+    pub(crate) fn set_transform<K: Object>(
+        &self,
+        func: impl Fn(&mut K) + Send + Sync + 'static,
+    ) -> Result<(), AlreadyStarted> {
+        let mut state = self.lock();
+        if state.started {
+            return Err(AlreadyStarted);
+        }
+        state.set_transform(Transform::of_kind(func));
         Ok(())
     }
 
@@ -499,15 +409,7 @@ impl Cache {
 
     /// Starts every informer registered so far, and any created later.
     pub(crate) fn start(&self) {
-        let mut state = self.lock();
-        state.started = true;
-        let handles: Vec<_> = state
-            .informers
-            .values()
-            .filter_map(|e| e.erased.start(&self.core.inner))
-            .collect();
-        state.tasks.extend(handles);
-        drop(state);
+        self.lock().start(&self.core.settings);
         self.core.changes.send_replace(());
     }
 
@@ -516,230 +418,20 @@ impl Cache {
     #[must_use]
     pub fn has_synced(&self) -> bool {
         let state = self.lock();
-        state.started && state.informers.values().all(|e| e.erased.has_synced())
+        state.started && state.unsynced().is_none()
     }
 
     /// Kinds whose informer has not synced yet, for readiness messages.
     pub(crate) fn unsynced_kinds(&self) -> Vec<String> {
-        let state = self.lock();
-        let mut kinds: Vec<String> = state
-            .informers
-            .values()
-            .filter(|e| !e.erased.has_synced())
-            .map(|e| e.erased.kind().to_string())
-            .collect();
-        kinds.sort();
-        kinds
+        self.lock().unsynced_kinds()
     }
 
     /// Stops every informer and waits for their tasks to end.
     pub(crate) async fn stop(&self) {
-        self.core.inner.stop.send_replace(true);
-        let tasks = std::mem::take(&mut self.lock().tasks);
+        self.core.settings.stop.send_replace(true);
+        let tasks = self.lock().take_tasks();
         for task in tasks {
             let _ = task.await;
         }
-    }
-}
-
-/// One kind's shared informer: controller-runtime's `cache.Informer`, from
-/// [`Cache::get_informer`]. A cheap handle; clones share the informer.
-pub struct Informer<K: CachedKind> {
-    shared: Arc<SharedInformer<K>>,
-    stop: watch::Receiver<bool>,
-}
-
-impl<K: CachedKind> Clone for Informer<K> {
-    fn clone(&self) -> Self {
-        Self {
-            shared: Arc::clone(&self.shared),
-            stop: self.stop.clone(),
-        }
-    }
-}
-
-impl<K: CachedKind> std::fmt::Debug for Informer<K> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Informer")
-            .field("kind", &self.shared.kind())
-            .field("synced", &self.shared.has_synced())
-            .finish_non_exhaustive()
-    }
-}
-
-impl<K: CachedKind> Informer<K> {
-    /// The kind (`ConfigMap`).
-    #[must_use]
-    pub fn kind(&self) -> &str {
-        self.shared.kind()
-    }
-
-    /// The reflector store: every cached object of the kind, readable without the API server
-    /// (client-go's `GetStore`/`GetIndexer`). Empty until the informer synced; objects are
-    /// shared (`Arc`), never copy them out to mutate in place.
-    #[must_use]
-    pub fn store(&self) -> Store<K> {
-        self.shared.store()
-    }
-
-    /// Whether the first full list is in the store (client-go's `HasSynced`).
-    #[must_use]
-    pub fn has_synced(&self) -> bool {
-        self.shared.has_synced()
-    }
-
-    /// Waits until the informer synced (`cache.WaitForCacheSync` on one informer): `true`
-    /// then, `false` if the cache stops (or is dropped) before. Waits across the manager's
-    /// start.
-    pub async fn wait_for_sync(&self) -> bool {
-        let mut synced = self.shared.synced();
-        let mut stop = self.stop.clone();
-        tokio::select! {
-            biased;
-            result = synced.wait_for(|synced| *synced) => result.is_ok(),
-            _ = stop.wait_for(|stopped| *stopped) => self.shared.has_synced(),
-        }
-    }
-
-    /// Registers `handler` for every add, update and delete of the kind (client-go's
-    /// `AddEventHandler`); objects already in the synced store come first as
-    /// [`Event::Added`]. The handler is removed when the returned registration is dropped.
-    ///
-    /// The informer calls `handler` itself, in event order, under its lock, for every event —
-    /// nothing is buffered for a slow handler. So it must be quick and must not block, and it
-    /// must not call into the cache (no [`Cache::get_informer`], no informer method, no cached
-    /// read): that deadlocks. Hand work to a queue or channel instead. A panic is logged and
-    /// the handler keeps receiving later events.
-    pub fn add_event_handler(
-        &self,
-        handler: impl Fn(&Event<K>) + Send + Sync + 'static,
-    ) -> EventHandlerRegistration {
-        let id = self
-            .shared
-            .add_handler(Box::new(move |event, _writer| handler(event)));
-        EventHandlerRegistration::new(&self.shared, id)
-    }
-
-    /// Adds an index named `name` (controller-runtime's `Informer.AddIndexers`, and what
-    /// [`Client::index_field`](crate::Client::index_field) registers): `func` returns the values
-    /// an object is indexed under; [`Client::list_by_index`](crate::Client::list_by_index)
-    /// answers from it. Built from the current store, kept up to date from then on.
-    ///
-    /// # Errors
-    /// [`IndexError::Conflict`] if the kind already has an index of that name.
-    pub fn add_index(
-        &self,
-        name: &str,
-        func: impl Fn(&K) -> Vec<String> + Send + Sync + 'static,
-    ) -> Result<(), IndexError> {
-        self.shared.add_index(name, Arc::new(func))
-    }
-}
-
-/// An event handler of an informer, from [`Informer::add_event_handler`] (client-go's
-/// `ResourceEventHandlerRegistration`): dropping it removes the handler
-/// (`RemoveEventHandler`).
-#[must_use = "dropping the registration removes the event handler"]
-pub struct EventHandlerRegistration {
-    remove: Option<Box<dyn FnOnce() + Send + Sync>>,
-}
-
-impl EventHandlerRegistration {
-    /// Removes handler `id` from `informer` on drop (no-op once the informer is gone).
-    pub(crate) fn new<K: CachedKind>(informer: &Arc<SharedInformer<K>>, id: u64) -> Self {
-        let informer = Arc::downgrade(informer);
-        Self {
-            remove: Some(Box::new(move || {
-                if let Some(informer) = informer.upgrade() {
-                    informer.remove_handler(id);
-                }
-            })),
-        }
-    }
-}
-
-impl std::fmt::Debug for EventHandlerRegistration {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EventHandlerRegistration")
-            .finish_non_exhaustive()
-    }
-}
-
-impl Drop for EventHandlerRegistration {
-    fn drop(&mut self) {
-        if let Some(remove) = self.remove.take() {
-            remove();
-        }
-    }
-}
-
-#[cfg(all(test, feature = "testing"))]
-mod tests {
-    use k8s_openapi::api::core::v1::ConfigMap;
-
-    use super::*;
-
-    #[tokio::test]
-    async fn options_are_fixed_once_the_cache_starts() {
-        let server = crate::testing::FakeApiServer::new();
-        let cache = Cache::new(
-            server.kube_client(),
-            CacheConfig {
-                namespaces: Vec::new(),
-                strip_managed_fields: true,
-                decode: DecodeReporter::default(),
-            },
-        );
-        let restricted = CacheOptions {
-            label_selector: Some("app=x".into()),
-            field_selector: None,
-        };
-        assert!(cache.set_options::<ConfigMap>(restricted.clone()).is_ok());
-        cache.start();
-        let late = cache.set_options::<ConfigMap>(restricted);
-        assert_eq!(late, Err(AlreadyStarted));
-        cache.stop().await;
-    }
-
-    #[tokio::test]
-    async fn metadata_informers_count_for_readiness_and_stop_with_the_cache() {
-        let server = crate::testing::FakeApiServer::new();
-        let cache = Cache::new(
-            server.kube_client(),
-            CacheConfig {
-                namespaces: Vec::new(),
-                strip_managed_fields: true,
-                decode: DecodeReporter::default(),
-            },
-        );
-        let full = cache.informer::<ConfigMap>();
-        let metadata = cache.metadata_informer::<ConfigMap>();
-        // Keyed apart from the full informer, and found again as itself.
-        assert!(!Arc::ptr_eq(
-            &(full.clone() as Arc<dyn Any + Send + Sync>),
-            &(metadata.clone() as Arc<dyn Any + Send + Sync>)
-        ));
-        assert!(Arc::ptr_eq(
-            &metadata,
-            &cache.metadata_informer::<ConfigMap>()
-        ));
-        assert_eq!(
-            cache.unsynced_kinds(),
-            ["ConfigMap", "ConfigMap (metadata)"]
-        );
-        cache.start();
-        let mut synced = metadata.synced();
-        let _ = synced.wait_for(|s| *s).await;
-        let mut synced = full.synced();
-        let _ = synced.wait_for(|s| *s).await;
-        assert!(cache.has_synced());
-        let watching = server.wait_for_watches(2);
-        assert!(
-            tokio::time::timeout(std::time::Duration::from_secs(30), watching)
-                .await
-                .is_ok()
-        );
-        cache.stop().await;
-        assert_eq!(server.open_watches(), 0);
     }
 }

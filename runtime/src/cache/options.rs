@@ -1,6 +1,8 @@
 //! [`CacheOptions`] and [`Namespaces`]: what the cache lists and watches (controller-runtime's
 //! `cache.Options`).
 
+use kube::core::Selector;
+
 /// Which namespaces the manager's cache watches: controller-runtime's `cache.Options.DefaultNamespaces`.
 ///
 /// ```
@@ -64,22 +66,25 @@ impl Namespaces {
 /// that it stops matching is removed from the cache (a delete event) until it matches again.
 /// Read such objects with [`Client::uncached`](crate::Client::uncached).
 ///
-/// Both selectors use the API server's query syntax and are not validated here: a malformed
-/// one makes the API server reject the list, and the informer keeps retrying (so `/readyz`
-/// reports the kind as not synced). `None` (the default) leaves that dimension unrestricted.
+/// The label selector is kube's [`Selector`] (the same type as
+/// [`ListOptions::label_selector`](crate::client::ListOptions::label_selector)); the field
+/// selector uses the API server's query syntax and is not validated here: a malformed one makes
+/// the API server reject the list, and the informer keeps retrying (so `/readyz` reports the
+/// kind as not synced). `None` (the default) leaves that dimension unrestricted.
 ///
 /// ```
 /// use kbr_runtime::cache::CacheOptions;
+/// use kbr_runtime::kube::core::Selector;
 /// let options = CacheOptions {
-///     label_selector: Some("app.kubernetes.io/managed-by=my-operator".into()),
+///     label_selector: Some(Selector::from_iter([("app.kubernetes.io/managed-by", "my-operator")])),
 ///     field_selector: Some("metadata.namespace!=kube-system".into()),
 /// };
 /// assert_ne!(options, CacheOptions::default());
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CacheOptions {
-    /// A label selector such as `"app=web,tier in (front,back)"` (`cache.ByObject.Label`).
-    pub label_selector: Option<String>,
+    /// A label selector, equality- or set-based (`cache.ByObject.Label`).
+    pub label_selector: Option<Selector>,
     /// A field selector such as `"metadata.name=config"` (`cache.ByObject.Field`); only fields
     /// the API server supports for that kind.
     pub field_selector: Option<String>,
@@ -89,8 +94,8 @@ impl CacheOptions {
     /// The kube-runtime watcher configuration restricted by these selectors.
     pub(crate) fn watcher_config(&self) -> kube::runtime::watcher::Config {
         let mut config = kube::runtime::watcher::Config::default();
-        if let Some(labels) = self.label_selector.as_deref().filter(|s| !s.is_empty()) {
-            config = config.labels(labels);
+        if let Some(labels) = self.label_selector.as_ref().filter(|s| !s.selects_all()) {
+            config = config.labels_from(labels);
         }
         if let Some(fields) = self.field_selector.as_deref().filter(|s| !s.is_empty()) {
             config = config.fields(fields);

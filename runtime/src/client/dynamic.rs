@@ -1,15 +1,16 @@
 //! Reads of kinds known only at run time: controller-runtime's client `Get`/`List` of
 //! `unstructured.Unstructured`, as [`Client`] methods over kube's [`DynamicObject`].
 //!
-//! A cached client serves them from the cache's dynamic informer of the kind (the one
-//! [`Controller::watches_dynamic`](crate::Controller::watches_dynamic) and
-//! [`Controller::owns_dynamic`](crate::Controller::owns_dynamic) read), keyed by group, version
+//! A cached client serves them from the cache's dynamic informer of the kind (the one a
+//! controller's [`Kind::dynamic`](crate::controller::source::Kind::dynamic) reads), keyed by
+//! group, version
 //! and kind and started and synced on first use. An uncached client asks the API server.
 
 use kube::core::discovery::Scope;
 use kube::core::{ApiResource, DynamicObject};
 
-use super::{Client, ListOptions, cached_informer, get_cached, listed, namespace_of};
+use super::cached::{cached_informer, get_cached, listed};
+use super::{Client, ListOptions, namespace_of};
 use crate::Error;
 use crate::cache::{Dyn, dynamic};
 

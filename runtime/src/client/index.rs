@@ -6,11 +6,12 @@
 
 use std::sync::Arc;
 
-use super::{Client, ListOptions, Object, cached_informer};
+use super::cached::list_cached_by_fields;
+use super::{Client, ListOptions, Object};
 use crate::Error;
-use crate::cache::{Cache, FieldRequirement, IndexError, InformerOf};
-use crate::field_selector::escape_value;
-use crate::resource::scoped::{is_namespaced, kind_of};
+use crate::cache::IndexError;
+use crate::field_selector::{Operator, Requirement, escape_value};
+use crate::resource::scoped::kind_of;
 
 impl Client {
     /// Registers an index named `name` over kind `K` in the manager's cache: controller-runtime's
@@ -49,7 +50,7 @@ impl Client {
                 name: name.to_string(),
             });
         };
-        cache.informer::<K>().add_index(name, Arc::new(func))
+        cache.shared_informer::<K>().add_index(name, Arc::new(func))
     }
 
     /// Lists the objects of kind `K` in `namespace` (`None` = all) whose index `index` holds
@@ -68,44 +69,15 @@ impl Client {
         index: &str,
         value: &str,
     ) -> Result<Vec<K>, Error> {
-        let requirements = [FieldRequirement {
+        let requirements = [Requirement {
             field: index.to_string(),
+            operator: Operator::Equals,
             value: value.to_string(),
         }];
         let Some(cache) = &self.cache else {
             let options = ListOptions::default().fields(format!("{index}={}", escape_value(value)));
             return self.list(namespace, &options).await;
         };
-        list_cached_by_fields(
-            cache,
-            namespace,
-            &requirements,
-            &ListOptions::default(),
-            Cache::informer::<K>,
-        )
-        .await
+        list_cached_by_fields(cache, namespace, &requirements, &ListOptions::default()).await
     }
-}
-
-/// A cached list from the informer `informer_of` returns, filtered by exact-match field
-/// requirements (on indexes, `metadata.name` and `metadata.namespace`) and `options`' label
-/// selector.
-pub(super) async fn list_cached_by_fields<K: Object>(
-    cache: &Cache,
-    namespace: Option<&str>,
-    requirements: &[FieldRequirement],
-    options: &ListOptions,
-    informer_of: InformerOf<K>,
-) -> Result<Vec<K>, Error> {
-    let namespace = namespace.filter(|_| is_namespaced::<K>());
-    let informer = cached_informer(cache, namespace, &kind_of::<K>(), informer_of).await?;
-    let candidates = informer.select(requirements)?;
-    let mut items: Vec<K> = candidates
-        .into_iter()
-        .filter(|o| namespace.is_none() || o.meta().namespace.as_deref() == namespace)
-        .filter(|o| options.matches(o.meta().labels.as_ref().unwrap_or(&Default::default())))
-        .map(|o| K::clone(&o))
-        .collect();
-    super::sort_by_key(&mut items);
-    Ok(items)
 }

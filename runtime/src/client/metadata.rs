@@ -1,9 +1,8 @@
 //! Metadata-only reads: controller-runtime's client `Get`/`List` of
 //! `metav1.PartialObjectMetadata` (`PartialObjectMetadataList`), as [`Client`] methods.
 //!
-//! A cached client serves them from the cache's metadata-only informer of the kind (the one
-//! [`Controller::owns_metadata`](crate::Controller::owns_metadata) and
-//! [`Controller::watches_metadata`](crate::Controller::watches_metadata) read), started and
+//! A cached client serves them from the cache's metadata-only informer of the kind (the one a
+//! controller's [`Kind::metadata`](crate::controller::source::Kind::metadata) reads), started and
 //! synced on first use like the full informer of [`Client::get`]; it holds only each object's
 //! metadata, so reading the metadata of many Secrets or Pods does not cache their data. The
 //! client's own writes of `K` reach it at once (read-your-own-writes, see the
@@ -12,13 +11,14 @@
 //!
 //! Either way the returned [`PartialObjectMeta<K>`] carries the `apiVersion`/`kind` of `K`
 //! (controller-runtime restores the GVK the server replaced by `PartialObjectMetadata` too).
+//!
+//! `get_metadata::<K>` and `list_metadata::<K>` are [`Client::get`] and [`Client::list`] of
+//! `PartialObjectMeta<K>`, which is an [`Object`] whose informer is the metadata-only one.
 
 use kube::core::PartialObjectMeta;
 
-use super::{Client, ListOptions, Object, get_cached, list_cached, required_namespace};
+use super::{Client, ListOptions, Object};
 use crate::Error;
-use crate::cache::Cache;
-use crate::resource::scoped::{self, Scoped, is_namespaced, kind_of};
 
 impl Client {
     /// Reads the metadata of the object `name` of kind `K` (in `namespace` for namespaced kinds;
@@ -43,19 +43,7 @@ impl Client {
         namespace: Option<&str>,
         name: &str,
     ) -> Result<PartialObjectMeta<K>, Error> {
-        let namespace = required_namespace::<K>(namespace, name)?;
-        let Some(cache) = &self.cache else {
-            let api = scoped::api::<PartialObjectMeta<K>>(&self.kube, namespace);
-            return Ok(api.get(name).await?.0);
-        };
-        get_cached(
-            cache,
-            namespace,
-            name,
-            &kind_of::<K>(),
-            Cache::metadata_informer::<K>,
-        )
-        .await
+        self.get::<PartialObjectMeta<K>>(namespace, name).await
     }
 
     /// Lists the metadata of the objects of kind `K` in `namespace` (`None` = all namespaces,
@@ -71,16 +59,6 @@ impl Client {
         namespace: Option<&str>,
         options: &ListOptions,
     ) -> Result<Vec<PartialObjectMeta<K>>, Error> {
-        let namespace = namespace.filter(|_| is_namespaced::<K>());
-        let Some(cache) = &self.cache else {
-            let api = scoped::api::<PartialObjectMeta<K>>(&self.kube, namespace);
-            let list = api.list(&options.to_list_params()).await?;
-            return Ok(list
-                .items
-                .into_iter()
-                .map(|Scoped(partial)| partial)
-                .collect());
-        };
-        list_cached(cache, namespace, options, Cache::metadata_informer::<K>).await
+        self.list::<PartialObjectMeta<K>>(namespace, options).await
     }
 }

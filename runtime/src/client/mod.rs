@@ -88,50 +88,25 @@
 //! # let _ = (cm, all); Ok(()) }
 //! ```
 
+mod cached;
 mod dynamic;
 mod index;
 mod metadata;
 mod options;
 
 use std::fmt::Debug;
-use std::sync::Arc;
 
 use kube::api::ObjectMeta;
 pub use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 
+use self::cached::{get_cached, list_cached};
 pub use self::options::ListOptions;
 use crate::Error;
-use crate::cache::{Cache, CachedKind, InformerOf, SharedInformer, parse_exact_selector};
+use crate::cache::Cache;
+/// The bounds of every kind a [`Client`] reads or writes (controller-runtime's `client.Object`).
+pub use crate::resource::Object;
 use crate::resource::scoped::{self, Scoped, is_namespaced, kind_of};
-
-/// The bounds of every kind a [`Client`] reads or writes: a typed Kubernetes resource with a
-/// compile-time GVK that (de)serializes as JSON. Implemented for every such type (all
-/// k8s-openapi kinds and every `#[derive(CustomResource)]` kind).
-pub trait Object:
-    kube::Resource<DynamicType = ()>
-    + Clone
-    + Serialize
-    + DeserializeOwned
-    + Debug
-    + Send
-    + Sync
-    + 'static
-{
-}
-
-impl<K> Object for K where
-    K: kube::Resource<DynamicType = ()>
-        + Clone
-        + Serialize
-        + DeserializeOwned
-        + Debug
-        + Send
-        + Sync
-        + 'static
-{
-}
 
 /// Reads and writes objects of any kind: controller-runtime's `client.Client`.
 ///
@@ -206,7 +181,7 @@ impl Client {
             namespace,
             name,
             &kind_of::<K>(),
-            Cache::informer::<K>,
+            Cache::shared_informer::<K>,
         )
         .await
     }
@@ -230,7 +205,7 @@ impl Client {
             let list = api.list(&options.to_list_params()).await?;
             return Ok(list.items.into_iter().map(|s| s.0).collect());
         };
-        list_cached(cache, namespace, options, Cache::informer::<K>).await
+        list_cached(cache, namespace, options).await
     }
 
     /// Creates `obj` (namespace from `metadata.namespace`; `metadata.name` or `generateName`
@@ -255,12 +230,7 @@ impl Client {
     /// Replaces `obj` (a full update guarded by its `metadata.resourceVersion`). Errors:
     /// [`Error::Conflict`] when the object changed since it was read — re-read and retry.
     pub async fn update<K: Object>(&self, obj: &K) -> Result<K, Error> {
-        let (api, name) = self.target::<K>(obj.meta())?;
-        let updated = api
-            .replace(name, &PostParams::default(), &Scoped(obj.clone()))
-            .await?
-            .0;
-        Ok(self.wrote(updated, false))
+        self.replace(obj, Part::Object).await
     }
 
     /// Patches the object `name`: `Patch::Merge` (JSON merge patch), `Patch::Json` (RFC 6902),
@@ -284,9 +254,8 @@ impl Client {
         patch: &Patch<P>,
         params: &PatchParams,
     ) -> Result<K, Error> {
-        let api = self.api::<K>(namespace, name)?;
-        let patched = api.patch(name, params, patch).await?.0;
-        Ok(self.wrote_unless_dry_run(patched, params))
+        self.patch_part(namespace, name, patch, params, Part::Object)
+            .await
     }
 
     /// Server-side applies `obj` as `field_manager`, forcing ownership of conflicting fields
@@ -343,12 +312,7 @@ impl Client {
     /// Errors: [`Error::Conflict`], [`Error::NotFound`] (also when the kind has no status
     /// subresource).
     pub async fn update_status<K: Object>(&self, obj: &K) -> Result<K, Error> {
-        let (api, name) = self.target::<K>(obj.meta())?;
-        let updated = api
-            .replace_status(name, &PostParams::default(), &Scoped(obj.clone()))
-            .await?
-            .0;
-        Ok(self.wrote(updated, false))
+        self.replace(obj, Part::Status).await
     }
 
     /// Patches the `status` subresource of `name` (see [`Client::patch`] for the patch types).
@@ -370,9 +334,36 @@ impl Client {
         patch: &Patch<P>,
         params: &PatchParams,
     ) -> Result<K, Error> {
+        self.patch_part(namespace, name, patch, params, Part::Status)
+            .await
+    }
+
+    /// Replaces `part` of `obj` (a full update guarded by its `resourceVersion`).
+    async fn replace<K: Object>(&self, obj: &K, part: Part) -> Result<K, Error> {
+        let (api, name) = self.target::<K>(obj.meta())?;
+        let (params, body) = (PostParams::default(), Scoped(obj.clone()));
+        let replaced = match part {
+            Part::Object => api.replace(name, &params, &body).await?,
+            Part::Status => api.replace_status(name, &params, &body).await?,
+        };
+        Ok(self.wrote(replaced.0, false))
+    }
+
+    /// Patches `part` of the object `name`.
+    async fn patch_part<K: Object, P: Serialize + Debug>(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        patch: &Patch<P>,
+        params: &PatchParams,
+        part: Part,
+    ) -> Result<K, Error> {
         let api = self.api::<K>(namespace, name)?;
-        let patched = api.patch_status(name, params, patch).await?.0;
-        Ok(self.wrote_unless_dry_run(patched, params))
+        let patched = match part {
+            Part::Object => api.patch(name, params, patch).await?,
+            Part::Status => api.patch_status(name, params, patch).await?,
+        };
+        Ok(self.wrote_unless_dry_run(patched.0, params))
     }
 
     /// Read-your-own-writes: a cached client hands what the API server returned for a write
@@ -414,12 +405,12 @@ impl Client {
     }
 }
 
-/// Sorts cached objects by namespace, then name.
-fn sort_by_key<K: kube::Resource>(items: &mut [K]) {
-    items.sort_by(|a, b| {
-        (a.meta().namespace.as_deref(), a.meta().name.as_deref())
-            .cmp(&(b.meta().namespace.as_deref(), b.meta().name.as_deref()))
-    });
+/// Which part of an object a write replaces or patches: the object (its main resource) or its
+/// `status` subresource.
+#[derive(Clone, Copy, Debug)]
+enum Part {
+    Object,
+    Status,
 }
 
 /// `namespace` for namespaced kinds (error if missing), `None` for cluster-scoped ones.
@@ -447,97 +438,4 @@ fn namespace_of<'a>(
             name: name.to_string(),
         }),
     }
-}
-
-/// A cached list of `K` in `namespace` (`None` = all) from the informer `informer_of` returns
-/// (full or metadata-only), filtered by `options`, sorted by namespace then name.
-async fn list_cached<K: Object>(
-    cache: &Cache,
-    namespace: Option<&str>,
-    options: &ListOptions,
-    informer_of: InformerOf<K>,
-) -> Result<Vec<K>, Error> {
-    if let Some(selector) = &options.field_selector {
-        let requirements =
-            parse_exact_selector(selector).ok_or_else(|| Error::CachedFieldSelector {
-                selector: selector.clone(),
-            })?;
-        return index::list_cached_by_fields(cache, namespace, &requirements, options, informer_of)
-            .await;
-    }
-    let informer = cached_informer(cache, namespace, &kind_of::<K>(), informer_of).await?;
-    Ok(listed(&informer, namespace, options))
-}
-
-/// The objects of `informer`'s store in `namespace` (`None` = all) whose labels match
-/// `options`, sorted by namespace then name.
-fn listed<K: CachedKind>(
-    informer: &SharedInformer<K>,
-    namespace: Option<&str>,
-    options: &ListOptions,
-) -> Vec<K> {
-    let mut items: Vec<K> = informer
-        .store()
-        .state()
-        .into_iter()
-        .filter(|o| namespace.is_none() || o.meta().namespace.as_deref() == namespace)
-        .filter(|o| options.matches(o.meta().labels.as_ref().unwrap_or(&Default::default())))
-        .map(|o| K::clone(&o))
-        .collect();
-    sort_by_key(&mut items);
-    items
-}
-
-/// The object `name` in `namespace` (checked by [`required_namespace`]) from the informer
-/// `informer_of` returns (of `K`: full, metadata-only or dynamic); [`Error::NotFound`] naming
-/// `kind` if absent.
-async fn get_cached<K: CachedKind>(
-    cache: &Cache,
-    namespace: Option<&str>,
-    name: &str,
-    kind: &str,
-    informer_of: impl FnOnce(&Cache) -> Arc<SharedInformer<K>>,
-) -> Result<K, Error> {
-    let informer = cached_informer(cache, namespace, kind, informer_of).await?;
-    let mut key = kube::runtime::reflector::ObjectRef::<K>::new(name);
-    if let Some(ns) = namespace {
-        key = key.within(ns);
-    }
-    informer
-        .store()
-        .get(&key)
-        .map(|obj| K::clone(&obj))
-        .ok_or_else(|| Error::not_found(kind, namespace, name))
-}
-
-/// The synced informer `informer_of` returns (of `K`: full, metadata-only or dynamic),
-/// checking the cache runs and watches `namespace`; errors name `kind`.
-async fn cached_informer<K: CachedKind>(
-    cache: &Cache,
-    namespace: Option<&str>,
-    kind: &str,
-    informer_of: impl FnOnce(&Cache) -> Arc<SharedInformer<K>>,
-) -> Result<Arc<SharedInformer<K>>, Error> {
-    if !cache.is_started() {
-        return Err(Error::CacheNotStarted);
-    }
-    if let Some(ns) = namespace
-        && !cache.watches_namespace(ns)
-    {
-        return Err(Error::NamespaceNotWatched {
-            kind: kind.to_string(),
-            namespace: ns.to_string(),
-        });
-    }
-    let informer = informer_of(cache);
-    if !informer.has_synced() {
-        informer
-            .store()
-            .wait_until_ready()
-            .await
-            .map_err(|_| Error::CacheNotSynced {
-                kind: kind.to_string(),
-            })?;
-    }
-    Ok(informer)
 }

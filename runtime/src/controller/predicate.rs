@@ -5,8 +5,8 @@
 //! several predicates must all pass (like `builder.WithPredicates`). Combine with [`and`],
 //! [`or`] and [`not`], or write your own with [`from_fns`] / by implementing the trait.
 //!
-//! [`LabelSelector`] passes only objects whose labels match a selector, on creates, updates
-//! and deletes alike.
+//! A label selector (kube's [`Selector`]) is a predicate too: it passes only objects whose
+//! labels match, on creates, updates and deletes alike.
 //!
 //! Beware (as in controller-runtime): [`GenerationChanged`] hides updates that touch only
 //! metadata — adding a finalizer or a label does not bump `metadata.generation`.
@@ -28,9 +28,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1 as metav1;
 use kube::Resource;
-use kube::core::{ParseExpressionError, Selector, SelectorExt as _};
+use kube::core::{Selector, SelectorExt as _};
 
 /// Filters informer events of kind `K`: controller-runtime's `predicate.Predicate`.
 ///
@@ -123,80 +122,46 @@ impl<K: Resource> Predicate<K> for FinalizersChanged {
     }
 }
 
-/// Passes events whose object's labels match a selector: controller-runtime's
-/// `predicate.LabelSelectorPredicate`. Creates and deletes test the object, updates the new
-/// object (an object that stops matching is filtered; one that starts matching passes). An
-/// object without labels matches only a selector that selects everything.
+/// A label selector is a predicate: kube's [`Selector`] passes events whose object's labels
+/// match it (controller-runtime's `predicate.LabelSelectorPredicate`). Creates and deletes test
+/// the object, updates the new object (an object that stops matching is filtered; one that
+/// starts matching passes). An object without labels matches only a selector that selects
+/// everything.
 ///
-/// The selector is kube's [`Selector`] (equality- and set-based, the same
-/// matching as [`ListOptions::selector`](crate::client::ListOptions::selector)); build it from
-/// pairs, from [`Expression`](kube::core::Expression)s, or from a Kubernetes
-/// `metav1.LabelSelector` with [`LabelSelector::try_from`].
+/// It is the one label-selector type of kbr — the same as
+/// [`ListOptions::label_selector`](crate::client::ListOptions::label_selector) and
+/// [`CacheOptions::label_selector`](crate::cache::CacheOptions::label_selector): equality- and
+/// set-based, built from pairs, from [`Expression`](kube::core::Expression)s, or from a
+/// Kubernetes `metav1.LabelSelector` with `Selector::try_from` (`metav1.LabelSelectorAsSelector`).
 ///
 /// ```
-/// use kbr_runtime::controller::predicate::{LabelSelector, Predicate};
+/// use kbr_runtime::controller::predicate::Predicate;
 /// use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
 /// use kbr_runtime::kube::core::{Expression, Selector};
 ///
-/// let tier: Selector = Expression::In("tier".into(), ["web".into()].into()).into();
-/// let web = LabelSelector::new(tier);
+/// let web: Selector = Expression::In("tier".into(), ["web".into()].into()).into();
 /// let mut cm = ConfigMap::default();
 /// assert!(!Predicate::<ConfigMap>::create(&web, &cm));
 /// cm.metadata.labels = Some([("tier".to_string(), "web".to_string())].into());
 /// assert!(Predicate::<ConfigMap>::create(&web, &cm));
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LabelSelector(Selector);
-
-impl LabelSelector {
-    /// Passes objects whose labels match `selector`.
-    #[must_use]
-    pub fn new(selector: Selector) -> Self {
-        Self(selector)
-    }
-
-    /// The selector.
-    #[must_use]
-    pub fn selector(&self) -> &Selector {
-        &self.0
-    }
-
-    fn matches<K: Resource>(&self, obj: &K) -> bool {
-        match &obj.meta().labels {
-            Some(labels) => self.0.matches(labels),
-            None => self.0.matches(&BTreeMap::new()),
-        }
-    }
-}
-
-impl From<Selector> for LabelSelector {
-    fn from(selector: Selector) -> Self {
-        Self(selector)
-    }
-}
-
-impl TryFrom<metav1::LabelSelector> for LabelSelector {
-    type Error = ParseExpressionError;
-
-    /// `metav1.LabelSelectorAsSelector`: `matchLabels` and `matchExpressions`, ANDed.
-    ///
-    /// # Errors
-    /// A `matchExpressions` entry with an unknown operator, or values where the operator takes
-    /// none (kube's [`ParseExpressionError`]).
-    fn try_from(selector: metav1::LabelSelector) -> Result<Self, Self::Error> {
-        Selector::try_from(selector).map(Self)
-    }
-}
-
-impl<K: Resource> Predicate<K> for LabelSelector {
+impl<K: Resource> Predicate<K> for Selector {
     fn create(&self, obj: &K) -> bool {
-        self.matches(obj)
+        labels_match(self, obj)
     }
     fn update(&self, _old: &K, new: &K) -> bool {
-        self.matches(new)
+        labels_match(self, new)
     }
     fn delete(&self, obj: &K) -> bool {
-        self.matches(obj)
+        labels_match(self, obj)
+    }
+}
+
+/// Whether `obj`'s labels match `selector` (no labels: as an empty set).
+fn labels_match<K: Resource>(selector: &Selector, obj: &K) -> bool {
+    match &obj.meta().labels {
+        Some(labels) => selector.matches(labels),
+        None => selector.matches(&BTreeMap::new()),
     }
 }
 
@@ -296,8 +261,11 @@ where
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use k8s_openapi::api::core::v1::ConfigMap;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1 as metav1;
+    use kube::core::ParseExpressionError;
+
+    use super::*;
 
     fn cm(generation: i64, label: &str) -> ConfigMap {
         let mut cm = ConfigMap::default();
@@ -332,7 +300,7 @@ mod tests {
     #[test]
     fn label_selector_tests_the_object_and_the_new_object_of_updates()
     -> Result<(), ParseExpressionError> {
-        let selector = LabelSelector::try_from(metav1::LabelSelector {
+        let selector = Selector::try_from(metav1::LabelSelector {
             match_labels: Some([("l".to_string(), "x".to_string())].into()),
             match_expressions: None,
         })?;
@@ -348,10 +316,10 @@ mod tests {
             &ConfigMap::default()
         ));
         assert!(Predicate::<ConfigMap>::create(
-            &LabelSelector::default(),
+            &Selector::default(),
             &ConfigMap::default()
         ));
-        let bad = LabelSelector::try_from(metav1::LabelSelector {
+        let bad = Selector::try_from(metav1::LabelSelector {
             match_labels: None,
             match_expressions: Some(vec![metav1::LabelSelectorRequirement {
                 key: "l".into(),

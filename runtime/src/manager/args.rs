@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::ArgAction;
 
-use super::ManagerOptions;
+use super::{ManagerOptions, OnMissingRbac};
 use crate::logging::{self, LogFormat};
 use crate::sharding::{ShardingArgs, ShardingOptions};
 use crate::webhook::WebhookServerOptions;
@@ -124,6 +124,12 @@ pub struct ManagerArgs {
     #[arg(long)]
     pub webhook_local_url: Option<String>,
 
+    /// What to do when the manager's RBAC lacks rules its controllers need (checked at start
+    /// with SelfSubjectAccessReviews; the missing rules are logged as YAML either way): `fail`
+    /// stops it, `continue` goes on (informers keep retrying; /readyz names the rules).
+    #[arg(long, value_enum, ignore_case = true, default_value_t = OnMissingRbac::Fail)]
+    pub on_missing_rbac: OnMissingRbac,
+
     /// What to log: a level (`debug`, `info`, `warn`, `error`) or tracing directives such as
     /// `info,kbr_runtime=debug`.
     #[arg(
@@ -159,10 +165,10 @@ impl ManagerArgs {
     }
 
     /// The [`ManagerOptions`] these flags set (bind addresses, leader election, secure metrics
-    /// and their certificate, HTTP/2), every other option at its default. The Lease name,
-    /// [`ManagerOptions::leader_election_id`], is the project's to set, and so is
-    /// [`ManagerOptions::sharding`], from [`ManagerArgs::sharding_options`] with the project's
-    /// sharded kinds.
+    /// and their certificate, HTTP/2, what to do on missing RBAC), every other option at its
+    /// default. The Lease name, [`ManagerOptions::leader_election_id`], is the project's to set,
+    /// and so is [`ManagerOptions::sharding`], from [`ManagerArgs::sharding_options`] with the
+    /// project's sharded kinds.
     #[must_use]
     pub fn manager_options(&self) -> ManagerOptions {
         ManagerOptions {
@@ -174,6 +180,7 @@ impl ManagerArgs {
             metrics_cert_name: self.metrics_cert_name.clone(),
             metrics_cert_key: self.metrics_cert_key.clone(),
             enable_http2: self.enable_http2,
+            on_missing_rbac: self.on_missing_rbac,
             ..ManagerOptions::default()
         }
     }
@@ -280,6 +287,7 @@ mod tests {
             ("tls.crt", "tls.key")
         );
         assert_eq!(webhook.local_url, None);
+        assert_eq!(options.on_missing_rbac, OnMissingRbac::Fail);
     }
 
     #[test]
@@ -301,6 +309,7 @@ mod tests {
             "--webhook-local-url=https://host.docker.internal:8443",
             "--zap-log-level=info,kbr_runtime=debug",
             "--log-format=JSON",
+            "--on-missing-rbac=continue",
         ])
         .unwrap_or_else(|e| panic!("{e}"));
         let options = args.manager_options();
@@ -332,6 +341,7 @@ mod tests {
         );
         assert_eq!(args.log_level, "info,kbr_runtime=debug");
         assert_eq!(args.log_format, LogFormat::Json);
+        assert_eq!(options.on_missing_rbac, OnMissingRbac::Continue);
     }
 
     #[test]
@@ -340,6 +350,7 @@ mod tests {
         assert!(error(&["--webhook-port=https"]).contains("--webhook-port"));
         assert!(error(&["--leader-elect=yes"]).contains("--leader-elect"));
         assert!(error(&["--log-format=xml"]).contains("--log-format"));
+        assert!(error(&["--on-missing-rbac=ignore"]).contains("--on-missing-rbac"));
         assert!(error(&["--log-level=kbr_runtime=loud"]).contains("--log-level"));
         let console = parse(&["--zap-encoder=console"]).map(|a| a.log_format);
         assert_eq!(console.ok(), Some(LogFormat::Text));

@@ -44,12 +44,13 @@ pub enum ManagerError {
     },
 
     /// Per-kind cache options (controller-runtime's `cache.Options.ByObject`) were set after the
-    /// manager's cache started: [`Manager::cache_options`](super::Manager::cache_options) must be
-    /// called before [`Manager::start`](super::Manager::start), like `ByObject` is fixed when
-    /// `ctrl.NewManager` builds the cache.
+    /// manager's cache started: [`Manager::cache_options`](super::Manager::cache_options) and
+    /// [`Manager::cache_transform`](super::Manager::cache_transform) must be called before
+    /// [`Manager::start`](super::Manager::start), like `ByObject` is fixed when `ctrl.NewManager`
+    /// builds the cache.
     #[error("cache options for {kind} must be set before the manager's cache starts")]
     CacheOptionsAfterStart {
-        /// The kind whose informer was being restricted.
+        /// The kind whose informer was being restricted or transformed.
         kind: String,
     },
 
@@ -114,6 +115,24 @@ pub enum ManagerError {
     /// [`LeaderElectionLost`](Self::LeaderElectionLost)).
     #[error(transparent)]
     Sharding(#[from] crate::sharding::ShardingError),
+
+    /// The permission check at start found RBAC rules the manager's wiring needs that its user
+    /// does not hold ([`OnMissingRbac::Fail`](super::OnMissingRbac::Fail)); the error logged
+    /// just before lists them as RBAC YAML to add.
+    #[error(
+        "the manager lacks {} RBAC permission(s) its wiring needs (listed as YAML in the error \
+         logged above; `make manifests` writes them to config/rbac/role.yaml)",
+        missing.len()
+    )]
+    MissingRbac {
+        /// The missing rules, one verb each, with their origins.
+        missing: Vec<crate::rbac::Rule>,
+    },
+
+    /// [`Manager::start`](super::Manager::start) was called on a manager built with
+    /// [`Manager::offline`](super::Manager::offline), which has no API server to run against.
+    #[error("an offline manager (Manager::offline) cannot start: it has no API server")]
+    Offline,
 
     /// A call to the API server (or the cache) failed during set-up or in a runnable.
     #[error(transparent)]

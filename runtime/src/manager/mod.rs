@@ -33,30 +33,35 @@ mod error;
 mod filters;
 mod leader_election;
 mod options;
+mod permissions;
+mod rbac;
 mod run;
 mod server;
 mod sharding;
 mod shutdown;
+mod start;
 mod tasks;
 mod webhook;
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::future::Future;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::watch;
 
 pub use self::args::ManagerArgs;
 pub use self::error::ManagerError;
-use self::options::parse_bind_address;
-pub use self::options::{ManagerOptions, ServingAddresses, watch_namespaces_from_env};
+pub use self::options::{
+    ManagerOptions, OnMissingRbac, ServingAddresses, watch_namespaces_from_env,
+};
 pub use self::run::Shutdown;
-use self::run::{RunArgs, UserRunnable};
+use self::run::UserRunnable;
 use self::server::{Check, Checks};
 use crate::cache::{Cache, CacheConfig, CacheOptions, DecodeReporter};
 use crate::controller::Runnable;
 use crate::metrics::Metrics;
+use crate::rbac::Rule;
 use crate::resource::scoped::kind_of;
 use crate::{Client, Controller, Reconciler, Scheme};
 
@@ -77,6 +82,14 @@ pub struct Manager {
     checks: Checks,
     addresses: watch::Sender<Option<ServingAddresses>>,
     shutting_down: Arc<AtomicBool>,
+    /// RBAC rules of the controllers and those added with `add_rbac_rules`.
+    rules: Vec<Rule>,
+    /// Names of the event recorders handed out.
+    recorders: Mutex<BTreeSet<String>>,
+    /// The rules the permission check found missing, for `/readyz`.
+    missing_rbac: Arc<Mutex<Vec<Rule>>>,
+    /// Built with `Manager::offline`: no API server behind the client.
+    offline: bool,
 }
 
 impl std::fmt::Debug for Manager {
@@ -120,7 +133,7 @@ impl Manager {
             kube.clone(),
             CacheConfig {
                 namespaces: options.namespaces.to_vec(),
-                strip_managed_fields: options.strip_managed_fields,
+                default_transform: options.default_transform.clone(),
                 decode: DecodeReporter::new(
                     metrics.informer(),
                     Some(decode_events.recorder().clone()),
@@ -151,6 +164,11 @@ impl Manager {
                 }
             }),
         ));
+        let missing_rbac = Arc::new(Mutex::new(Vec::new()));
+        checks.readyz.push((
+            "rbac".into(),
+            permissions::readyz_check(missing_rbac.clone()),
+        ));
         // Like kube-apiserver's `[-]shutdown`: stop receiving traffic while draining.
         let shutting_down = Arc::new(AtomicBool::new(false));
         let draining = shutting_down.clone();
@@ -176,6 +194,10 @@ impl Manager {
             checks,
             addresses: watch::channel(None).0,
             shutting_down,
+            rules: Vec::new(),
+            recorders: Mutex::new(BTreeSet::new()),
+            missing_rbac,
+            offline: false,
         }
     }
 
@@ -200,7 +222,7 @@ impl Manager {
 
     /// The manager's informer cache (controller-runtime's `mgr.GetCache()`): a handle sharing
     /// the informers the controllers and [`Manager::client`] read, for
-    /// [`Cache::get_informer`](crate::cache::Cache::get_informer) and
+    /// [`Cache::informer`](crate::cache::Cache::informer) and
     /// [`Cache::wait_for_cache_sync`](crate::cache::Cache::wait_for_cache_sync).
     #[must_use]
     pub fn cache(&self) -> Cache {
@@ -222,8 +244,10 @@ impl Manager {
 
     /// An event recorder reporting as `name` (controller-runtime's
     /// `mgr.GetEventRecorderFor(name)`): events.k8s.io/v1 Events about the objects it is given.
+    /// [`Manager::rbac_rules`] then includes `create` and `patch` of events.k8s.io Events.
     #[must_use]
     pub fn event_recorder(&self, name: &str) -> crate::events::EventRecorder {
+        self.record_recorder(name);
         crate::events::EventRecorder::new(self.kube.clone(), name)
     }
 
@@ -241,10 +265,11 @@ impl Manager {
     /// # async fn demo() -> Result<(), kbr_runtime::ManagerError> {
     /// use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
     /// use kbr_runtime::cache::CacheOptions;
+    /// use kbr_runtime::kube::core::Selector;
     /// use kbr_runtime::{Manager, ManagerOptions, Scheme};
     /// let mut manager = Manager::new(Scheme::new(), ManagerOptions::default()).await?;
     /// manager.cache_options::<ConfigMap>(CacheOptions {
-    ///     label_selector: Some("app=my-operator".into()),
+    ///     label_selector: Some(Selector::from_iter([("app", "my-operator")])),
     ///     field_selector: None,
     /// })?;
     /// # Ok(()) }
@@ -263,8 +288,50 @@ impl Manager {
             })
     }
 
+    /// Transforms each object of `K` before the manager's cache stores it:
+    /// controller-runtime's `cache.Options.ByObject[&K{}] = cache.ByObject{Transform: ..}`
+    /// (client-go's `TransformFunc`). `func` runs on every listed and watched object of `K` and
+    /// on every object of `K` the manager's client writes, before controllers or cached reads
+    /// see it; it replaces the [`default_transform`](ManagerOptions::default_transform) for `K`
+    /// (so it drops `managedFields` only if it does so itself) and any earlier transform of
+    /// `K`. For a metadata-only informer, `K` is [`PartialObjectMeta<C>`](kube::core::PartialObjectMeta):
+    /// the full and the metadata-only informer of a kind each have their own transform.
+    ///
+    /// Cached reads of `K` then miss what `func` drops, and an object read from the cache must
+    /// not be written back with `update`: patch or apply the fields you change instead. The
+    /// rules `func` must follow (quick, idempotent, identity kept) are in
+    /// [`crate::cache::transform`].
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), kbr_runtime::ManagerError> {
+    /// use kbr_runtime::cache::strip_managed_fields;
+    /// use kbr_runtime::k8s_openapi::api::apps::v1::Deployment;
+    /// use kbr_runtime::{Manager, ManagerOptions, Scheme};
+    /// let mut manager = Manager::new(Scheme::new(), ManagerOptions::default()).await?;
+    /// // A controller that reads its Deployments' replicas and status, never their pods.
+    /// manager.cache_transform(|deployment: &mut Deployment| {
+    ///     strip_managed_fields(&mut deployment.metadata);
+    ///     deployment.spec.template = Default::default();
+    /// })?;
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// Errors: [`ManagerError::CacheOptionsAfterStart`] if the cache already started (the
+    /// informer of `K` may already hold untransformed objects).
+    pub fn cache_transform<K: crate::client::Object>(
+        &mut self,
+        func: impl Fn(&mut K) + Send + Sync + 'static,
+    ) -> Result<(), ManagerError> {
+        self.cache
+            .set_transform::<K>(func)
+            .map_err(|_| ManagerError::CacheOptionsAfterStart {
+                kind: kind_of::<K>(),
+            })
+    }
+
     /// Registers `controller` to run when the manager starts (`builder.Complete`). Its kinds'
-    /// informers are created now so `/readyz` waits for them.
+    /// informers are created now so `/readyz` waits for them, and its RBAC rules
+    /// ([`Controller::rbac_rules`]) join [`Manager::rbac_rules`].
     ///
     /// Errors: [`ManagerError::DuplicateController`] if a controller with the same
     /// [name](Controller::named) was added.
@@ -277,6 +344,7 @@ impl Manager {
             return Err(ManagerError::DuplicateController { name });
         }
         controller.register(&self.cache);
+        self.rules.extend(controller.rbac_rules(&self.scheme));
         self.controllers.push(Box::new(controller));
         Ok(())
     }
@@ -343,80 +411,5 @@ impl Manager {
     #[must_use]
     pub fn serving_addresses(&self) -> watch::Receiver<Option<ServingAddresses>> {
         self.addresses.subscribe()
-    }
-
-    /// Runs everything until SIGTERM or SIGINT, then shuts down gracefully (`mgr.Start(ctrl.SetupSignalHandler())`).
-    /// A second signal exits the process immediately.
-    ///
-    /// Errors: bind failures, [`ManagerError::LeaderElectionLost`],
-    /// [`ManagerError::ShutdownTimeout`], the first error of a runnable.
-    pub async fn start(self) -> Result<(), ManagerError> {
-        let signal = shutdown::signal()?;
-        self.start_with_shutdown(signal).await
-    }
-
-    /// Like [`Manager::start`], but shuts down when `shutdown` resolves instead of on signals.
-    pub async fn start_with_shutdown(
-        self,
-        shutdown: impl Future<Output = ()> + Send,
-    ) -> Result<(), ManagerError> {
-        let Self {
-            options,
-            kube,
-            cache,
-            metrics,
-            controllers,
-            runnables,
-            checks,
-            addresses,
-            shutting_down,
-            ..
-        } = self;
-        let (servers_stop, servers_stopped) = watch::channel(false);
-        let mut servers = Vec::new();
-        let mut bound = ServingAddresses::default();
-        if let Some(address) = parse_bind_address(&options.health_probe_bind_address)? {
-            let listener = server::bind("health probe", &address).await?;
-            bound.health_probe = listener.local_addr().ok();
-            let router = server::probe_router(Arc::new(checks));
-            servers.push(server::serve(
-                "health probe",
-                listener,
-                router,
-                servers_stopped.clone(),
-            ));
-            tracing::info!(address = ?bound.health_probe, "Starting health probe server");
-        }
-        if let Some(address) = parse_bind_address(&options.metrics_bind_address)? {
-            let listener = server::bind("metrics", &address).await?;
-            bound.metrics = listener.local_addr().ok();
-            let (stop, metrics) = (servers_stopped, metrics.clone());
-            let server = server::start_metrics_server(&options, &kube, metrics, listener, stop)?;
-            servers.push(server);
-            let secure = options.metrics_secure;
-            tracing::info!(address = ?bound.metrics, secure, "Starting metrics server");
-        }
-        addresses.send_replace(Some(bound));
-
-        cache.start();
-        let result = run::run(RunArgs {
-            options: &options,
-            kube: &kube,
-            cache: &cache,
-            metrics: &metrics,
-            controllers,
-            runnables,
-            shutdown,
-            shutting_down,
-        })
-        .await;
-
-        cache.stop().await;
-        servers_stop.send_replace(true);
-        for server in servers {
-            let _ = server.await;
-        }
-        tracing::info!("manager stopped");
-        result
     }
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::ManagerError;
-use crate::cache::Namespaces;
+use crate::cache::{DefaultTransform, Namespaces};
 use crate::sharding::ShardingOptions;
 
 /// The namespaces named by the `WATCH_NAMESPACE` environment variable (comma-separated;
@@ -22,6 +22,22 @@ use crate::sharding::ShardingOptions;
 #[must_use]
 pub fn watch_namespaces_from_env() -> Namespaces {
     std::env::var("WATCH_NAMESPACE").map_or(Namespaces::All, |list| Namespaces::parse(&list))
+}
+
+/// What a [`Manager`](crate::Manager) does when its permission check at start finds RBAC rules
+/// it needs missing ([`ManagerOptions::on_missing_rbac`], `--on-missing-rbac`). Either way it
+/// first logs one error listing them as RBAC YAML to add, and `/readyz` names them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnMissingRbac {
+    /// Stop: [`Manager::start`](crate::Manager::start) returns
+    /// [`ManagerError::MissingRbac`](super::ManagerError::MissingRbac) before any cache starts,
+    /// so the binary exits non-zero (the default, what `make run` gets).
+    #[default]
+    Fail,
+    /// Go on: informers of kinds it may not list or watch keep retrying (with backoff), writes it
+    /// may not make fail their reconciles; `/readyz` fails naming the missing rules, and the
+    /// check runs again every 30 s until they are all granted.
+    Continue,
 }
 
 /// How a [`Manager`](crate::Manager) runs: controller-runtime's `manager.Options`.
@@ -87,12 +103,20 @@ pub struct ManagerOptions {
     pub retry_period: Duration,
     /// How long shutdown waits for in-flight reconciles. Default 30 s.
     pub graceful_shutdown_timeout: Duration,
-    /// Drop `metadata.managedFields` from cached objects to save memory. Default `true`.
-    pub strip_managed_fields: bool,
+    /// What the cache does to each object of a kind without a transform of its own before
+    /// storing it (controller-runtime's `cache.Options.DefaultTransform`; see
+    /// [`crate::cache::transform`]). Default [`DefaultTransform::StripManagedFields`]: drop
+    /// `metadata.managedFields` to save memory; [`DefaultTransform::Keep`] caches objects as
+    /// served.
+    pub default_transform: DefaultTransform,
     /// Shard the objects of [`ShardingOptions::kind`](crate::sharding::ShardingOptions::kind)s
     /// across every replica running with the same ring, instead of (or under) leader
     /// election: see [`crate::sharding`]. Default `None` (off).
     pub sharding: Option<ShardingOptions>,
+    /// What to do when the permission check at start finds RBAC rules the wiring needs missing
+    /// ([`Manager::rbac_rules`](crate::Manager::rbac_rules), asked with
+    /// `SelfSubjectAccessReview`s): see [`OnMissingRbac`]. Default [`OnMissingRbac::Fail`].
+    pub on_missing_rbac: OnMissingRbac,
 }
 
 impl Default for ManagerOptions {
@@ -113,8 +137,9 @@ impl Default for ManagerOptions {
             renew_deadline: Duration::from_secs(10),
             retry_period: Duration::from_secs(2),
             graceful_shutdown_timeout: Duration::from_secs(30),
-            strip_managed_fields: true,
+            default_transform: DefaultTransform::StripManagedFields,
             sharding: None,
+            on_missing_rbac: OnMissingRbac::Fail,
         }
     }
 }

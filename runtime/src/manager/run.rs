@@ -122,7 +122,7 @@ pub(crate) async fn run<F: Future<Output = ()> + Send>(
                 stop: stop_rx.clone(),
             };
             tracing::info!(controller = %name, "Starting Controller");
-            let fut = controller.run(ctx);
+            let fut = controller.start(ctx).run();
             tasks.spawn(async move {
                 fut.await;
                 (name, Ok(()))

@@ -38,6 +38,9 @@ impl Manager {
             (Some(url), Some(ca)) => Some(ClientConfig::url(url, ca.as_bytes().to_vec())?),
             _ => None,
         };
+        if target.is_some() {
+            self.add_rbac_rules(super::rbac::webhook_install_rules());
+        }
         let kube = self.kube_client();
         self.add_readyz_check("webhook", server.started_checker());
         self.add_runnable("webhook-server", false, move |shutdown| async move {

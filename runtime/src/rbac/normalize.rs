@@ -6,7 +6,8 @@ use k8s_openapi::api::rbac::v1::PolicyRule;
 
 use super::Rule;
 
-/// A rule in canonical form: every list sorted and deduplicated, `core` spelled `""`.
+/// A rule in canonical form: every list sorted and deduplicated, `core` spelled `""`; with the
+/// origins of the rules merged into it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct Canonical {
     groups: Vec<String>,
@@ -14,6 +15,7 @@ struct Canonical {
     resource_names: Vec<String>,
     urls: Vec<String>,
     verbs: Vec<String>,
+    origins: Vec<String>,
 }
 
 fn sorted(mut values: Vec<String>) -> Vec<String> {
@@ -41,6 +43,7 @@ impl Canonical {
             resource_names: sorted(rule.resource_names.clone()),
             urls: sorted(rule.urls.clone()),
             verbs: sorted(rule.verbs.clone()),
+            origins: rule.origin.iter().cloned().collect(),
         }
     }
 
@@ -51,6 +54,7 @@ impl Canonical {
             resource_names: sorted(self.resource_names),
             urls: sorted(self.urls),
             verbs: sorted(self.verbs),
+            origins: sorted(self.origins),
         }
     }
 
@@ -65,21 +69,29 @@ impl Canonical {
         )
     }
 
-    fn into_policy_rule(self) -> PolicyRule {
+    /// The rule as a role holds it, and the origins merged into it.
+    fn into_policy_rule(self) -> (PolicyRule, Vec<String>) {
         let verbs = if self.verbs.iter().any(|verb| verb == "*") {
             vec!["*".to_owned()]
         } else {
             self.verbs
         };
         let some = |values: Vec<String>| (!values.is_empty()).then_some(values);
-        PolicyRule {
+        let rule = PolicyRule {
             api_groups: some(self.groups),
             resources: some(self.resources),
             resource_names: some(self.resource_names),
             non_resource_urls: some(self.urls),
             verbs,
-        }
+        };
+        (rule, self.origins)
     }
+}
+
+/// Merges `from` into `into` with `merge`, and `from`'s origins into `into`'s.
+fn absorb(into: &mut Canonical, from: Canonical, merge: impl Fn(&mut Canonical, Canonical)) {
+    into.origins.extend(from.origins.iter().cloned());
+    merge(into, from);
 }
 
 /// Merges rules whose `key` is equal with `merge`; returns them re-normalized, keyed.
@@ -91,7 +103,7 @@ fn merge_by(
     let mut merged: BTreeMap<String, Canonical> = BTreeMap::new();
     for rule in rules {
         match merged.get_mut(&key(&rule)) {
-            Some(existing) => merge(existing, rule),
+            Some(existing) => absorb(existing, rule, &merge),
             None => {
                 merged.insert(key(&rule), rule);
             }
@@ -112,6 +124,29 @@ fn merge_by(
 ///
 /// The result does not depend on the order of `rules`.
 pub fn normalize(rules: &[Rule]) -> Vec<PolicyRule> {
+    normalize_with_origins(rules)
+        .into_iter()
+        .map(|(rule, _)| rule)
+        .collect()
+}
+
+/// [`normalize`], each resulting rule paired with the [`origin`](Rule::origin)s of the rules
+/// merged into it (sorted, without duplicates; empty when they were all markers): what `make
+/// manifests` writes as the comment above each rule.
+///
+/// ```
+/// use kbr_runtime::rbac::{Rule, normalize_with_origins};
+/// let rules = [
+///     Rule::new(["get", "list", "watch"]).groups(["apps"]).resources(["deployments"])
+///         .origin("controller web: watches apps/v1 Deployment"),
+///     Rule::new(["create", "get"]).groups(["apps"]).resources(["deployments"]),
+/// ];
+/// let normalized = normalize_with_origins(&rules);
+/// assert_eq!(normalized.len(), 1);
+/// assert_eq!(normalized[0].0.verbs, ["create", "get", "list", "watch"]);
+/// assert_eq!(normalized[0].1, ["controller web: watches apps/v1 Deployment"]);
+/// ```
+pub fn normalize_with_origins(rules: &[Rule]) -> Vec<(PolicyRule, Vec<String>)> {
     let canonical: Vec<Canonical> = rules.iter().map(Canonical::of).collect();
     let by_target = merge_by(canonical, Canonical::key, |into, rule| {
         into.verbs.extend(rule.verbs)

@@ -38,9 +38,11 @@
 use std::fmt::Debug;
 
 mod info;
+mod object;
 pub(crate) mod scoped;
 
 pub use info::{Deprecation, PrinterColumn, ResourceInfo, Scale, Scope};
+pub use object::Object;
 
 use schemars::{Schema, SchemaGenerator};
 use serde::Serialize;

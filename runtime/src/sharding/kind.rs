@@ -13,7 +13,8 @@ use serde_json::json;
 use crate::Client;
 use crate::cache::{Cache, CacheOptions};
 use crate::client::{ListOptions, Object, Patch, PatchParams};
-use crate::rbac::Rule;
+use crate::controller::source::ResourceRef;
+use crate::ownership::controller_of;
 use crate::resource::scoped;
 
 /// What the sharder needs to know of one object: its key and its ring labels.
@@ -38,12 +39,11 @@ pub struct ObjectShard {
 pub(crate) trait ShardedKind: Send + Sync {
     /// `group/kind`, for logs and metrics.
     fn kind(&self) -> String;
+    /// The kind's resource, as RBAC names it.
+    fn resource(&self) -> ResourceRef;
     /// Whether objects of the kind follow their controller owner's shard (a controller's
     /// `owns::<K>()`) rather than being assigned by their own key.
     fn owned(&self) -> bool;
-    /// What the sharder and the [`Sharded`](super::Sharded) reconciler do with objects of the
-    /// kind: list, watch and (label) patch them.
-    fn rbac_rule(&self) -> Rule;
     /// Restricts the manager's informer of this kind to `options`.
     fn restrict_cache(&self, cache: &Cache, options: CacheOptions) -> Result<(), String>;
     /// Every object of the kind, in all namespaces.
@@ -79,18 +79,15 @@ impl<K> Kind<K> {
     }
 }
 
-/// The key of the controller owner named in `meta` (see [`key_of`]), in `meta`'s namespace.
-fn owner_key(meta: &kube::api::ObjectMeta) -> Option<String> {
-    let owner = meta
-        .owner_references
-        .as_ref()?
-        .iter()
-        .find(|r| r.controller == Some(true))?;
+/// The key of `obj`'s controller owner ([`controller_of`]; see [`key_of`]), in `obj`'s
+/// namespace.
+fn owner_key<K: kube::Resource>(obj: &K) -> Option<String> {
+    let owner = controller_of(obj)?;
     let group = owner.api_version.rsplit_once('/').map_or("", |(g, _)| g);
     Some(format!(
         "{group}/{}/{}/{}",
         owner.kind,
-        meta.namespace.as_deref().unwrap_or_default(),
+        obj.meta().namespace.as_deref().unwrap_or_default(),
         owner.name
     ))
 }
@@ -118,14 +115,12 @@ impl<K: Object> ShardedKind for Kind<K> {
         format!("{}/{}", K::group(&()), K::kind(&()))
     }
 
-    fn owned(&self) -> bool {
-        self.owned
+    fn resource(&self) -> ResourceRef {
+        ResourceRef::of::<K>()
     }
 
-    fn rbac_rule(&self) -> Rule {
-        Rule::new(["list", "watch", "patch"])
-            .groups([K::group(&())])
-            .resources([K::plural(&())])
+    fn owned(&self) -> bool {
+        self.owned
     }
 
     fn restrict_cache(&self, cache: &Cache, options: CacheOptions) -> Result<(), String> {
@@ -151,7 +146,7 @@ impl<K: Object> ShardedKind for Kind<K> {
                         name,
                         resource_version: meta.resource_version.clone(),
                         labels: meta.labels.clone().unwrap_or_default(),
-                        owner: owner_key(meta),
+                        owner: owner_key(&obj),
                     }
                 })
                 .collect())
@@ -213,10 +208,13 @@ mod tests {
 
     #[test]
     fn an_owned_object_hashes_like_its_owner() {
-        let meta = |refs| ObjectMeta {
-            namespace: Some("ns".into()),
-            owner_references: Some(refs),
-            ..ObjectMeta::default()
+        let meta = |refs| ConfigMap {
+            metadata: ObjectMeta {
+                namespace: Some("ns".into()),
+                owner_references: Some(refs),
+                ..ObjectMeta::default()
+            },
+            ..ConfigMap::default()
         };
         let owned = meta(vec![
             reference("v1", "ConfigMap", "not-the-controller", false),
@@ -236,7 +234,7 @@ mod tests {
             owner_key(&meta(vec![reference("v1", "ConfigMap", "x", false)])),
             None
         );
-        assert_eq!(owner_key(&ObjectMeta::default()), None);
+        assert_eq!(owner_key(&ConfigMap::default()), None);
     }
 
     #[test]

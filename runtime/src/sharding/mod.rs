@@ -68,6 +68,8 @@ pub use self::metrics::ShardingMetrics;
 pub use self::reconciler::{Sharded, ShardedError};
 pub use self::ring::{ShardLease, is_alive, leases, members};
 pub use self::sharder::{PassReport, Sharder};
+use kube::core::Selector;
+
 use crate::cache::CacheOptions;
 use crate::client::Object;
 
@@ -195,26 +197,6 @@ impl ShardingOptions {
         self
     }
 
-    /// The RBAC rules sharding needs on the sharded kinds, one per kind: `list`, `watch` and
-    /// `patch` (the sharder lists and watches them and writes their shard labels; a
-    /// [`Sharded`] reconciler removes the labels of a draining object). The shard Leases need
-    /// `coordination.k8s.io` `leases` in their namespace besides (`get`, `list`, `watch`,
-    /// `create`, `update`, `patch`: no Lease is ever deleted; a scaffolded project grants them
-    /// with `config/rbac/shard_lease_role.yaml`).
-    ///
-    /// ```
-    /// use kbr_runtime::k8s_openapi::api::apps::v1::Deployment;
-    /// use kbr_runtime::sharding::ShardingOptions;
-    /// let rules = ShardingOptions::new("web").kind::<Deployment>().rbac_rules();
-    /// assert_eq!(rules[0].groups, ["apps"]);
-    /// assert_eq!(rules[0].resources, ["deployments"]);
-    /// assert_eq!(rules[0].verbs, ["list", "watch", "patch"]);
-    /// ```
-    #[must_use]
-    pub fn rbac_rules(&self) -> Vec<crate::rbac::Rule> {
-        self.kinds.iter().map(|k| k.rbac_rule()).collect()
-    }
-
     /// The sharded kinds, as `group/Kind`.
     #[must_use]
     pub fn kinds(&self) -> Vec<String> {
@@ -269,9 +251,68 @@ impl ShardingOptions {
     #[must_use]
     pub fn cache_options(&self, shard: &str) -> CacheOptions {
         CacheOptions {
-            label_selector: Some(format!("{}={shard}", shard_label(&self.ring))),
+            label_selector: Some(Selector::from_iter([(
+                shard_label(&self.ring),
+                shard.to_string(),
+            )])),
             field_selector: None,
         }
+    }
+
+    /// The RBAC rules sharding needs, its Leases in `namespace` (see [`ShardingOptions::namespace`]):
+    ///
+    /// - `get`, `list`, `watch`, `create`, `update` of Leases: this replica's shard Lease
+    ///   ([`ShardLease`]) and the ring's members, read by the sharder;
+    /// - `get`, `create`, `patch` of Leases: the sharder's election on `<ring>-sharder` (the
+    ///   manager's leader election);
+    /// - [`ShardingOptions::kind_rules`]: the label patches on every sharded kind.
+    #[must_use]
+    pub fn rbac_rules(&self, namespace: &str) -> Vec<crate::rbac::Rule> {
+        let ring = &self.ring;
+        let leases = |verbs: &[&str]| {
+            crate::rbac::Rule::new(verbs.iter().copied())
+                .groups(["coordination.k8s.io"])
+                .resources(["leases"])
+                .namespace(namespace)
+        };
+        let mut rules = vec![
+            leases(&["get", "list", "watch", "create", "update"]).origin(format!(
+                "sharding ring {ring}: the shard Leases of its members"
+            )),
+            leases(&["get", "create", "patch"]).origin(format!(
+                "sharding ring {ring}: the sharder's election Lease {ring}-sharder"
+            )),
+        ];
+        rules.extend(self.kind_rules());
+        rules
+    }
+
+    /// The RBAC rules sharding needs on the sharded kinds, one per kind and in all namespaces:
+    /// `list`, `watch` and `patch` (the sharder lists and watches them and writes their shard
+    /// labels; a [`Sharded`] reconciler removes the labels of a draining object). Unlike the
+    /// Leases ([`ShardingOptions::rbac_rules`]) they do not depend on where the manager runs,
+    /// so `make manifests` writes them to the manager's role.
+    ///
+    /// ```
+    /// use kbr_runtime::k8s_openapi::api::apps::v1::Deployment;
+    /// use kbr_runtime::sharding::ShardingOptions;
+    /// let rules = ShardingOptions::new("web").kind::<Deployment>().kind_rules();
+    /// assert_eq!(rules[0].groups, ["apps"]);
+    /// assert_eq!(rules[0].resources, ["deployments"]);
+    /// assert_eq!(rules[0].verbs, ["list", "watch", "patch"]);
+    /// ```
+    #[must_use]
+    pub fn kind_rules(&self) -> Vec<crate::rbac::Rule> {
+        let ring = &self.ring;
+        self.kinds
+            .iter()
+            .map(|kind| {
+                let resource = kind.resource();
+                resource.rule(None, &["list", "watch", "patch"]).origin(format!(
+                    "sharding ring {ring}: the sharder labels {resource} objects with their shard"
+                ))
+            })
+            .collect()
     }
 
     /// Restricts `cache`'s informers of every sharded kind to shard `shard`.

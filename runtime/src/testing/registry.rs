@@ -170,6 +170,14 @@ impl Registry {
             ResourceType::new("apps", "v1", "ReplicaSet", "replicasets").with_status(),
             ResourceType::new("coordination.k8s.io", "v1", "Lease", "leases"),
             ResourceType::new("events.k8s.io", "v1", "Event", "events"),
+            // Always served: every client may ask what it may do (`kubectl auth can-i`).
+            ResourceType::new(
+                "authorization.k8s.io",
+                "v1",
+                "SelfSubjectAccessReview",
+                "selfsubjectaccessreviews",
+            )
+            .cluster_scoped(),
             ResourceType::new(
                 "apiextensions.k8s.io",
                 "v1",

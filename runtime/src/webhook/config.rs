@@ -192,7 +192,7 @@ pub fn validating_configuration(
 /// admission webhook is registered (conversion needs no configuration, only the CRD patch).
 ///
 /// # Errors
-/// [`WebhookError::Yaml`].
+/// [`WebhookError::File`] ([`FileError::Yaml`](crate::manifests::FileError::Yaml)).
 pub fn render_manifests(webhooks: &Webhooks) -> Result<Option<String>, WebhookError> {
     let target = ClientConfig::kubebuilder_service();
     let path = Path::new(MANIFESTS_FILE);
@@ -211,7 +211,7 @@ pub fn render_manifests(webhooks: &Webhooks) -> Result<Option<String>, WebhookEr
 /// is written when no admission webhook is registered.
 ///
 /// # Errors
-/// [`WebhookError::Yaml`], or [`WebhookError::Io`] naming the path.
+/// [`WebhookError::File`], naming the path.
 pub fn write_manifests(
     webhooks: &Webhooks,
     config_dir: &Path,

@@ -1,7 +1,6 @@
 //! [`WebhookError`]: what can go wrong registering, serving or installing webhooks.
 
 use std::io;
-use std::path::PathBuf;
 
 /// Why registering, serving, installing or writing the manifests of webhooks failed.
 #[derive(Debug, thiserror::Error)]
@@ -37,26 +36,10 @@ pub enum WebhookError {
         /// What is wrong.
         message: String,
     },
-    /// An object could not be serialized to YAML.
-    #[error("cannot serialize {path} to YAML: {source}")]
-    Yaml {
-        /// The file it was meant for.
-        path: PathBuf,
-        /// The serializer's error.
-        #[source]
-        source: serde_saphyr::SerializeError,
-    },
-    /// Reading or writing a file failed.
-    #[error("cannot {action} {path}: {source}")]
-    Io {
-        /// `read`, `write` or `create directory`.
-        action: &'static str,
-        /// The file or directory.
-        path: PathBuf,
-        /// The I/O error.
-        #[source]
-        source: io::Error,
-    },
+    /// The webhook manifests could not be serialized or written, or a file (the CA bundle)
+    /// read.
+    #[error(transparent)]
+    File(#[from] crate::manifests::FileError),
     /// The API server refused or failed a request while installing webhook configurations.
     #[error("cannot install {what}: {source}")]
     Install {
@@ -66,22 +49,4 @@ pub enum WebhookError {
         #[source]
         source: Box<kube::Error>,
     },
-}
-
-impl From<crate::manifests::OutputError> for WebhookError {
-    fn from(error: crate::manifests::OutputError) -> Self {
-        use crate::manifests::OutputError;
-        match error {
-            OutputError::Yaml { path, source } => Self::Yaml { path, source },
-            OutputError::Io {
-                action,
-                path,
-                source,
-            } => Self::Io {
-                action,
-                path,
-                source,
-            },
-        }
-    }
 }

@@ -13,6 +13,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use super::{ClientConfig, WebhookError, Webhooks, routes};
+use crate::manifests::io_error;
 use crate::tls::{
     CertWatcher, DEFAULT_SELF_SIGNED_HOSTS, SelfSignedCertificate, TlsServer, server_config,
     stopped,
@@ -22,11 +23,7 @@ use crate::tls::{
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 fn read_ca(path: &std::path::Path) -> Result<String, WebhookError> {
-    std::fs::read_to_string(path).map_err(|source| WebhookError::Io {
-        action: "read",
-        path: path.to_owned(),
-        source,
-    })
+    std::fs::read_to_string(path).map_err(|error| io_error("read", path)(error).into())
 }
 
 /// How a [`WebhookServer`] serves: controller-runtime's `webhook.Options`, with Kubebuilder's
@@ -136,7 +133,7 @@ impl WebhookServer {
     ///
     /// # Errors
     /// [`WebhookError::Tls`] for unreadable or invalid files in `cert_dir` or when generation
-    /// fails; [`WebhookError::Io`] for an unreadable `ca.crt`.
+    /// fails; [`WebhookError::File`] for an unreadable `ca.crt`.
     pub fn new(webhooks: Webhooks, options: WebhookServerOptions) -> Result<Self, WebhookError> {
         let local = options
             .local_url

@@ -38,6 +38,7 @@ pub mod lists;
 pub mod managed_fields;
 mod objects;
 pub mod raw;
+pub mod reviews;
 pub mod status;
 pub mod types;
 pub mod updates;
@@ -130,6 +131,7 @@ macro_rules! for_each_case {
             cost::a_nested_comprehension_just_over_the_limit_is_refused_and_just_under_accepted,
             cost::a_rule_under_an_unbounded_list_counts_every_item_that_fits_a_request,
             cost::the_rules_of_a_schema_share_a_total_budget,
+            reviews::self_subject_access_reviews,
         }
     };
 }

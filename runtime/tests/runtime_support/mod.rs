@@ -29,6 +29,17 @@ pub async fn within<T>(what: &str, fut: impl Future<Output = T>) -> T {
     }
 }
 
+/// The addresses a manager's servers bound, once they did.
+pub async fn bound(
+    mut rx: tokio::sync::watch::Receiver<Option<kbr_runtime::manager::ServingAddresses>>,
+) -> kbr_runtime::manager::ServingAddresses {
+    within("servers to bind", rx.wait_for(Option::is_some))
+        .await
+        .ok()
+        .and_then(|a| *a)
+        .unwrap_or_default()
+}
+
 /// Polls `check` until it returns `Some`, with [`DEADLINE`] (a bounded wait for an event).
 pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
 where
@@ -215,8 +226,8 @@ pub fn sends_names(tx: mpsc::UnboundedSender<String>) -> SendsNames {
 
 /// Runs a ConfigMap controller in namespace `default` of `env`, with the sources `sources`
 /// adds, and checks that creating, labelling and deleting a Secret controlled by ConfigMap
-/// `owner` each reconcile the owner: the common test of `owns`, `owns_metadata` and
-/// `owns_dynamic`.
+/// `owner` each reconcile the owner: the common test of `owns` over a kind, its metadata and
+/// a dynamic kind.
 pub async fn owned_changes_enqueue_the_owner(
     env: &TestEnv,
     sources: impl FnOnce(Controller<SendsNames>) -> Controller<SendsNames>,
@@ -283,13 +294,7 @@ where
 
 impl<K, F, Fut> Reconciler for FnReconciler<K, F>
 where
-    K: kbr_runtime::kube::Resource<DynamicType = ()>
-        + Clone
-        + serde::de::DeserializeOwned
-        + std::fmt::Debug
-        + Send
-        + Sync
-        + 'static,
+    K: kbr_runtime::client::Object,
     F: Fn(Arc<K>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<Action, Error>> + Send,
 {

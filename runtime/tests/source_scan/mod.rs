@@ -255,3 +255,66 @@ pub fn sources(src: &Path) -> Vec<(PathBuf, String)> {
     files.sort();
     files
 }
+
+/// The module path of a file relative to `src` (`lib.rs` -> [], `a/mod.rs` and `a.rs` -> [a]).
+pub fn module_path(file: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = file
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let last = parts.pop().unwrap_or_default();
+    if !matches!(last.as_str(), "mod.rs" | "lib.rs") {
+        parts.push(last.trim_end_matches(".rs").to_owned());
+    }
+    parts
+}
+
+/// The child modules a file declares for unit tests only (`#[cfg(test)] mod tests;`).
+pub fn test_modules(source: &str) -> Vec<String> {
+    let tokens = tokenize(&strip_comments_and_literals(source));
+    let mut found = Vec::new();
+    for (i, (token, _)) in tokens.iter().enumerate() {
+        if *token != Token::Punct('#') || !is_punct(tokens.get(i + 1), '[') {
+            continue;
+        }
+        let end = skip_group(&tokens, i + 1);
+        if !is_test_cfg(&tokens[i + 2..end.saturating_sub(1)]) {
+            continue;
+        }
+        let mut j = end;
+        while is_punct(tokens.get(j), '#') {
+            j = skip_group(&tokens, j + 1); // further attributes
+        }
+        if is_ident(tokens.get(j), "mod")
+            && let Some((Token::Ident(name), _)) = tokens.get(j + 1)
+            && is_punct(tokens.get(j + 2), ';')
+        {
+            found.push(name.clone());
+        }
+    }
+    found
+}
+
+/// `files` (paths relative to `src`, from [`sources`]) without those of unit-test modules —
+/// children declared `#[cfg(test)] mod name;` ([`test_modules`]) and everything below them —,
+/// which are test code as `#[cfg(test)]` items are.
+pub fn without_unit_tests(files: Vec<(PathBuf, String)>) -> Vec<(PathBuf, String)> {
+    let tests: Vec<Vec<String>> = files
+        .iter()
+        .flat_map(|(path, text)| {
+            let module = module_path(path);
+            test_modules(text).into_iter().map(move |child| {
+                let mut test = module.clone();
+                test.push(child);
+                test
+            })
+        })
+        .collect();
+    files
+        .into_iter()
+        .filter(|(path, _)| {
+            let module = module_path(path);
+            !tests.iter().any(|test| module.starts_with(test))
+        })
+        .collect()
+}

@@ -17,10 +17,10 @@
 //! The library holds what the binaries share: the API types ([`api`]), their reconcilers
 //! ([`controller`]) and webhooks ([`webhook`]), and the registries `kbr create api` and
 //! `kbr create webhook` keep up to date: [`scheme`] (every API type), [`rbac_rules`] (the
-//! permissions of every reconciler), [`setup_controllers`] (every controller), [`sharding`] (the
-//! kind of every controller, whose objects the replicas split) and [`webhooks`] (every webhook).
-//! `src/main.rs` runs them in a [`Manager`]; `src/bin/manifests.rs` writes the CRDs, RBAC roles
-//! and webhook configurations they imply.
+//! reconcilers' RBAC markers), [`setup_controllers`] (every controller), [`sharding`] (the kind
+//! of every controller, whose objects the replicas split) and [`webhooks`] (every webhook).
+//! `src/main.rs` runs them in a [`Manager`]; `src/bin/manifests.rs` builds the same controllers
+//! without a cluster and writes the CRDs, RBAC role and webhook configurations they imply.
 
 pub mod api;
 pub mod controller;
@@ -38,7 +38,7 @@ const ADD_TO_SCHEME: &[fn(&mut Scheme)] = &[
     // +kbr:scaffold:scheme
 ];
 
-/// The RBAC rules of every reconciler, from its `#[rbac(...)]` markers.
+/// The `#[rbac(...)]` markers of every reconciler.
 const RBAC_RULES: &[fn() -> Vec<rbac::Rule>] = &[
     <controller::crew::CaptainReconciler as rbac::Rbac>::rbac_rules,
     <controller::apps::DeploymentReconciler as rbac::Rbac>::rbac_rules,
@@ -86,21 +86,25 @@ pub fn scheme() -> Scheme {
     scheme
 }
 
-/// The RBAC rules every reconciler needs, and those sharding needs on the sharded kinds (list,
-/// watch and patch their shard labels); `make manifests` writes them to
-/// `config/rbac/role.yaml`.
+/// The RBAC rules of the reconcilers' `#[rbac(...)]` markers: what they need beyond what their
+/// wiring implies (see [`setup_controllers`]).
 pub fn rbac_rules() -> Vec<rbac::Rule> {
-    let reconcilers = RBAC_RULES.iter().flat_map(|rules| rules());
-    let sharding = sharding(ShardingOptions::new(SHARD_RING)).rbac_rules();
-    reconcilers.chain(sharding).collect()
+    RBAC_RULES.iter().flat_map(|rules| rules()).collect()
 }
 
-/// Registers every controller with `manager`.
+/// Registers every controller with `manager`, and the reconcilers' markers ([`rbac_rules`]).
+///
+/// This is the one place the controllers are built: then `manager.rbac_rules()` is every RBAC
+/// rule the project needs, those each controller's wiring implies (what it reconciles, owns and
+/// watches, its event recorder) and the markers. `src/main.rs` calls it and the manager checks
+/// the rules when it starts; `src/bin/manifests.rs` calls it on a manager without a cluster and
+/// writes them to `config/rbac/role.yaml`.
 ///
 /// # Errors
 ///
 /// The first error a controller's `setup_with_manager` returns.
 pub fn setup_controllers(manager: &mut Manager) -> Result<(), ManagerError> {
+    manager.add_rbac_rules(rbac_rules());
     for setup_with_manager in SETUP_WITH_MANAGER {
         setup_with_manager(manager)?;
     }
@@ -108,7 +112,8 @@ pub fn setup_controllers(manager: &mut Manager) -> Result<(), ManagerError> {
 }
 
 /// `options` with the kind of every controller registered as sharded
-/// ([`ShardingOptions::kind`]); `src/main.rs` passes the options of `--sharding`.
+/// ([`ShardingOptions::kind`]); `src/main.rs` passes the options of `--sharding`, and
+/// `src/bin/manifests.rs` writes the label patches sharding needs on those kinds into the role.
 pub fn sharding(mut options: ShardingOptions) -> ShardingOptions {
     for kind in SHARDED_KINDS {
         options = kind(options);

@@ -16,10 +16,16 @@
 //! CRD per kind under `<dir>/crd/bases/`, the manager's RBAC role in `<dir>/rbac/role.yaml` and
 //! the webhook configurations in `<dir>/webhook/manifests.yaml`. `make manifests` runs it as
 //! `cargo run --bin manifests -- config`.
+//!
+//! The role holds what the controllers need as `setup_controllers` builds them, on a manager
+//! that talks to no cluster: their wiring's rules and the reconcilers' `#[rbac(...)]` markers.
+//! Leader election and the authentication of `/metrics` callers have their own roles
+//! (`config/rbac/leader_election_role.yaml`, `config/rbac/metrics_auth_role.yaml`).
 
 use std::path::PathBuf;
 
 use clap::Parser;
+use kbr_runtime::{Manager, ManagerOptions};
 
 /// Writes the CRDs, the RBAC role and the webhook configurations of knative-lite.
 #[derive(Debug, Parser)]
@@ -30,11 +36,13 @@ struct Args {
     dir: PathBuf,
 }
 
-fn main() -> anyhow::Result<()> {
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let scheme = knative_lite::scheme();
-    let rules = knative_lite::rbac_rules();
-    let report = kbr_runtime::manifests::write(&scheme, &rules, &args.dir)?;
+    let mut manager = Manager::offline(knative_lite::scheme(), ManagerOptions::default());
+    knative_lite::setup_controllers(&mut manager)?;
+    let rules = manager.rbac_rules();
+    let report = kbr_runtime::manifests::write(manager.scheme(), &rules, &args.dir)?;
     let webhooks = knative_lite::webhooks(None)?;
     let webhook_file = kbr_runtime::webhook::write_manifests(&webhooks, &args.dir)?;
     // One line per file: wrote, unchanged or stale (a CRD no kind produces any more).

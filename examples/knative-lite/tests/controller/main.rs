@@ -28,6 +28,7 @@ mod support;
 
 mod broker;
 mod channel;
+mod rbac;
 mod service;
 // +kbr:scaffold:tests
 

@@ -51,15 +51,19 @@ pub async fn namespace(client: &Client, name: &str) -> anyhow::Result<()> {
     }
 }
 
-/// A manager on `env` with no servers (metrics, probes) and a short shutdown.
-pub fn manager(env: &TestEnv) -> Manager {
-    let options = ManagerOptions {
+/// Manager options with no servers (metrics, probes) and a short shutdown.
+pub fn options() -> ManagerOptions {
+    ManagerOptions {
         health_probe_bind_address: "0".into(),
         metrics_bind_address: "0".into(),
         graceful_shutdown_timeout: Duration::from_secs(10),
         ..ManagerOptions::default()
-    };
-    Manager::with_client(env.kube_client(), knative_lite::scheme(), options)
+    }
+}
+
+/// A manager on `env` with [`options`].
+pub fn manager(env: &TestEnv) -> Manager {
+    Manager::with_client(env.kube_client(), knative_lite::scheme(), options())
 }
 
 /// A manager running on a task until [`Running::stop`].

@@ -5,13 +5,14 @@
 //!
 //! Semantics, as client-go's `Typed` queue defines them:
 //!
-//! - **dirty** set: keys that need a reconcile. [`WorkQueue::add`] of a key that is already
-//!   dirty does nothing but raise its priority, so any number of triggers while a key waits
-//!   fold into one reconcile.
+//! - **dirty** set: keys that need a reconcile, with when each became dirty (client-go's
+//!   `addTimes`). [`WorkQueue::add`] of a key that is already dirty does nothing but raise its
+//!   priority, so any number of adds while a key waits fold into one reconcile. It is the only
+//!   record of pending work: the controller keeps none of its own.
 //! - **processing** set: keys handed to a worker by [`WorkQueue::get`] and not yet
 //!   [`done`](WorkQueue::done). A key added while it is processing is only marked dirty (with
 //!   the highest priority it was added with); `done` puts it back into the queue once. So a key
-//!   is never reconciled by two workers at once, and any number of triggers during one
+//!   is never reconciled by two workers at once, and any number of adds during one
 //!   reconcile cause exactly one more.
 //! - **priority** (controller-runtime's `AddOpts.Priority`, [`WorkQueue::add_with`]): ready keys
 //!   are served by effective priority, which grows while they wait (aging, see
@@ -25,16 +26,18 @@
 //!   and its `Forget`) and the debounce use it. A waiting key is independent of the dirty set,
 //!   as in client-go: its time coming adds it even if it was reconciled meanwhile.
 //! - **debounce** (kube-runtime's `controller::Config::debounce`; client-go has none): with a
-//!   non-zero debounce, a trigger for a key that is neither dirty nor waiting does not queue it
-//!   at once but after the debounce, and further triggers in that window fold into it. The window
-//!   starts at the first trigger and is not extended by later ones, so a key that changes
-//!   continuously is still reconciled once per window.
+//!   non-zero debounce, an add of a key that is neither dirty nor waiting does not queue it at
+//!   once but after the debounce, and further adds in that window fold into it. The window
+//!   starts at the first add and is not extended by later ones, so a key that changes
+//!   continuously is still reconciled once per window. Delayed adds are not debounced.
 //! - **shutdown** (`ShutDown`): adds are ignored and [`WorkQueue::get`] returns `None` at once,
 //!   so workers finish their in-flight reconcile and stop; keys still queued are dropped (the
 //!   next leader or process start lists everything again).
 //!
-//! The queue keeps `workqueue_depth{priority}` (controller-runtime's depth metric of its priority
-//! queue) by the priority of each ready key.
+//! The queue keeps its metrics under its lock, as client-go's `queueMetrics` do:
+//! `workqueue_adds_total` (a key becoming dirty), `workqueue_queue_duration_seconds` (from
+//! becoming dirty to a worker taking it) and `workqueue_depth{priority}` (controller-runtime's
+//! depth metric of its priority queue) by the priority of each ready key.
 
 mod priority;
 #[cfg(test)]
@@ -52,15 +55,20 @@ use tokio::time::Instant;
 pub(crate) use self::priority::AddOptions;
 use self::priority::{Aging, Slot};
 pub use self::priority::{DEFAULT_AGING_INTERVAL, LOW_PRIORITY, NORMAL_PRIORITY, QueueOptions};
-use crate::metrics::QueueDepth;
+use crate::metrics::QueueMetrics;
 
-/// Where a dirty key is.
+/// Where a dirty key is, and since when it is dirty (`since`, for
+/// `workqueue_queue_duration_seconds`).
 #[derive(Clone, Copy, Debug)]
 enum Dirty {
     /// Ready for a worker, at `slot` of [`Inner::ready`].
-    Queued { slot: Slot, priority: i32 },
+    Queued {
+        slot: Slot,
+        priority: i32,
+        since: Instant,
+    },
     /// A worker holds it; [`WorkQueue::done`] queues it again with `priority`.
-    Held { priority: i32 },
+    Held { priority: i32, since: Instant },
 }
 
 /// A key waiting for a delayed add.
@@ -76,15 +84,15 @@ struct Inner<T> {
     /// Keys ready for a worker, in the order they are served (client-go's `queue`; a `BTreeMap`
     /// like controller-runtime's `btree` of ready items).
     ready: BTreeMap<Slot, T>,
-    /// Keys that need a reconcile: queued, or processing and triggered again.
+    /// Keys that need a reconcile: queued, or processing and added again.
     dirty: HashMap<T, Dirty>,
     /// Keys a worker holds.
     processing: HashSet<T>,
     /// Keys waiting for a delayed add.
     waiting: HashMap<T, Waiting>,
     aging: Aging,
-    /// `workqueue_depth` by priority, kept under the queue's lock like client-go's metrics.
-    depth: QueueDepth,
+    /// Kept under the queue's lock, like client-go's metrics.
+    metrics: QueueMetrics,
     shutting_down: bool,
 }
 
@@ -97,6 +105,7 @@ impl<T: Eq + Hash + Clone> Inner<T> {
             Some(Dirty::Queued {
                 slot,
                 priority: queued,
+                ..
             }) => {
                 if Aging::earlier(candidate, *slot) {
                     if let Some(key) = self.ready.remove(slot) {
@@ -105,31 +114,40 @@ impl<T: Eq + Hash + Clone> Inner<T> {
                     *slot = candidate;
                 }
                 if priority > *queued {
-                    self.depth.dec(*queued);
-                    self.depth.inc(priority);
+                    self.metrics.dec_depth(*queued);
+                    self.metrics.inc_depth(priority);
                     *queued = priority;
                 }
                 (false, false)
             }
-            Some(Dirty::Held { priority: held }) => {
+            Some(Dirty::Held { priority: held, .. }) => {
                 *held = (*held).max(priority);
                 (false, false)
             }
             None if self.processing.contains(&key) => {
-                self.dirty.insert(key, Dirty::Held { priority });
+                self.metrics.added();
+                let since = ready;
+                self.dirty.insert(key, Dirty::Held { priority, since });
                 (true, false)
             }
             None => {
-                self.enqueue(key, priority, candidate);
+                self.metrics.added();
+                self.enqueue(key, priority, candidate, ready);
                 (true, true)
             }
         }
     }
 
-    fn enqueue(&mut self, key: T, priority: i32, slot: Slot) {
+    /// Puts `key`, dirty since `since`, at `slot` of the ready keys.
+    fn enqueue(&mut self, key: T, priority: i32, slot: Slot, since: Instant) {
         self.ready.insert(slot, key.clone());
-        self.dirty.insert(key, Dirty::Queued { slot, priority });
-        self.depth.inc(priority);
+        let dirty = Dirty::Queued {
+            slot,
+            priority,
+            since,
+        };
+        self.dirty.insert(key, dirty);
+        self.metrics.inc_depth(priority);
     }
 
     /// Makes `key` wait until `at` with `priority`; returns whether a timer must be set (its
@@ -165,11 +183,12 @@ pub(crate) struct WorkQueue<T> {
 
 impl<T: Eq + Hash + Clone + Send + 'static> WorkQueue<T> {
     /// An empty queue with `debounce` (zero: no debounce), ordered per `options`, keeping
-    /// `depth`, and the receiver of its delayed adds, to be driven by [`WorkQueue::run_timers`].
-    pub(crate) fn with_options(
+    /// `metrics`, and the receiver of its delayed adds, to be driven by
+    /// [`WorkQueue::run_timers`].
+    pub(crate) fn new(
         debounce: Duration,
         options: QueueOptions,
-        depth: QueueDepth,
+        metrics: QueueMetrics,
     ) -> (Arc<Self>, mpsc::UnboundedReceiver<(Instant, T)>) {
         let (timers, rx) = mpsc::unbounded_channel();
         let queue = Arc::new(Self {
@@ -179,7 +198,7 @@ impl<T: Eq + Hash + Clone + Send + 'static> WorkQueue<T> {
                 processing: HashSet::new(),
                 waiting: HashMap::new(),
                 aging: Aging::new(options.aging_interval),
-                depth,
+                metrics,
                 shutting_down: false,
             }),
             ready: Notify::new(),
@@ -193,56 +212,15 @@ impl<T: Eq + Hash + Clone + Send + 'static> WorkQueue<T> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// A trigger for `key` (an event) at [`NORMAL_PRIORITY`]: see [`WorkQueue::trigger_with`].
-    pub(crate) fn trigger(&self, key: T) -> bool {
-        self.trigger_with(key, NORMAL_PRIORITY)
-    }
-
-    /// A trigger for `key` (an event) with `priority`: queued now, or after the debounce.
-    /// Returns whether the key became dirty now (`false` with a debounce). A trigger for a
-    /// dirty key only raises its priority; one for a waiting key keeps the earlier time.
-    pub(crate) fn trigger_with(&self, key: T, priority: i32) -> bool {
-        let options = AddOptions {
-            priority,
-            after: Duration::ZERO,
-        };
-        if self.debounce.is_zero() {
-            return self.add_with(key, options);
-        }
-        let now = Instant::now();
-        let mut inner = self.lock();
-        if inner.shutting_down {
-            return false;
-        }
-        if inner.dirty.contains_key(&key) {
-            inner.add(key, priority, now);
-            return false;
-        }
-        // A key in its debounce window keeps its time (the window is not extended); one
-        // waiting for a later requeue is pulled in to the end of the window.
-        let at = now + self.debounce;
-        if inner.wait(&key, at, priority) {
-            let _ = self.timers.send((at, key));
-        }
-        false
-    }
-
-    /// Marks `key` dirty at [`NORMAL_PRIORITY`] and queues it unless a worker holds it
-    /// (client-go's `Add`). Returns whether it became dirty (`false`: folded into a pending
-    /// reconcile, or shutting down).
-    #[cfg_attr(
-        not(test),
-        allow(
-            dead_code,
-            reason = "client-go's Add, kept for the event path being reshaped to add (issue 27)"
-        )
-    )]
+    /// Asks for a reconcile of `key` at [`NORMAL_PRIORITY`] (client-go's `Add`): see
+    /// [`WorkQueue::add_with`]. The controller's sources add with the priority of each event.
+    #[cfg(test)]
     pub(crate) fn add(&self, key: T) -> bool {
         self.add_with(key, AddOptions::default())
     }
 
-    /// Adds `key` at [`NORMAL_PRIORITY`] after `delay` (client-go's `AddAfter`); a key already
-    /// waiting keeps the earlier time.
+    /// Adds `key` at [`NORMAL_PRIORITY`] after `delay` (client-go's `AddAfter`): see
+    /// [`WorkQueue::add_with`].
     pub(crate) fn add_after(&self, key: T, delay: Duration) {
         self.add_with(
             key,
@@ -253,18 +231,32 @@ impl<T: Eq + Hash + Clone + Send + 'static> WorkQueue<T> {
         );
     }
 
-    /// Adds `key` with `options` (controller-runtime's `AddWithOpts`): now when
-    /// `options.after` is zero, as [`WorkQueue::add`], else after it, as
-    /// [`WorkQueue::add_after`]. A queued or waiting key keeps the higher priority. Returns
-    /// whether the key became dirty now (`false` for a delayed add).
+    /// Adds `key` with `options` (controller-runtime's `AddWithOpts`), the one add all others
+    /// go through:
+    ///
+    /// - `options.after` zero: marks the key dirty and queues it unless a worker holds it — or,
+    ///   with a debounce, makes it wait for the debounce unless it is dirty already (a key in
+    ///   its debounce window keeps its time; one waiting for a later requeue is pulled in to
+    ///   the end of the window);
+    /// - `options.after` non-zero: the key waits that long (not debounced); a key already
+    ///   waiting keeps the earlier time.
+    ///
+    /// A dirty or waiting key keeps the higher priority. Returns whether the key became dirty
+    /// now (`false`: folded into a pending reconcile, waiting, or shutting down).
     pub(crate) fn add_with(&self, key: T, options: AddOptions) -> bool {
         let now = Instant::now();
         let mut inner = self.lock();
         if inner.shutting_down {
             return false;
         }
-        if !options.after.is_zero() {
-            let at = now + options.after;
+        let debounced = options.after.is_zero() && !inner.dirty.contains_key(&key);
+        let after = if debounced {
+            self.debounce
+        } else {
+            options.after
+        };
+        if !after.is_zero() {
+            let at = now + after;
             if inner.wait(&key, at, options.priority) {
                 let _ = self.timers.send((at, key));
             }
@@ -289,8 +281,12 @@ impl<T: Eq + Hash + Clone + Send + 'static> WorkQueue<T> {
                     return None;
                 }
                 if let Some((_, key)) = inner.ready.pop_first() {
-                    if let Some(Dirty::Queued { priority, .. }) = inner.dirty.remove(&key) {
-                        inner.depth.dec(priority);
+                    if let Some(Dirty::Queued {
+                        priority, since, ..
+                    }) = inner.dirty.remove(&key)
+                    {
+                        inner.metrics.dec_depth(priority);
+                        inner.metrics.waited(since.elapsed());
                     }
                     inner.processing.insert(key.clone());
                     if !inner.ready.is_empty() {
@@ -305,31 +301,25 @@ impl<T: Eq + Hash + Clone + Send + 'static> WorkQueue<T> {
         }
     }
 
-    /// The worker finished `key` (client-go's `Done`): if it was triggered meanwhile, it is
-    /// queued again, once, with the highest priority of those triggers, ready from now.
+    /// The worker finished `key` (client-go's `Done`): if it was added meanwhile, it is
+    /// queued again, once, with the highest priority of those adds, ready from now.
     pub(crate) fn done(&self, key: &T) {
         let mut inner = self.lock();
         inner.processing.remove(key);
         if inner.shutting_down {
             return;
         }
-        if let Some(Dirty::Held { priority }) = inner.dirty.get(key).copied() {
+        if let Some(Dirty::Held { priority, since }) = inner.dirty.get(key).copied() {
             inner.dirty.remove(key);
             let slot = inner.aging.slot(Instant::now(), priority);
-            inner.enqueue(key.clone(), priority, slot);
+            inner.enqueue(key.clone(), priority, slot, since);
             drop(inner);
             self.ready.notify_one();
         }
     }
 
     /// Keys queued and not yet handed to a worker (client-go's `Len`).
-    #[cfg_attr(
-        not(test),
-        allow(
-            dead_code,
-            reason = "client-go's Len; workqueue_depth is kept by the queue itself now"
-        )
-    )]
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.lock().ready.len()
     }
@@ -343,7 +333,7 @@ impl<T: Eq + Hash + Clone + Send + 'static> WorkQueue<T> {
             inner.shutting_down = true;
             for (_, dirty) in inner.dirty.drain() {
                 if let Dirty::Queued { priority, .. } = dirty {
-                    inner.depth.dec(priority);
+                    inner.metrics.dec_depth(priority);
                 }
             }
             inner.ready.clear();

@@ -13,7 +13,7 @@
 //! ```
 //!
 //! where `ready` is when the key became ready (added, its delay ran out, or its reconcile ended
-//! with a new trigger pending). Two keys' effective priorities grow at the same rate, so their
+//! with a new add pending). Two keys' effective priorities grow at the same rate, so their
 //! order never changes while they wait: the queue orders keys once, by the *virtual deadline*
 //! `ready − priority × aging_interval` (the time at which the key's effective priority is 0),
 //! then by the order they became ready. That is a `BTreeMap` with O(log n) adds and gets and no

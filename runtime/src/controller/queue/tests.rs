@@ -2,12 +2,12 @@ use std::collections::HashMap;
 
 use super::*;
 
-/// A queue with `debounce`, `options` and a depth metric registered nowhere.
+/// A queue with `debounce`, `options` and metrics registered nowhere.
 fn queue_with<T: Eq + Hash + Clone + Send + 'static>(
     debounce: Duration,
     options: QueueOptions,
 ) -> (Arc<WorkQueue<T>>, mpsc::UnboundedReceiver<(Instant, T)>) {
-    WorkQueue::with_options(debounce, options, QueueDepth::default())
+    WorkQueue::new(debounce, options, QueueMetrics::default())
 }
 
 fn queue<T: Eq + Hash + Clone + Send + 'static>(
@@ -63,6 +63,24 @@ async fn adds_while_processing_requeue_once_after_done() {
     assert_eq!(queue.len(), 0);
 }
 
+#[tokio::test]
+async fn workqueue_adds_total_counts_keys_becoming_dirty() {
+    let metrics = QueueMetrics::default();
+    let (queue, _timers) =
+        WorkQueue::<&str>::new(Duration::ZERO, QueueOptions::default(), metrics.clone());
+    queue.add("a");
+    queue.add("a");
+    queue.add_with("a", at(10));
+    assert_eq!(metrics.adds(), 1, "adds of a dirty key fold");
+    assert_eq!(queue.get().await, Some("a"));
+    queue.add("a");
+    queue.add("a");
+    assert_eq!(metrics.adds(), 2, "a held key becomes dirty once");
+    queue.done(&"a");
+    assert_eq!(queue.get().await, Some("a"));
+    assert_eq!(metrics.adds(), 2, "done queues it again without an add");
+}
+
 #[tokio::test(start_paused = true)]
 async fn higher_priorities_first_and_fifo_among_equals() {
     let (queue, _timers) = queue::<&str>(Duration::ZERO);
@@ -98,7 +116,7 @@ async fn adding_a_queued_key_raises_its_priority_and_never_lowers_it() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_key_held_by_a_worker_is_queued_again_with_the_highest_priority_of_its_triggers() {
+async fn a_key_held_by_a_worker_is_queued_again_with_the_highest_priority_of_its_adds() {
     let (queue, _timers) = queue::<&str>(Duration::ZERO);
     queue.add("a");
     assert_eq!(queue.get().await, Some("a"));
@@ -156,7 +174,7 @@ async fn debounce_folds_a_burst_into_one_add() {
     let (queue, timers) = queue::<&str>(Duration::from_millis(50));
     let timer_task = tokio::spawn(queue.clone().run_timers(timers));
     for _ in 0..20 {
-        queue.trigger("a");
+        queue.add("a");
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
     assert_eq!(queue.len(), 0, "nothing queued inside the window");
@@ -166,15 +184,15 @@ async fn debounce_folds_a_burst_into_one_add() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn debounced_triggers_raise_the_priority_and_pull_in_a_later_requeue() {
+async fn debounced_adds_raise_the_priority_and_pull_in_a_later_requeue() {
     let (queue, timers) = queue::<&str>(Duration::from_millis(50));
     let timer_task = tokio::spawn(queue.clone().run_timers(timers));
-    queue.trigger("b");
-    queue.trigger_with("a", LOW_PRIORITY);
-    queue.trigger_with("a", 10);
-    // Waiting for a requeue in an hour: a trigger still reconciles it after the debounce.
+    queue.add("b");
+    queue.add_with("a", at(LOW_PRIORITY));
+    queue.add_with("a", at(10));
+    // Waiting for a requeue in an hour: an add still reconciles it after the debounce.
     queue.add_after("c", Duration::from_secs(3600));
-    queue.trigger("c");
+    queue.add("c");
     tokio::time::sleep(Duration::from_millis(51)).await;
     assert_eq!(drain(&queue).await, ["a", "b", "c"]);
     timer_task.abort();
@@ -182,9 +200,9 @@ async fn debounced_triggers_raise_the_priority_and_pull_in_a_later_requeue() {
 
 #[tokio::test]
 async fn shutdown_wakes_waiting_workers_and_drops_queued_keys() {
-    let depth = QueueDepth::default();
+    let depth = QueueMetrics::default();
     let (queue, _timers) =
-        WorkQueue::<&str>::with_options(Duration::ZERO, QueueOptions::default(), depth.clone());
+        WorkQueue::<&str>::new(Duration::ZERO, QueueOptions::default(), depth.clone());
     let waiting = tokio::spawn({
         let queue = queue.clone();
         async move { queue.get().await }
@@ -195,22 +213,22 @@ async fn shutdown_wakes_waiting_workers_and_drops_queued_keys() {
     assert!(!queue.add("a"));
 
     let (queue, _timers) =
-        WorkQueue::<&str>::with_options(Duration::ZERO, QueueOptions::default(), depth.clone());
+        WorkQueue::<&str>::new(Duration::ZERO, QueueOptions::default(), depth.clone());
     queue.add("a");
     queue.add_with("b", at(LOW_PRIORITY));
-    assert_eq!((depth.get("0"), depth.get("-100")), (1, 1));
+    assert_eq!((depth.depth("0"), depth.depth("-100")), (1, 1));
     queue.shut_down();
     assert_eq!(queue.len(), 0);
-    assert_eq!((depth.get("0"), depth.get("-100")), (0, 0));
+    assert_eq!((depth.depth("0"), depth.depth("-100")), (0, 0));
     assert_eq!(queue.get().await, None);
 }
 
 #[tokio::test(start_paused = true)]
 async fn workqueue_depth_counts_ready_keys_by_priority() {
-    let depth = QueueDepth::default();
+    let depth = QueueMetrics::default();
     let (queue, _timers) =
-        WorkQueue::<i32>::with_options(Duration::ZERO, QueueOptions::default(), depth.clone());
-    let by_priority = || (depth.get("0"), depth.get("-100"), depth.get("5"));
+        WorkQueue::<i32>::new(Duration::ZERO, QueueOptions::default(), depth.clone());
+    let by_priority = || (depth.depth("0"), depth.depth("-100"), depth.depth("5"));
     queue.add(1);
     queue.add(2);
     queue.add_with(3, at(LOW_PRIORITY));
@@ -221,7 +239,7 @@ async fn workqueue_depth_counts_ready_keys_by_priority() {
     assert_eq!(by_priority(), (2, 1, 1));
     assert_eq!(queue.get().await, Some(4));
     assert_eq!(by_priority(), (2, 1, 0));
-    // Held keys triggered again are counted once they are ready again.
+    // Held keys added again are counted once they are ready again.
     queue.add_with(4, at(LOW_PRIORITY));
     assert_eq!(by_priority(), (2, 1, 0));
     queue.done(&4);
@@ -234,12 +252,12 @@ async fn workqueue_depth_counts_ready_keys_by_priority() {
     for priority in 0..30 {
         queue.add_with(100 + priority, at(priority));
     }
-    assert_eq!(depth.get("exceeded_cardinality_limit"), 6);
-    assert_eq!(depth.get("23"), 1);
-    assert_eq!(depth.get("20"), 1);
+    assert_eq!(depth.depth("exceeded_cardinality_limit"), 6);
+    assert_eq!(depth.depth("23"), 1);
+    assert_eq!(depth.depth("20"), 1);
     drain(&queue).await;
-    assert_eq!(depth.get("exceeded_cardinality_limit"), 0);
-    assert_eq!(depth.get("20"), 0);
+    assert_eq!(depth.depth("exceeded_cardinality_limit"), 0);
+    assert_eq!(depth.depth("20"), 0);
 }
 
 #[tokio::test(start_paused = true)]

@@ -30,14 +30,13 @@ const CONTROLLER_NAME: &str = "{{ r.controller_name }}";
 /// what it observes in its status.
 {% endif -%}
 ///
-/// The `#[rbac(...)]` attributes are the permissions it needs; `make manifests` writes them to
-/// `config/rbac/role.yaml`.
+/// Its RBAC permissions come from its wiring in [`Self::setup_with_manager`]: the kind it
+/// reconciles and the kinds it owns and watches. `make manifests` writes them to
+/// `config/rbac/role.yaml`, each under a comment saying why, and the manager checks them when
+/// it starts. Add `#[rbac(...)]` markers for what the wiring cannot know, such as a kind read
+/// only through `client.uncached()`, or writes of the {{ r.kind }} itself (its finalizers):
+/// `#[rbac(groups = ["{{ r.qualified_group }}"], resources = ["{{ r.plural }}"], verbs = ["update", "patch"])]`.
 #[derive(Rbac)]
-#[rbac(groups = ["{{ r.qualified_group }}"], resources = ["{{ r.plural }}"], verbs = ["get", "list", "watch", "create", "update", "patch", "delete"])]
-{%- if !r.builtin %}
-#[rbac(groups = ["{{ r.qualified_group }}"], resources = ["{{ r.plural }}/status"], verbs = ["get", "update", "patch"])]
-{%- endif %}
-#[rbac(groups = ["{{ r.qualified_group }}"], resources = ["{{ r.plural }}/finalizers"], verbs = ["update"])]
 pub struct {{ r.reconciler }} {
     /// Reads from the manager's cache, writes to the API server.
     pub client: Client,

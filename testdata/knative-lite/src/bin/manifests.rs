@@ -16,11 +16,17 @@
 //! CRD per kind under `<dir>/crd/bases/`, the manager's RBAC role in `<dir>/rbac/role.yaml` and
 //! the webhook configurations in `<dir>/webhook/manifests.yaml`. `make manifests` runs it as
 //! `cargo run --bin manifests -- config`.
+//!
+//! The role holds what the controllers need as `setup_controllers` builds them, on a manager
+//! that talks to no cluster: their wiring's rules and the reconcilers' `#[rbac(...)]` markers.
+//! Leader election and the authentication of `/metrics` callers have their own roles
+//! (`config/rbac/leader_election_role.yaml`, `config/rbac/metrics_auth_role.yaml`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
+use kbr_runtime::{Manager, ManagerOptions};
 
 /// Writes the CRDs, the RBAC role and the webhook configurations of knative-lite.
 #[derive(Debug, Parser)]
@@ -31,7 +37,8 @@ struct Args {
     dir: PathBuf,
 }
 
-fn main() -> ExitCode {
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
     match run(&Args::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -43,10 +50,13 @@ fn main() -> ExitCode {
     }
 }
 
+/// Writes the manifests; inside the Tokio runtime of `main`, which the offline manager's
+/// `kube::Client` needs although it sends nothing.
 fn run(args: &Args) -> anyhow::Result<()> {
-    let scheme = knative_lite::scheme();
-    let rules = knative_lite::rbac_rules();
-    let report = kbr_runtime::manifests::write(&scheme, &rules, &args.dir)?;
+    let mut manager = Manager::offline(knative_lite::scheme(), ManagerOptions::default());
+    knative_lite::setup_controllers(&mut manager)?;
+    let rules = manager.rbac_rules();
+    let report = kbr_runtime::manifests::write(manager.scheme(), &rules, &args.dir)?;
     let webhooks = knative_lite::webhooks(None)?;
     let webhook_file = kbr_runtime::webhook::write_manifests(&webhooks, &args.dir)?;
     // One line per file: wrote, unchanged or stale (a CRD no kind produces any more).

@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use kbr_runtime::client::{ListOptions, Patch, PatchParams};
 use kbr_runtime::conditions::{ConditionStatus, condition, is_condition_true, set_condition};
+use kbr_runtime::controller::source::Kind;
 use kbr_runtime::events::{Event, EventRecorder, EventType};
 use kbr_runtime::ownership::{controller_of, set_controller_reference};
 use kbr_runtime::{Action, Client, Controller, Error, Manager, ManagerError, Rbac, Reconciler};
@@ -45,14 +46,11 @@ pub const CHANNEL_READY: &str = "ChannelReady";
 /// controller owner reference) and reports the Channel's readiness and address in the Broker's
 /// status.
 ///
-/// The `#[rbac(...)]` attributes are the permissions it needs; `make manifests` writes them to
-/// `config/rbac/role.yaml`.
+/// Its RBAC permissions come from its wiring in [`Self::setup_with_manager`]: the kind it
+/// reconciles, the kinds it owns and its event recorder. `make manifests` writes them to
+/// `config/rbac/role.yaml`, each under a comment saying why, and the manager checks them when
+/// it starts.
 #[derive(Rbac)]
-#[rbac(groups = ["eventing.knative.dev"], resources = ["brokers"], verbs = ["get", "list", "watch", "create", "update", "patch", "delete"])]
-#[rbac(groups = ["eventing.knative.dev"], resources = ["brokers/status"], verbs = ["get", "update", "patch"])]
-#[rbac(groups = ["eventing.knative.dev"], resources = ["brokers/finalizers"], verbs = ["update"])]
-#[rbac(groups = ["eventing.knative.dev"], resources = ["channels"], verbs = ["get", "list", "watch", "create", "update", "patch", "delete"])]
-#[rbac(groups = ["events.k8s.io"], resources = ["events"], verbs = ["create", "patch"])]
 pub struct BrokerReconciler {
     /// Reads from the manager's cache, writes to the API server.
     pub client: Client,
@@ -110,7 +108,7 @@ impl BrokerReconciler {
         manager.add_controller(
             Controller::new(reconciler)
                 .named(CONTROLLER_NAME)
-                .owns::<v1alpha1::Channel>(),
+                .owns(Kind::<v1alpha1::Channel>::new()),
         )
     }
 

@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use kbr_runtime::client::{Patch, PatchParams};
 use kbr_runtime::conditions::{ConditionStatus, condition, set_condition};
+use kbr_runtime::controller::source::Kind;
 use kbr_runtime::events::{Event, EventRecorder, EventType};
 use kbr_runtime::k8s_openapi::api::core::v1 as corev1;
 use kbr_runtime::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -51,16 +52,16 @@ pub fn hostname(channel: &str, namespace: &str) -> String {
 /// `<channel>-kn-channel` (controlled by the Channel) and reports its address and `Ready`
 /// condition; a Channel without a provisioner is reported not ready.
 ///
-/// The `#[rbac(...)]` attributes are the permissions it needs; `make manifests` writes them to
-/// `config/rbac/role.yaml`. The ConfigMap rule is for the Channel defaulting webhook, which reads
-/// `default-channel-webhook` through the manager's cache.
+/// Its RBAC permissions come from its wiring in [`Self::setup_with_manager`]: the kind it
+/// reconciles, the kinds it owns and its event recorder. `make manifests` writes them to
+/// `config/rbac/role.yaml`, each under a comment saying why, and the manager checks them when
+/// it starts.
+///
+/// The one marker is what the wiring cannot know: the Channel defaulting webhook reads the
+/// ConfigMap `default-channel-webhook` through the manager's cache, which lists and watches
+/// ConfigMaps to serve it.
 #[derive(Rbac)]
-#[rbac(groups = ["eventing.knative.dev"], resources = ["channels"], verbs = ["get", "list", "watch", "create", "update", "patch", "delete"])]
-#[rbac(groups = ["eventing.knative.dev"], resources = ["channels/status"], verbs = ["get", "update", "patch"])]
-#[rbac(groups = ["eventing.knative.dev"], resources = ["channels/finalizers"], verbs = ["update"])]
-#[rbac(groups = [""], resources = ["services"], verbs = ["get", "list", "watch", "create", "update", "patch", "delete"])]
 #[rbac(groups = [""], resources = ["configmaps"], verbs = ["get", "list", "watch"])]
-#[rbac(groups = ["events.k8s.io"], resources = ["events"], verbs = ["create", "patch"])]
 pub struct ChannelReconciler {
     /// Reads from the manager's cache, writes to the API server.
     pub client: Client,
@@ -155,7 +156,7 @@ impl ChannelReconciler {
         manager.add_controller(
             Controller::new(reconciler)
                 .named(CONTROLLER_NAME)
-                .owns::<corev1::Service>(),
+                .owns(Kind::<corev1::Service>::new()),
         )
     }
 

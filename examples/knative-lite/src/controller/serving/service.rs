@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use kbr_runtime::client::{ListOptions, Patch, PatchParams};
 use kbr_runtime::conditions::{ConditionStatus, condition, set_condition};
+use kbr_runtime::controller::source::Kind;
 use kbr_runtime::events::{Event, EventRecorder, EventType};
 use kbr_runtime::k8s_openapi::api::apps::v1 as appsv1;
 use kbr_runtime::k8s_openapi::api::core::v1 as corev1;
@@ -64,15 +65,11 @@ pub fn url(service: &str, namespace: &str) -> String {
 /// name; a core/v1 Service of the Knative Service's name routes to the newest Revision. Older
 /// Revisions' Deployments are deleted once the new one exists.
 ///
-/// The `#[rbac(...)]` attributes are the permissions it needs; `make manifests` writes them to
-/// `config/rbac/role.yaml`.
+/// Its RBAC permissions come from its wiring in [`Self::setup_with_manager`]: the kind it
+/// reconciles, the kinds it owns and its event recorder. `make manifests` writes them to
+/// `config/rbac/role.yaml`, each under a comment saying why, and the manager checks them when
+/// it starts.
 #[derive(Rbac)]
-#[rbac(groups = ["serving.knative.dev"], resources = ["services"], verbs = ["get", "list", "watch", "create", "update", "patch", "delete"])]
-#[rbac(groups = ["serving.knative.dev"], resources = ["services/status"], verbs = ["get", "update", "patch"])]
-#[rbac(groups = ["serving.knative.dev"], resources = ["services/finalizers"], verbs = ["update"])]
-#[rbac(groups = ["apps"], resources = ["deployments"], verbs = ["get", "list", "watch", "create", "update", "patch", "delete"])]
-#[rbac(groups = [""], resources = ["services"], verbs = ["get", "list", "watch", "create", "update", "patch", "delete"])]
-#[rbac(groups = ["events.k8s.io"], resources = ["events"], verbs = ["create", "patch"])]
 pub struct ServiceReconciler {
     /// Reads from the manager's cache, writes to the API server.
     pub client: Client,
@@ -142,8 +139,8 @@ impl ServiceReconciler {
         manager.add_controller(
             Controller::new(reconciler)
                 .named(CONTROLLER_NAME)
-                .owns::<appsv1::Deployment>()
-                .owns::<corev1::Service>(),
+                .owns(Kind::<appsv1::Deployment>::new())
+                .owns(Kind::<corev1::Service>::new()),
         )
     }
 

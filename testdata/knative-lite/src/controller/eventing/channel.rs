@@ -26,12 +26,13 @@ const CONTROLLER_NAME: &str = "channel";
 /// Reconciles Channel objects: moves the cluster towards each Channel's spec and records
 /// what it observes in its status.
 ///
-/// The `#[rbac(...)]` attributes are the permissions it needs; `make manifests` writes them to
-/// `config/rbac/role.yaml`.
+/// Its RBAC permissions come from its wiring in [`Self::setup_with_manager`]: the kind it
+/// reconciles and the kinds it owns and watches. `make manifests` writes them to
+/// `config/rbac/role.yaml`, each under a comment saying why, and the manager checks them when
+/// it starts. Add `#[rbac(...)]` markers for what the wiring cannot know, such as a kind read
+/// only through `client.uncached()`, or writes of the Channel itself (its finalizers):
+/// `#[rbac(groups = ["eventing.knative.dev"], resources = ["channels"], verbs = ["update", "patch"])]`.
 #[derive(Rbac)]
-#[rbac(groups = ["eventing.knative.dev"], resources = ["channels"], verbs = ["get", "list", "watch", "create", "update", "patch", "delete"])]
-#[rbac(groups = ["eventing.knative.dev"], resources = ["channels/status"], verbs = ["get", "update", "patch"])]
-#[rbac(groups = ["eventing.knative.dev"], resources = ["channels/finalizers"], verbs = ["update"])]
 pub struct ChannelReconciler {
     /// Reads from the manager's cache, writes to the API server.
     pub client: Client,

@@ -28,11 +28,13 @@ const CONTROLLER_NAME: &str = "deployment";
 /// It acts on each one, for example by creating or updating the objects it owns; the status
 /// belongs to Kubernetes' own controllers.
 ///
-/// The `#[rbac(...)]` attributes are the permissions it needs; `make manifests` writes them to
-/// `config/rbac/role.yaml`.
+/// Its RBAC permissions come from its wiring in [`Self::setup_with_manager`]: the kind it
+/// reconciles and the kinds it owns and watches. `make manifests` writes them to
+/// `config/rbac/role.yaml`, each under a comment saying why, and the manager checks them when
+/// it starts. Add `#[rbac(...)]` markers for what the wiring cannot know, such as a kind read
+/// only through `client.uncached()`, or writes of the Deployment itself (its finalizers):
+/// `#[rbac(groups = ["apps"], resources = ["deployments"], verbs = ["update", "patch"])]`.
 #[derive(Rbac)]
-#[rbac(groups = ["apps"], resources = ["deployments"], verbs = ["get", "list", "watch", "create", "update", "patch", "delete"])]
-#[rbac(groups = ["apps"], resources = ["deployments/finalizers"], verbs = ["update"])]
 pub struct DeploymentReconciler {
     /// Reads from the manager's cache, writes to the API server.
     pub client: Client,

@@ -27,12 +27,13 @@ const CONTROLLER_NAME: &str = "captain";
 /// Reconciles Captain objects: moves the cluster towards each Captain's spec and records
 /// what it observes in its status.
 ///
-/// The `#[rbac(...)]` attributes are the permissions it needs; `make manifests` writes them to
-/// `config/rbac/role.yaml`.
+/// Its RBAC permissions come from its wiring in [`Self::setup_with_manager`]: the kind it
+/// reconciles and the kinds it owns and watches. `make manifests` writes them to
+/// `config/rbac/role.yaml`, each under a comment saying why, and the manager checks them when
+/// it starts. Add `#[rbac(...)]` markers for what the wiring cannot know, such as a kind read
+/// only through `client.uncached()`, or writes of the Captain itself (its finalizers):
+/// `#[rbac(groups = ["crew.testproject.org"], resources = ["captains"], verbs = ["update", "patch"])]`.
 #[derive(Rbac)]
-#[rbac(groups = ["crew.testproject.org"], resources = ["captains"], verbs = ["get", "list", "watch", "create", "update", "patch", "delete"])]
-#[rbac(groups = ["crew.testproject.org"], resources = ["captains/status"], verbs = ["get", "update", "patch"])]
-#[rbac(groups = ["crew.testproject.org"], resources = ["captains/finalizers"], verbs = ["update"])]
 pub struct CaptainReconciler {
     /// Reads from the manager's cache, writes to the API server.
     pub client: Client,

@@ -9,6 +9,10 @@
 //! settle); per object = (full − empty) / N, so fixed costs (client, runtime, manager) cancel.
 //! The peak during the initial list is reported the same way: it includes the JSON of the list
 //! pages and, for the stripping variants, the managedFields decoded before they are dropped.
+//!
+//! A second table does the same for the sample workload's owned Deployments
+//! ([`deployments`]): cached whole, without their pod template (a cache transform), and as
+//! metadata only.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -20,6 +24,8 @@ use kube::Api;
 use kube::runtime::{WatchStreamExt, reflector, watcher};
 use serde::{Deserialize, Serialize};
 
+mod deployments;
+
 use crate::populate::{self, ManagedFieldsSample};
 use crate::process::ChildProcess;
 use crate::report::{self, met, table};
@@ -29,9 +35,9 @@ use crate::workload::{self, BenchWidget};
 /// What holds the objects.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Variant {
-    /// kbr's manager cache, defaults (`strip_managed_fields: true`).
+    /// kbr's manager cache, defaults (`DefaultTransform::StripManagedFields`).
     Kbr,
-    /// kbr's manager cache with `strip_managed_fields: false`.
+    /// kbr's manager cache with `default_transform: DefaultTransform::Keep`.
     KbrNoStrip,
     /// kbr's metadata-only cache (`Client::get_metadata`: `PartialObjectMeta` through the
     /// metadata API, controller-runtime's `builder.OnlyMetadata`), managedFields stripped.
@@ -40,9 +46,16 @@ pub enum Variant {
     Reflector,
     /// The same with `.modify(|o| o.meta_mut().managed_fields = None)`: stripping as kbr does.
     ReflectorStrip,
+    /// kbr's cache of the sample workload's Deployments, default transform.
+    Deployments,
+    /// The same with a transform of Deployments dropping their pod template and managedFields.
+    DeploymentsTransform,
+    /// kbr's metadata-only cache of those Deployments.
+    DeploymentsMetadata,
 }
 
 impl Variant {
+    /// The variants caching BenchWidgets.
     const ALL: [Self; 5] = [
         Self::Kbr,
         Self::KbrNoStrip,
@@ -54,12 +67,15 @@ impl Variant {
     fn label(self) -> &'static str {
         match self {
             Self::Kbr => "kbr cache (default: strips managedFields)",
-            Self::KbrNoStrip => "kbr cache, `strip_managed_fields: false`",
+            Self::KbrNoStrip => "kbr cache, `DefaultTransform::Keep`",
             Self::KbrMetadata => "kbr metadata-only cache (`PartialObjectMeta`)",
             Self::Reflector => "kube-runtime reflector store",
             Self::ReflectorStrip => {
                 "kube-runtime reflector store, managedFields dropped by `.modify()`"
             }
+            Self::Deployments => "kbr cache, full Deployments (default transform)",
+            Self::DeploymentsTransform => "kbr cache, Deployments without pod template (transform)",
+            Self::DeploymentsMetadata => "kbr metadata-only cache of Deployments",
         }
     }
 
@@ -70,6 +86,9 @@ impl Variant {
             Self::KbrMetadata => "kbr-metadata",
             Self::Reflector => "reflector",
             Self::ReflectorStrip => "reflector-strip",
+            Self::Deployments => "deployments",
+            Self::DeploymentsTransform => "deployments-transform",
+            Self::DeploymentsMetadata => "deployments-metadata",
         }
     }
 }
@@ -108,6 +127,7 @@ const EMPTY: &str = "kbr-bench-cache-empty";
 /// The first setup or probe that fails.
 pub async fn run(args: &CacheMemoryArgs) -> anyhow::Result<String> {
     let mut rows = Vec::new();
+    let mut deployment_rows = Vec::new();
     let mut checks = Vec::new();
     let mut sample: Option<ManagedFieldsSample> = None;
     for &n in &args.sizes {
@@ -119,32 +139,8 @@ pub async fn run(args: &CacheMemoryArgs) -> anyhow::Result<String> {
         }
         populate::create_objects(&client, FULL, n, true).await?;
         sample = Some(populate::managed_fields_sample(&client, FULL).await?);
-        let mut per_object = [const { Vec::new() }; Variant::ALL.len()];
-        let mut peak = [const { Vec::new() }; Variant::ALL.len()];
-        for _ in 0..args.runs {
-            for (i, variant) in Variant::ALL.into_iter().enumerate() {
-                let full = probe(session.target(), variant, FULL)?;
-                let empty = probe(session.target(), variant, EMPTY)?;
-                if full.objects != n || empty.objects != 0 {
-                    bail!(
-                        "{}: cached {} and {} objects, expected {n} and 0",
-                        variant.flag(),
-                        full.objects,
-                        empty.objects
-                    );
-                }
-                eprintln!(
-                    "cache-memory: {:>15} N={n:<6} live {} B (empty {} B), peak {} B (empty {} B)",
-                    variant.flag(),
-                    full.live_bytes,
-                    empty.live_bytes,
-                    full.peak_bytes,
-                    empty.peak_bytes
-                );
-                per_object[i].push((full.live_bytes - empty.live_bytes) as f64 / n as f64);
-                peak[i].push((full.peak_bytes - empty.peak_bytes) as f64 / n as f64);
-            }
-        }
+        let (per_object, peak) =
+            measure_variants(session.target(), &Variant::ALL, FULL, n, args.runs)?;
         for (i, variant) in Variant::ALL.into_iter().enumerate() {
             rows.push(vec![
                 n.to_string(),
@@ -165,6 +161,7 @@ pub async fn run(args: &CacheMemoryArgs) -> anyhow::Result<String> {
             met(kbr_raw / refl <= 1.05).to_string(),
             format!("{:.2}", kbr_meta / kbr),
         ]);
+        deployment_rows.extend(deployments::measure(&session, &client, n, args.runs).await?);
         if session.target().is_cluster() {
             for ns in [FULL, EMPTY] {
                 populate::delete_namespace(&client, ns).await?;
@@ -188,9 +185,10 @@ pub async fn run(args: &CacheMemoryArgs) -> anyhow::Result<String> {
         "kbr metadata-only / kbr default",
     ];
     let mut out = format!(
-        "{}\n{}",
+        "{}\n{}\n{}",
         table(&headers, &rows),
-        table(&check_headers, &checks)
+        table(&check_headers, &checks),
+        deployments::table(&deployment_rows)
     );
     if let Some(s) = sample {
         out.push_str(&format!(
@@ -203,6 +201,47 @@ pub async fn run(args: &CacheMemoryArgs) -> anyhow::Result<String> {
         ));
     }
     Ok(out)
+}
+
+/// Probes each of `variants` `runs` times on `full` (holding `n` objects) and on the empty
+/// namespace: heap bytes per object after sync and at the peak, one value per run, by variant.
+///
+/// # Errors
+/// The first probe that fails or caches another count.
+fn measure_variants(
+    target: &TargetArgs,
+    variants: &[Variant],
+    full: &str,
+    n: usize,
+    runs: usize,
+) -> anyhow::Result<(Vec<Vec<f64>>, Vec<Vec<f64>>)> {
+    let mut per_object = vec![Vec::new(); variants.len()];
+    let mut peak = vec![Vec::new(); variants.len()];
+    for _ in 0..runs {
+        for (i, &variant) in variants.iter().enumerate() {
+            let filled = probe(target, variant, full)?;
+            let empty = probe(target, variant, EMPTY)?;
+            if filled.objects != n || empty.objects != 0 {
+                bail!(
+                    "{}: cached {} and {} objects, expected {n} and 0",
+                    variant.flag(),
+                    filled.objects,
+                    empty.objects
+                );
+            }
+            eprintln!(
+                "cache-memory: {:>21} N={n:<6} live {} B (empty {} B), peak {} B (empty {} B)",
+                variant.flag(),
+                filled.live_bytes,
+                empty.live_bytes,
+                filled.peak_bytes,
+                empty.peak_bytes
+            );
+            per_object[i].push((filled.live_bytes - empty.live_bytes) as f64 / n as f64);
+            peak[i].push((filled.peak_bytes - empty.peak_bytes) as f64 / n as f64);
+        }
+    }
+    Ok((per_object, peak))
 }
 
 /// Runs one `cache-probe` child and parses its result.
@@ -239,6 +278,9 @@ pub async fn probe_main(
         Variant::Reflector | Variant::ReflectorStrip => {
             fill_reflector(client, namespace, variant == Variant::ReflectorStrip).await?
         }
+        Variant::Deployments | Variant::DeploymentsTransform | Variant::DeploymentsMetadata => {
+            deployments::fill(client, namespace, variant).await?
+        }
     };
     let result = ProbeResult {
         objects: objects.count,
@@ -250,14 +292,14 @@ pub async fn probe_main(
 }
 
 /// Heap counters read once the cache synced, and its object count (read afterwards).
-struct Filled {
-    live: isize,
-    peak: isize,
-    count: usize,
+pub(crate) struct Filled {
+    pub(crate) live: isize,
+    pub(crate) peak: isize,
+    pub(crate) count: usize,
 }
 
 /// Lets transient allocations of the initial list (response buffers, decode scratch) be freed.
-async fn settle() -> (isize, isize) {
+pub(crate) async fn settle() -> (isize, isize) {
     tokio::time::sleep(Duration::from_millis(300)).await;
     (crate::heap::live(), crate::heap::peak())
 }
@@ -267,7 +309,7 @@ async fn fill_kbr(
     namespace: &str,
     variant: Variant,
 ) -> anyhow::Result<Filled> {
-    use kbr_runtime::cache::Namespaces;
+    use kbr_runtime::cache::{DefaultTransform, Namespaces};
     use kbr_runtime::{Error, Manager, ManagerOptions, Scheme, client::ListOptions};
 
     let mut scheme = Scheme::new();
@@ -275,7 +317,11 @@ async fn fill_kbr(
     let options = ManagerOptions {
         namespaces: Namespaces::one(namespace),
         health_probe_bind_address: "0".into(),
-        strip_managed_fields: variant != Variant::KbrNoStrip,
+        default_transform: if variant == Variant::KbrNoStrip {
+            DefaultTransform::Keep
+        } else {
+            DefaultTransform::StripManagedFields
+        },
         ..ManagerOptions::default()
     };
     let manager = Manager::with_client(client, scheme, options);

@@ -1,0 +1,302 @@
+//! A controller's workers: client-go's `processNextWorkItem` loop. Each takes a key from the
+//! [`WorkQueue`], reads the object from the cache and reconciles it — or, for an object gone
+//! from the cache whose delete was seen, calls `on_deleted` with its last state — on its own
+//! task, inside a tracing span, with metrics, bounded by the controller's reconcile timeout;
+//! errors go through the per-key [`ExponentialBackoff`], every terminal path of a key
+//! `forget`s it.
+
+use std::collections::HashMap;
+use std::collections::hash_map::RandomState;
+use std::future::Future;
+use std::hash::BuildHasher;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use kube::Resource as _;
+use kube::runtime::reflector::{ObjectRef, Store};
+use tokio::sync::watch;
+use tokio::task::{JoinError, JoinHandle};
+use tracing::Instrument;
+
+use super::backoff::ExponentialBackoff;
+use super::echo::{self, ControllerId};
+use super::handler::Priority;
+use super::queue::{AddOptions, NORMAL_PRIORITY, WorkQueue};
+use crate::metrics::{ControllerMetrics, ReconcileResult};
+use crate::{Action, Reconciler};
+
+/// Shared by the event handlers and the workers of one controller.
+pub(super) struct State<K: kube::Resource<DynamicType = ()>> {
+    pub(super) name: String,
+    /// This controller's identity, for echo suppression.
+    pub(super) id: ControllerId,
+    pub(super) queue: Arc<WorkQueue<ObjectRef<K>>>,
+    pub(super) backoff: ExponentialBackoff<ObjectRef<K>>,
+    /// The queue priority of [`Priority::Low`] keys ([`QueueOptions::low_priority`]).
+    ///
+    /// [`QueueOptions::low_priority`]: super::QueueOptions::low_priority
+    pub(super) low_priority: i32,
+    /// The most a reconcile (or `on_deleted`) may take before it is cancelled.
+    pub(super) timeout: Option<Duration>,
+    /// Last states of deleted objects whose `on_deleted` has not succeeded yet.
+    pub(super) deleted: Mutex<HashMap<ObjectRef<K>, Arc<K>>>,
+    pub(super) metrics: ControllerMetrics,
+}
+
+impl<K: kube::Resource<DynamicType = ()> + 'static> State<K> {
+    /// Asks for a reconcile of `key` at `priority`: [`NORMAL_PRIORITY`] for a change, the
+    /// controller's low priority for what the informer only listed (and resyncs).
+    pub(super) fn add(&self, key: ObjectRef<K>, priority: Priority) {
+        let priority = match priority {
+            Priority::Normal => NORMAL_PRIORITY,
+            Priority::Low => self.low_priority,
+        };
+        let after = Duration::ZERO;
+        self.queue.add_with(key, AddOptions { priority, after });
+    }
+
+    /// Keeps the last state of the deleted object `key` for `on_deleted`.
+    pub(super) fn deleted(&self, key: ObjectRef<K>, last: Arc<K>) {
+        self.lock_deleted().insert(key, last);
+    }
+
+    fn lock_deleted(&self) -> std::sync::MutexGuard<'_, HashMap<ObjectRef<K>, Arc<K>>> {
+        self.deleted.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A failed reconcile of `key`: retried after its backoff.
+    fn retry(&self, key: &ObjectRef<K>) {
+        let delay = self.backoff.failed(key);
+        self.metrics.retried();
+        self.queue.add_after(key.clone(), delay);
+    }
+}
+
+/// How a reconcile ended.
+enum Outcome<T> {
+    /// It returned `Ok(value)`.
+    Done(T),
+    /// An error, a panic, a cancellation or the reconcile timeout.
+    Failed,
+}
+
+/// Aborts the spawned reconcile if the worker drops it (forced shutdown, reconcile timeout).
+pub(super) struct AbortOnDrop<T>(pub(super) JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+impl<T> Future for AbortOnDrop<T> {
+    type Output = Result<T, JoinError>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut self.0).poll(cx)
+    }
+}
+
+/// One worker: takes keys until the queue shuts down (client-go's `processNextWorkItem` loop).
+pub(super) async fn worker<R: Reconciler>(
+    reconciler: Arc<R>,
+    store: Store<R::Object>,
+    state: Arc<State<R::Object>>,
+    mut synced: watch::Receiver<bool>,
+    mut stop: watch::Receiver<bool>,
+) {
+    // Keys from owned or watched kinds may arrive before the reconciled kind's cache is filled;
+    // looking them up now would drop them as deleted. A stop ends the wait: nothing is in
+    // flight yet (controller-runtime's WaitForCacheSync returns when its context is done).
+    tokio::select! {
+        synced = synced.wait_for(|synced| *synced) => {
+            if synced.is_err() {
+                return;
+            }
+        }
+        _ = stop.wait_for(|stopped| *stopped) => return,
+    }
+    while let Some(key) = state.queue.get().await {
+        let current = store.get(&key);
+        let gone = state
+            .lock_deleted()
+            .remove(&key)
+            // Re-created since: the old incarnation (another uid) is still reported.
+            .filter(|last| {
+                current
+                    .as_ref()
+                    .is_none_or(|c| c.meta().uid != last.meta().uid)
+            });
+        if let Some(last) = gone {
+            let on_deleted = {
+                let (reconciler, last) = (reconciler.clone(), last.clone());
+                async move { reconciler.on_deleted(last).await }
+            };
+            let span = span("on_deleted", &state.name, &key);
+            if let Outcome::Failed = run_one(on_deleted, &key, &state, span).await {
+                state.lock_deleted().entry(key.clone()).or_insert(last);
+                state.retry(&key);
+                state.queue.done(&key);
+                continue;
+            }
+        }
+        let Some(obj) = current else {
+            // Gone: a terminal path, so the backoff forgets it.
+            state.backoff.forget(&key);
+            state.queue.done(&key);
+            tracing::debug!(controller = %state.name, object = %key, "object gone");
+            continue;
+        };
+        let reconcile = {
+            let reconciler = reconciler.clone();
+            async move { reconciler.reconcile(obj).await }
+        };
+        match run_one(
+            reconcile,
+            &key,
+            &state,
+            span("reconcile", &state.name, &key),
+        )
+        .await
+        {
+            Outcome::Done(action) => {
+                state.backoff.forget(&key);
+                if let Some(after) = action.requeue_after() {
+                    let priority = action.priority().unwrap_or(NORMAL_PRIORITY);
+                    let options = AddOptions { priority, after };
+                    state.queue.add_with(key.clone(), options);
+                }
+            }
+            Outcome::Failed => state.retry(&key),
+        }
+        state.queue.done(&key);
+    }
+}
+
+/// The span of one reconcile (`reconcile`) or `on_deleted` of `key`.
+fn span<K: kube::Resource<DynamicType = ()>>(
+    what: &'static str,
+    controller: &str,
+    key: &ObjectRef<K>,
+) -> tracing::Span {
+    let namespace = key.namespace.as_deref().unwrap_or("");
+    match what {
+        "reconcile" => tracing::info_span!(
+            "reconcile",
+            controller,
+            namespace,
+            name = %key.name,
+            reconcile_id = %reconcile_id(),
+        ),
+        _ => tracing::info_span!("on_deleted", controller, namespace, name = %key.name),
+    }
+}
+
+/// Runs `reconcile` (a reconcile or `on_deleted` of `key`, returning `T`) on its own task,
+/// marked for echo suppression, inside `span`, with metrics; cancels it at the controller's
+/// reconcile timeout (controller-runtime's `ReconciliationTimeout`, whose context the
+/// reconciler must honour; here the task is dropped at its next `.await`). Aborted if the
+/// worker is dropped (forced shutdown).
+async fn run_one<K, T, E, F>(
+    reconcile: F,
+    key: &ObjectRef<K>,
+    state: &State<K>,
+    span: tracing::Span,
+) -> Outcome<T>
+where
+    K: kube::Resource<DynamicType = ()> + 'static,
+    T: IntoResult + Send + 'static,
+    E: std::error::Error + Send + Sync + 'static,
+    F: Future<Output = Result<T, E>> + Send + 'static,
+{
+    state.metrics.reconcile_started();
+    let mut task = AbortOnDrop(tokio::spawn(
+        echo::scope(state.id, key.clone(), reconcile).instrument(span.clone()),
+    ));
+    let started = Instant::now();
+    let outcome = match state.timeout {
+        Some(timeout) => match tokio::time::timeout(timeout, &mut task).await {
+            Ok(finished) => Some(finished),
+            Err(_) => {
+                // Cancel, and wait until the reconcile is gone (dropped at its next `.await`)
+                // before the key is done: its retry must never overlap it.
+                task.0.abort();
+                match (&mut task).await {
+                    Err(join) if join.is_cancelled() => None,
+                    finished => Some(finished),
+                }
+            }
+        },
+        None => Some(task.await),
+    };
+    let elapsed = started.elapsed();
+    let _entered = span.enter();
+    let finished = |result| state.metrics.reconcile_finished(result, elapsed, false);
+    match outcome {
+        Some(Ok(Ok(value))) => {
+            finished(value.result());
+            tracing::debug!(outcome = ?value, "Reconcile successful");
+            Outcome::Done(value)
+        }
+        Some(Ok(Err(error))) => {
+            tracing::error!(error = %error, error_details = ?error, "Reconciler error");
+            finished(ReconcileResult::Error);
+            Outcome::Failed
+        }
+        Some(Err(join)) => {
+            let panicked = join.is_panic();
+            if panicked {
+                tracing::error!("Observed a panic in reconciler");
+            }
+            state
+                .metrics
+                .reconcile_finished(ReconcileResult::Error, elapsed, panicked);
+            Outcome::Failed
+        }
+        None => {
+            tracing::error!(timeout = ?state.timeout, "Reconcile timed out and was cancelled");
+            state.metrics.reconcile_timed_out();
+            finished(ReconcileResult::Error);
+            Outcome::Failed
+        }
+    }
+}
+
+/// What a successful reconcile or `on_deleted` returned, for the `result` label of
+/// `controller_runtime_reconcile_total`.
+trait IntoResult: std::fmt::Debug {
+    fn result(&self) -> ReconcileResult;
+}
+
+impl IntoResult for Action {
+    fn result(&self) -> ReconcileResult {
+        match self.requeue_after() {
+            None => ReconcileResult::Success,
+            Some(_) => ReconcileResult::RequeueAfter,
+        }
+    }
+}
+
+impl IntoResult for () {
+    fn result(&self) -> ReconcileResult {
+        ReconcileResult::Success
+    }
+}
+
+/// A random id per reconcile (controller-runtime logs a UUID as `reconcileID`).
+fn reconcile_id() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let hasher = RandomState::new();
+    let (a, b) = (hasher.hash_one(n), hasher.hash_one(!n));
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        a >> 32,
+        (a >> 16) & 0xffff,
+        a & 0xffff,
+        b >> 48,
+        b & 0xffff_ffff_ffff
+    )
+}
