@@ -41,8 +41,8 @@ pub(super) async fn measure(
     writers::create(client, DEPLOYMENTS, n, 16, true)
         .await
         .context("creating the Foos and their Deployments")?;
-    let (per_object, peak) = measure_variants(session.target(), &VARIANTS, DEPLOYMENTS, n, runs)?;
-    let full = report::median(&per_object[0]);
+    let measured = measure_variants(session.target(), &VARIANTS, DEPLOYMENTS, n, runs)?;
+    let full = report::median(&measured[0].per_object);
     let rows = VARIANTS
         .iter()
         .enumerate()
@@ -50,9 +50,9 @@ pub(super) async fn measure(
             vec![
                 n.to_string(),
                 variant.label().to_string(),
-                report::show(&per_object[i], 0),
-                report::show(&peak[i], 0),
-                format!("{:.2}", report::median(&per_object[i]) / full),
+                report::show(&measured[i].per_object, 0),
+                report::show(&measured[i].peak, 0),
+                format!("{:.2}", report::median(&measured[i].per_object) / full),
             ]
         })
         .collect();

@@ -139,17 +139,16 @@ pub async fn run(args: &CacheMemoryArgs) -> anyhow::Result<String> {
         }
         populate::create_objects(&client, FULL, n, true).await?;
         sample = Some(populate::managed_fields_sample(&client, FULL).await?);
-        let (per_object, peak) =
-            measure_variants(session.target(), &Variant::ALL, FULL, n, args.runs)?;
+        let measured = measure_variants(session.target(), &Variant::ALL, FULL, n, args.runs)?;
         for (i, variant) in Variant::ALL.into_iter().enumerate() {
             rows.push(vec![
                 n.to_string(),
                 variant.label().to_string(),
-                report::show(&per_object[i], 0),
-                report::show(&peak[i], 0),
+                report::show(&measured[i].per_object, 0),
+                report::show(&measured[i].peak, 0),
             ]);
         }
-        let m = |i: usize| report::median(&per_object[i]);
+        let m = |i: usize| report::median(&measured[i].per_object);
         let (kbr, kbr_raw, kbr_meta, refl, refl_strip) = (m(0), m(1), m(2), m(3), m(4));
         checks.push(vec![
             n.to_string(),
@@ -203,8 +202,18 @@ pub async fn run(args: &CacheMemoryArgs) -> anyhow::Result<String> {
     Ok(out)
 }
 
+/// Heap bytes per cached object of one variant, one value per run.
+#[derive(Debug, Clone, Default)]
+struct Measured {
+    /// Live heap bytes per object after the cache synced.
+    per_object: Vec<f64>,
+    /// Peak heap bytes per object during the sync.
+    peak: Vec<f64>,
+}
+
 /// Probes each of `variants` `runs` times on `full` (holding `n` objects) and on the empty
-/// namespace: heap bytes per object after sync and at the peak, one value per run, by variant.
+/// namespace: heap bytes per object after sync and at the peak, one [`Measured`] per variant,
+/// in the order of `variants`.
 ///
 /// # Errors
 /// The first probe that fails or caches another count.
@@ -214,9 +223,8 @@ fn measure_variants(
     full: &str,
     n: usize,
     runs: usize,
-) -> anyhow::Result<(Vec<Vec<f64>>, Vec<Vec<f64>>)> {
-    let mut per_object = vec![Vec::new(); variants.len()];
-    let mut peak = vec![Vec::new(); variants.len()];
+) -> anyhow::Result<Vec<Measured>> {
+    let mut measured = vec![Measured::default(); variants.len()];
     for _ in 0..runs {
         for (i, &variant) in variants.iter().enumerate() {
             let filled = probe(target, variant, full)?;
@@ -237,11 +245,15 @@ fn measure_variants(
                 filled.peak_bytes,
                 empty.peak_bytes
             );
-            per_object[i].push((filled.live_bytes - empty.live_bytes) as f64 / n as f64);
-            peak[i].push((filled.peak_bytes - empty.peak_bytes) as f64 / n as f64);
+            measured[i]
+                .per_object
+                .push((filled.live_bytes - empty.live_bytes) as f64 / n as f64);
+            measured[i]
+                .peak
+                .push((filled.peak_bytes - empty.peak_bytes) as f64 / n as f64);
         }
     }
-    Ok((per_object, peak))
+    Ok(measured)
 }
 
 /// Runs one `cache-probe` child and parses its result.
