@@ -5,22 +5,26 @@
 #   3. CLI: `kbr init` + three `kbr create api` (bench/cli.sh);
 #   4. generated project: cold and incremental builds, release binary size (bench/build.sh);
 #   5. the sample-controller workload: kbr, kube-runtime, an external controller, the ceiling;
-#   7. a controller restart: FIFO vs priority work queue, and starvation under a stream of changes.
+#   7. a controller restart: FIFO vs priority work queue, and starvation under a stream of changes;
+#   9. failover: two replicas under leader election, cold vs warm standby, SIGKILL vs SIGTERM.
 # Benchmarks, not tests: nothing here fails on a missed target, and CI does not run it.
 #
 #   bash bench/run.sh [--quick] [--runs R] [--sizes N1,N2,..] [--kubeconfig PATH]
 #                     [--cli-runs R] [--cold-runs C] [--sample-runs R]
 #                     [--restart-sizes N1,..] [--restart-runs R] [--starvation-size N]
 #                     [--controller-cmd CMD --ready-pattern REGEX [--controller-name NAME]]
-#                     [--only converge,cache,cli,build,sample,restart]
+#                     [--failover-runs R] [--failover-objects N]
+#                     [--only converge,cache,cli,build,sample,restart,failover]
 #
 #   defaults: --runs 5 --sizes 1000,5000,10000 --cli-runs 30 --cold-runs 3 --sample-runs 3
-#   --restart-sizes 10000 --restart-runs 3 --starvation-size 2000, everything, and the fake API
-#   server (offline; a fresh server process per measurement).
+#   --restart-sizes 10000 --restart-runs 3 --starvation-size 2000 --failover-runs 3
+#   --failover-objects 10000, everything, and the fake API server (offline; a fresh server
+#   process per measurement).
 #   --quick: a smoke run (--runs 1 --sizes 200 --cli-runs 5 --cold-runs 1 --sample-runs 1
 #   --restart-sizes 300 --restart-runs 1 --starvation-size 300, and 20 hot Foos changed for
-#   at most 10 s instead of 200 for 60 s); later options win.
-#   --kubeconfig: measure 1, 2, 5 and 7 against that cluster instead (objects go to fresh
+#   at most 10 s instead of 200 for 60 s; --failover-runs 1 --failover-objects 200); later
+#   options win.
+#   --kubeconfig: measure 1, 2, 5, 7 and 9 against that cluster instead (objects go to fresh
 #   kbr-bench-* namespaces, deleted after each measurement; the BenchWidget and Foo CRDs are
 #   applied and left in place).
 #   --controller-cmd, --ready-pattern, --controller-name: an external controller measured in 5
@@ -33,13 +37,15 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 invocation="$*"
 runs=5 sizes=1000,5000,10000 cli_runs=30 cold_runs=3 sample_runs=3 kubeconfig=""
 restart_sizes=10000 restart_runs=3 starvation_size=2000 hot=200 stream_secs=60
-only="converge,cache,cli,build,sample,restart"
+failover_runs=3 failover_objects=10000
+only="converge,cache,cli,build,sample,restart,failover"
 external=()
-usage() { sed -n '2,29p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,33p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) runs=1 sizes=200 cli_runs=5 cold_runs=1 sample_runs=1
-             restart_sizes=300 restart_runs=1 starvation_size=300 hot=20 stream_secs=10 ;;
+             restart_sizes=300 restart_runs=1 starvation_size=300 hot=20 stream_secs=10
+             failover_runs=1 failover_objects=200 ;;
     --runs) runs="$2"; shift ;;
     --sizes) sizes="$2"; shift ;;
     --kubeconfig) kubeconfig="$(realpath "$2")"; shift ;;
@@ -49,6 +55,8 @@ while [[ $# -gt 0 ]]; do
     --restart-sizes) restart_sizes="$2"; shift ;;
     --restart-runs) restart_runs="$2"; shift ;;
     --starvation-size) starvation_size="$2"; shift ;;
+    --failover-runs) failover_runs="$2"; shift ;;
+    --failover-objects) failover_objects="$2"; shift ;;
     --controller-cmd|--ready-pattern|--controller-name) external+=("$1" "$2"); shift ;;
     --only) only="$2"; shift ;;
     -h|--help) usage ;;
@@ -59,8 +67,11 @@ done
 wants() { [[ ",$only," == *",$1,"* ]]; }
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$repo/target}"
-echo "==> building kbr-bench and kbr (release)" >&2
-cargo build --quiet --release --manifest-path "$repo/Cargo.toml" -p kbr-bench -p kbr
+# kbr itself only for the CLI and generated-project sections.
+packages=(-p kbr-bench)
+if wants cli || wants build; then packages+=(-p kbr); fi
+echo "==> building ${packages[*]} (release)" >&2
+cargo build --quiet --release --manifest-path "$repo/Cargo.toml" "${packages[@]}"
 bench="$CARGO_TARGET_DIR/release/kbr-bench"
 target_args=()
 [[ -n "$kubeconfig" ]] && target_args=(--kubeconfig "$kubeconfig")
@@ -143,4 +154,14 @@ if wants restart; then
   echo "==> restart: sizes $restart_sizes, $restart_runs runs, starvation N = $starvation_size" >&2
   "$bench" restart --sizes "$restart_sizes" --runs "$restart_runs" \
     --starvation-size "$starvation_size" --hot "$hot" --stream-secs "$stream_secs" "${target_args[@]}"
+fi
+
+if wants failover; then
+  echo
+  echo "## Failover"
+  echo
+  echo "Reproduce: \`bash bench/run.sh --only failover --failover-runs $failover_runs --failover-objects $failover_objects${kubeconfig:+ --kubeconfig $kubeconfig}\`"
+  echo
+  echo "==> failover: $failover_objects objects, $failover_runs rounds per standby kind" >&2
+  "$bench" failover --objects "$failover_objects" --runs "$failover_runs" "${target_args[@]}"
 fi

@@ -2,12 +2,14 @@
 //! the repository root for the method and the results, and `bench/run.sh` for the one command
 //! that produces them.
 //!
-//! Drivers (`converge`, `cache-memory`, `sample`, `restart`) print Markdown tables on stdout and progress
-//! on stderr; they start the other subcommands as child processes of this same binary.
+//! Drivers (`converge`, `cache-memory`, `sample`, `restart`, `failover`) print Markdown tables
+//! on stdout and progress on stderr; they start the other subcommands as child processes of
+//! this same binary.
 
 mod cache_memory;
 mod controllers;
 mod converge;
+mod failover;
 mod heap;
 mod output;
 mod populate;
@@ -44,6 +46,16 @@ enum Command {
     /// A controller restart facing N synced Foos: FIFO against priority work queue, and the
     /// starvation of the initial list under a stream of changes (Markdown).
     Restart(restart::RestartArgs),
+    /// Failover with two replicas under leader election: cold vs warm standby, SIGKILL vs
+    /// SIGTERM of the leader (Markdown).
+    Failover(failover::FailoverArgs),
+    /// Run one replica of the failover benchmark until SIGTERM/SIGKILL (or stdin closes).
+    FailoverReplica {
+        #[command(flatten)]
+        replica: failover::ReplicaArgs,
+        #[command(flatten)]
+        target: target::TargetArgs,
+    },
     /// Serve a fresh fake API server over HTTP on 127.0.0.1; prints its URL, runs until stdin
     /// closes.
     FakeServer {
@@ -100,6 +112,12 @@ async fn main() -> anyhow::Result<()> {
         Command::CacheMemory(args) => print!("{}", cache_memory::run(&args).await?),
         Command::Sample(args) => print!("{}", sample::run(&args).await?),
         Command::Restart(args) => print!("{}", restart::run(&args).await?),
+        Command::Failover(args) => print!("{}", failover::run(&args).await?),
+        Command::FailoverReplica { replica, target } => {
+            process::exit_when_stdin_closes();
+            let client = target.client().await?;
+            failover::run_replica(client, &replica).await?;
+        }
         Command::FakeServer { watch_history } => {
             process::exit_when_stdin_closes();
             target::serve(watch_history).await?;

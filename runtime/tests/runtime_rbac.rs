@@ -295,7 +295,9 @@ async fn options_and_markers_add_their_rules() -> TestResult {
     let lease = &rules[1];
     assert_eq!(
         (lease.namespace.as_deref(), lease.verbs.join(",")),
-        (Some("system"), "get,create,patch".to_owned())
+        // The Lease lock's requests: get and update (PUT) to renew or take it, create, and the
+        // standby's list+watch of it.
+        (Some("system"), "get,list,watch,create,update".to_owned())
     );
     assert!(rules[2].cluster_scoped && rules[3].cluster_scoped);
     assert_eq!(
@@ -362,6 +364,12 @@ async fn metadata_only_dynamic_and_sharded_kinds_state_their_rules() -> TestResu
         (leases.resources.clone(), leases.namespace.as_deref()),
         (vec!["leases".to_owned()], Some("system"))
     );
+    let election = find("sharding ring ring: the sharder's election Lease ring-sharder")?;
+    assert_eq!(
+        (election.namespace.as_deref(), election.verbs.join(",")),
+        (Some("system"), "get,list,watch,create,update".to_owned()),
+        "the manager's leader election, as its own Lease rule"
+    );
     for (kind, resource) in [("v1 ConfigMap", "configmaps"), ("v1 Secret", "secrets")] {
         let origin =
             format!("sharding ring ring: the sharder labels {kind} objects with their shard");
@@ -403,14 +411,27 @@ async fn an_offline_manager_sends_nothing_and_does_not_start() -> TestResult {
 #[derive(Clone, Default)]
 struct Logs(Arc<Mutex<Vec<u8>>>);
 
+/// What keeps a [`Logs`] capture on: the thread's default subscriber, and a second live
+/// dispatcher. tracing-core (0.1.36, `callsite.rs`, `Dispatchers::rebuilder`) computes a new
+/// callsite's interest from the *registering thread's* default subscriber alone while only one
+/// dispatcher is alive; another test's thread, without a subscriber, would then register the
+/// permission check's `error!` as never enabled, and this capture would miss it.
+struct Capturing {
+    _default: tracing::subscriber::DefaultGuard,
+    _second: tracing::Dispatch,
+}
+
 impl Logs {
-    fn capture(&self) -> tracing::subscriber::DefaultGuard {
+    fn capture(&self) -> Capturing {
         let logs = self.clone();
         let subscriber = tracing_subscriber::fmt()
             .with_ansi(false)
             .with_writer(move || logs.clone())
             .finish();
-        tracing::subscriber::set_default(subscriber)
+        Capturing {
+            _default: tracing::subscriber::set_default(subscriber),
+            _second: tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default()),
+        }
     }
 
     fn text(&self) -> String {
@@ -575,9 +596,11 @@ async fn going_on_without_a_rule_names_it_on_readyz() -> TestResult {
             .and_then(|a| a.health_probe)
             .ok_or("no probe address")?
     };
-    let body = eventually("/readyz to name the missing rule", || async {
+    // The check's result is on /readyz before the caches have synced: wait for both.
+    let body = eventually("/readyz to name the rule, caches synced", || async {
         let (code, body) = http_get(probes, "/readyz").await;
-        (code == 500 && body.contains("[-]rbac failed")).then_some(body)
+        let both = body.contains("[-]rbac failed") && body.contains("[+]informers ok");
+        (code == 500 && both).then_some(body)
     })
     .await;
     assert!(
@@ -587,10 +610,6 @@ async fn going_on_without_a_rule_names_it_on_readyz() -> TestResult {
         ),
         "{body}"
     );
-    assert!(
-        body.contains("[+]informers ok"),
-        "the caches started: {body}"
-    );
     running.stop().await?;
     Ok(())
 }
@@ -599,40 +618,61 @@ async fn going_on_without_a_rule_names_it_on_readyz() -> TestResult {
 const NAMESPACE: &str = "rbac-test";
 
 /// Grants `rules` (as `make manifests` writes them) to the ServiceAccount `name` of
-/// [`NAMESPACE`]: a ClusterRole `name` and a ClusterRoleBinding to the account.
+/// [`NAMESPACE`]: the ClusterRole as a ClusterRole `name` with a ClusterRoleBinding, each
+/// namespaced Role (the leader election Lease's) as a Role `name` with a RoleBinding.
 async fn grant(admin: &Client, name: &str, rules: &[Rule]) -> TestResult {
     use kbr_runtime::k8s_openapi::api::core::v1::ServiceAccount;
     use kbr_runtime::k8s_openapi::api::rbac::v1::{
-        ClusterRole, ClusterRoleBinding, RoleRef, Subject,
+        ClusterRole, ClusterRoleBinding, Role, RoleBinding, RoleRef, Subject,
     };
     let yaml = kbr_runtime::manifests::role_yaml(rules)?;
     let documents: Vec<serde_json::Value> = serde_saphyr::from_multiple(&yaml)?;
-    assert_eq!(documents.len(), 1, "only a ClusterRole: {yaml}");
-    let mut role: ClusterRole = serde_json::from_value(documents[0].clone())?;
-    role.metadata.name = Some(name.into());
-    admin.create(&role).await?;
     let mut account = ServiceAccount::default();
     account.metadata.name = Some(name.into());
     account.metadata.namespace = Some(NAMESPACE.into());
     admin.create(&account).await?;
-    let binding = ClusterRoleBinding {
-        metadata: ObjectMeta {
-            name: Some(name.into()),
-            ..ObjectMeta::default()
-        },
-        role_ref: RoleRef {
-            api_group: Some("rbac.authorization.k8s.io".into()),
-            kind: "ClusterRole".into(),
-            name: name.into(),
-        },
-        subjects: Some(vec![Subject {
-            kind: "ServiceAccount".into(),
-            name: name.into(),
-            namespace: Some(NAMESPACE.into()),
-            ..Subject::default()
-        }]),
+    let role_ref = |kind: &str| RoleRef {
+        api_group: Some("rbac.authorization.k8s.io".into()),
+        kind: kind.into(),
+        name: name.into(),
     };
-    admin.create(&binding).await?;
+    let subjects = Some(vec![Subject {
+        kind: "ServiceAccount".into(),
+        name: name.into(),
+        namespace: Some(NAMESPACE.into()),
+        ..Subject::default()
+    }]);
+    for document in documents {
+        if document["kind"] == "ClusterRole" {
+            let mut role: ClusterRole = serde_json::from_value(document)?;
+            role.metadata.name = Some(name.into());
+            admin.create(&role).await?;
+            let binding = ClusterRoleBinding {
+                metadata: ObjectMeta {
+                    name: Some(name.into()),
+                    ..ObjectMeta::default()
+                },
+                role_ref: role_ref("ClusterRole"),
+                subjects: subjects.clone(),
+            };
+            admin.create(&binding).await?;
+        } else {
+            let mut role: Role = serde_json::from_value(document)?;
+            role.metadata.name = Some(name.into());
+            let namespace = role.metadata.namespace.clone();
+            admin.create(&role).await?;
+            let binding = RoleBinding {
+                metadata: ObjectMeta {
+                    name: Some(name.into()),
+                    namespace,
+                    ..ObjectMeta::default()
+                },
+                role_ref: role_ref("Role"),
+                subjects: subjects.clone(),
+            };
+            admin.create(&binding).await?;
+        }
+    }
     Ok(())
 }
 
@@ -752,5 +792,106 @@ async fn on_envtest_the_generated_role_is_all_the_manager_needs() -> TestResult 
                 - list\n  - patch\n  - update\n  - watch\n";
     assert!(logs.text().contains(yaml), "{}", logs.text());
     eprintln!("{}", logs.text());
+    Ok(())
+}
+
+/// Leader election with exactly the rules of [`Manager::rbac_rules`] on a real kube-apiserver:
+/// the leader renews its Lease (a PUT, client-go's `LeaseLock.Update`), releases it on a
+/// graceful stop, and a warm standby with the same rules takes over and reconciles. With the
+/// Lease rule of kube-lease-manager's requests (`get`, `create`, `patch`), the renewal is
+/// forbidden and the leader stops with `LeaderElectionLost`.
+#[tokio::test]
+async fn on_envtest_leader_election_needs_only_its_rules() -> TestResult {
+    use kbr_runtime::k8s_openapi::api::coordination::v1::Lease;
+    use kbr_runtime::testing::TestEnv;
+    use std::time::Duration;
+
+    if !TestEnv::envtest_available() {
+        eprintln!(
+            "skipping on_envtest_leader_election_needs_only_its_rules: KUBEBUILDER_ASSETS is \
+             unset (run `export KUBEBUILDER_ASSETS=\"$(bash ../shared/envtest/setup.sh)\"`)"
+        );
+        return Ok(());
+    }
+    let env = TestEnv::start_envtest(scheme()).await?;
+    let plane = env.envtest().ok_or("no control plane")?;
+    let admin = env.client();
+    ensure_namespaces(&env, &[NAMESPACE]).await?;
+    let lease = "widgets.rbac.kbr.dev";
+    let election = ManagerOptions {
+        leader_election: true,
+        leader_election_id: lease.into(),
+        leader_election_namespace: Some(NAMESPACE.into()),
+        lease_duration: Duration::from_secs(3),
+        renew_deadline: Duration::from_secs(2),
+        retry_period: Duration::from_millis(200),
+        warm_standby: true,
+        ..options()
+    };
+    let mut offline = Manager::offline(scheme(), election.clone());
+    setup_controllers(&mut offline, Arc::default())?;
+    grant(&admin, "widget-elected", &offline.rbac_rules()).await?;
+    // A replica of the manager, acting as the granted account, and its reconcile errors.
+    type Errors = Arc<Mutex<Vec<String>>>;
+    let replica = || -> Result<(Running, Errors), Box<dyn std::error::Error>> {
+        let errors: Errors = Arc::default();
+        let client = impersonating(plane, "widget-elected")?;
+        let mut manager = Manager::with_client(client, scheme(), election.clone());
+        setup_controllers(&mut manager, errors.clone())?;
+        Ok((Running::start(manager), errors))
+    };
+    let ready = |name: &'static str| {
+        let admin = admin.clone();
+        async move {
+            eventually(&format!("the Widget {name} to be ready"), || async {
+                let widget: Widget = admin.uncached().get(Some(NAMESPACE), name).await.ok()?;
+                widget.status.filter(|s| s.ready).map(|_| ())
+            })
+            .await;
+        }
+    };
+    let create = |name: &str| {
+        let mut widget = Widget::new(
+            name,
+            WidgetSpec {
+                image: "nginx".into(),
+            },
+        );
+        widget.metadata.namespace = Some(NAMESPACE.into());
+        widget
+    };
+
+    let (leader, leader_errors) = replica()?;
+    admin.create(&create("first")).await?;
+    ready("first").await;
+    let (standby, standby_errors) = replica()?;
+    // The leader keeps renewing (each renewal a PUT): the Lease's renewTime moves on by
+    // several retry periods while the same replica holds it.
+    let held = || async {
+        let held: Lease = admin.uncached().get(Some(NAMESPACE), lease).await.ok()?;
+        let spec = held.spec?;
+        Some((spec.renew_time?.0.as_millisecond(), spec.holder_identity?))
+    };
+    let (first_renewal, holder) = eventually("the Lease to be held", held).await;
+    eventually("the leader to renew its Lease", || async {
+        let (renewed, identity) = held().await?;
+        (identity == holder && renewed - first_renewal >= 1_000).then_some(())
+    })
+    .await;
+    // A graceful stop releases the Lease (a PUT too); the warm standby takes over.
+    leader.stop().await?;
+    admin.create(&create("second")).await?;
+    ready("second").await;
+    let held: Lease = admin.uncached().get(Some(NAMESPACE), lease).await?;
+    let new_holder = held.spec.and_then(|s| s.holder_identity);
+    assert!(
+        new_holder.is_some() && new_holder.as_deref() != Some(holder.as_str()),
+        "the standby holds the Lease: {new_holder:?} (was {holder:?})"
+    );
+    standby.stop().await?;
+    for errors in [leader_errors, standby_errors] {
+        let errors = errors.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        assert!(errors.is_empty(), "forbidden or failed: {errors:?}");
+    }
     Ok(())
 }

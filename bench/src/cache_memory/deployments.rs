@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use k8s_openapi::api::apps::v1::Deployment;
 
-use super::{Filled, Variant, measure_variants, settle};
+use super::probe::{Filled, Variant, measure_variants, settle};
 use crate::populate;
 use crate::report::{self, table as markdown};
 use crate::sample::foo::{self, Foo};

@@ -10,8 +10,8 @@ use kube::Api;
 use kube::api::PostParams;
 use kube::runtime::watcher;
 
+use super::args::{INITIAL, RestartArgs};
 use super::controller::{self, Launch};
-use super::{INITIAL, RestartArgs};
 use crate::populate;
 use crate::sample::convergence::Convergence;
 use crate::sample::foo::{self, Foo};

@@ -26,87 +26,24 @@
 //! Each measurement uses a fresh fake API server process (or a fresh namespace on the cluster
 //! of `--kubeconfig`) and a fresh controller process.
 
+mod args;
 mod controller;
 mod latency;
 mod starvation;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use kbr_runtime::controller::{LOW_PRIORITY, NORMAL_PRIORITY};
 
+pub use self::args::RestartArgs;
 use self::latency::Restart;
 use self::starvation::Starvation;
 use crate::report::{self, met, table};
 use crate::sample::QueueMode;
 
-/// The name prefix of the Foos listed at the restart (`foo-00042`).
-const INITIAL: &str = "foo";
-/// The name prefix of the starvation run's hot Foos.
-const HOT: &str = "hot";
 /// Acceptance 1 of issue 27: the new Foo is reconciled within this with the priority queue.
 const NEW_FOO_TARGET: Duration = Duration::from_secs(1);
-
-/// Options of `kbr-bench restart`.
-#[derive(clap::Args, Clone, Debug)]
-pub struct RestartArgs {
-    /// Synced Foos at the restart, comma-separated sizes.
-    #[arg(long, value_delimiter = ',', default_value = "10000")]
-    pub sizes: Vec<usize>,
-    /// Restart measurements per queue order and size.
-    #[arg(long, default_value_t = 3)]
-    pub runs: usize,
-    /// Queue orders of the restart-latency runs.
-    #[arg(
-        long,
-        value_enum,
-        value_delimiter = ',',
-        default_value = "fifo,priority"
-    )]
-    pub queues: Vec<QueueMode>,
-    /// Concurrent reconciles in the restart-latency runs.
-    #[arg(long, default_value_t = 16)]
-    pub concurrency: u16,
-    /// Concurrent writers creating the synced Foos (one client).
-    #[arg(long, default_value_t = 16)]
-    pub writers: usize,
-    /// Synced initial-list Foos of the starvation run; 0 skips it.
-    #[arg(long, default_value_t = 2_000)]
-    pub starvation_size: usize,
-    /// Starvation measurements per queue order.
-    #[arg(long, default_value_t = 1)]
-    pub starvation_runs: usize,
-    /// Queue orders of the starvation run.
-    #[arg(
-        long,
-        value_enum,
-        value_delimiter = ',',
-        default_value = "fifo,priority,strict"
-    )]
-    pub starvation_queues: Vec<QueueMode>,
-    /// Concurrent reconciles in the starvation run (few, so the stream outpaces them).
-    #[arg(long, default_value_t = 2)]
-    pub starvation_concurrency: u16,
-    /// The aging interval of the starvation run's priority queue, ms (bound: 100 × this).
-    #[arg(long, default_value_t = 100)]
-    pub starvation_aging_ms: u64,
-    /// Hot Foos the stream changes (at least 1).
-    #[arg(long, default_value_t = 200)]
-    pub hot: usize,
-    /// Merge patches the stream keeps in flight.
-    #[arg(long, default_value_t = 8)]
-    pub stream_writers: usize,
-    /// The longest the stream runs, s from the caches synced.
-    #[arg(long, default_value_t = 60)]
-    pub stream_secs: u64,
-    /// Run against the cluster of this kubeconfig instead of fake API server processes.
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
-    /// Give up on a measurement after this many seconds.
-    #[arg(long, default_value_t = 600)]
-    pub timeout_secs: u64,
-}
 
 /// Runs every measurement and returns the Markdown report.
 ///

@@ -18,8 +18,8 @@ use futures::{StreamExt as _, TryStreamExt as _};
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 
+use super::args::{HOT, INITIAL, RestartArgs};
 use super::controller::{self, Launch};
-use super::{HOT, INITIAL, RestartArgs};
 use crate::populate;
 use crate::sample::foo::{self, Foo};
 use crate::sample::{QueueMode, writers};

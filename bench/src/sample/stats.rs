@@ -4,7 +4,7 @@
 //! The line is `kbr-bench-stats reconciles=R conflicts=C already_exists=A other_errors=O`
 //! (whitespace-separated `key=value` pairs after the marker; unknown keys are ignored), plus
 //! `drained=0|1 served=..` when the controller logs when it served each Foo
-//! ([`served`](super::served), for the restart benchmark). The
+//! ([`served`], for the restart benchmark). The
 //! benchmark's own controllers print it on SIGTERM; an external controller that prints the same
 //! line is reported the same way, one that does not is reported as `n/a`.
 

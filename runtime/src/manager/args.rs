@@ -11,9 +11,10 @@ use crate::sharding::{ShardingArgs, ShardingOptions};
 use crate::webhook::WebhookServerOptions;
 
 /// The flags of a manager binary: every flag of Kubebuilder's scaffolded `cmd/main.go` (go/v4),
-/// with its name and default, plus kbr's logging and controller-sharding flags
-/// ([`ShardingArgs`]: `--sharding`, `--shard-ring`, `--shard-name`, `--shard-lease-duration`,
-/// `--shard-renew-deadline`, `--shard-retry-period`, `--shard-resync-period`). Flatten it into the binary's own
+/// with its name and default, plus kbr's own (`--warm-standby`, `--webhook-local-url`, the
+/// logging flags, and the controller-sharding flags of [`ShardingArgs`]: `--sharding`,
+/// `--shard-ring`, `--shard-name`, `--shard-lease-duration`, `--shard-renew-deadline`,
+/// `--shard-retry-period`, `--shard-resync-period`). Flatten it into the binary's own
 /// `clap::Parser`, then turn it into [`ManagerOptions`] and [`WebhookServerOptions`]:
 ///
 /// ```
@@ -62,6 +63,19 @@ pub struct ManagerArgs {
         default_missing_value = "true"
     )]
     pub leader_elect: bool,
+
+    /// Keep this replica warm while another holds the leader election Lease: its informers
+    /// list and watch and its work queues fill, but it reconciles nothing until it leads
+    /// (controller-runtime's `EnableWarmup`; see `ManagerOptions::warm_standby`).
+    #[arg(
+        long,
+        action = ArgAction::Set,
+        num_args = 0..=1,
+        require_equals = true,
+        default_value_t = false,
+        default_missing_value = "true"
+    )]
+    pub warm_standby: bool,
 
     /// Serve the metrics endpoint over HTTPS (authenticated and authorized); use
     /// `--metrics-secure=false` for plain HTTP.
@@ -164,17 +178,18 @@ impl ManagerArgs {
         logging::init_with(&self.log_level, self.log_format);
     }
 
-    /// The [`ManagerOptions`] these flags set (bind addresses, leader election, secure metrics
-    /// and their certificate, HTTP/2, what to do on missing RBAC), every other option at its
-    /// default. The Lease name, [`ManagerOptions::leader_election_id`], is the project's to set,
-    /// and so is [`ManagerOptions::sharding`], from [`ManagerArgs::sharding_options`] with the
-    /// project's sharded kinds.
+    /// The [`ManagerOptions`] these flags set (bind addresses, leader election and warm standby,
+    /// secure metrics and their certificate, HTTP/2, what to do on missing RBAC), every other
+    /// option at its default. The Lease name, [`ManagerOptions::leader_election_id`], is the
+    /// project's to set, and so is [`ManagerOptions::sharding`], from
+    /// [`ManagerArgs::sharding_options`] with the project's sharded kinds.
     #[must_use]
     pub fn manager_options(&self) -> ManagerOptions {
         ManagerOptions {
             metrics_bind_address: self.metrics_bind_address.clone(),
             health_probe_bind_address: self.health_probe_bind_address.clone(),
             leader_election: self.leader_elect,
+            warm_standby: self.warm_standby,
             metrics_secure: self.metrics_secure,
             metrics_cert_path: self.metrics_cert_path.clone(),
             metrics_cert_name: self.metrics_cert_name.clone(),
@@ -271,6 +286,10 @@ mod tests {
         assert_eq!(options.metrics_bind_address, "0");
         assert_eq!(options.health_probe_bind_address, ":8081");
         assert!(!options.leader_election && options.metrics_secure && !options.enable_http2);
+        assert!(
+            !options.warm_standby,
+            "off by default, as controller-runtime's EnableWarmup"
+        );
         assert_eq!(options.metrics_cert_path, None);
         assert_eq!(
             (
@@ -294,6 +313,7 @@ mod tests {
     fn flags_reach_the_options() {
         let args = parse(&[
             "--leader-elect",
+            "--warm-standby",
             "--metrics-secure=false",
             "--enable-http2",
             "--metrics-bind-address=:8080",
@@ -314,6 +334,7 @@ mod tests {
         .unwrap_or_else(|e| panic!("{e}"));
         let options = args.manager_options();
         assert!(options.leader_election && !options.metrics_secure && options.enable_http2);
+        assert!(options.warm_standby);
         assert_eq!(options.metrics_bind_address, ":8080");
         assert_eq!(options.health_probe_bind_address, ":9090");
         assert_eq!(
@@ -349,6 +370,7 @@ mod tests {
         let error = |args: &[&str]| parse(args).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(error(&["--webhook-port=https"]).contains("--webhook-port"));
         assert!(error(&["--leader-elect=yes"]).contains("--leader-elect"));
+        assert!(error(&["--warm-standby=on"]).contains("--warm-standby"));
         assert!(error(&["--log-format=xml"]).contains("--log-format"));
         assert!(error(&["--on-missing-rbac=ignore"]).contains("--on-missing-rbac"));
         assert!(error(&["--log-level=kbr_runtime=loud"]).contains("--log-level"));

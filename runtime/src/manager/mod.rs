@@ -5,13 +5,21 @@
 //!
 //! 1. `/healthz` + `/readyz` on [`health_probe_bind_address`](ManagerOptions::health_probe_bind_address)
 //!    and `/metrics` on [`metrics_bind_address`](ManagerOptions::metrics_bind_address);
-//! 2. the cache's informers (on every replica; `/readyz` fails until they synced);
-//! 3. with [`leader_election`](ManagerOptions::leader_election), waits to hold the Lease;
-//! 4. every controller, until SIGTERM/SIGINT (or the future given to
+//! 2. the permission check: the RBAC rules of its wiring ([`Manager::rbac_rules`]), asked
+//!    with `SelfSubjectAccessReview`s before any informer lists, on every replica (leader,
+//!    warm or cold standby);
+//! 3. the cache's informers (on every replica; `/readyz` fails until they first synced) and,
+//!    unless the replica is a cold standby, the controllers' event sources: their informers
+//!    list and watch and their work queues fill, but nothing is reconciled yet;
+//! 4. with [`leader_election`](ManagerOptions::leader_election), waits to hold the Lease —
+//!    as a *warm* standby ([`warm_standby`](ManagerOptions::warm_standby)) with the caches and
+//!    queues of step 3, or as a cold one whose controllers' informers start only once it leads;
+//! 5. every controller's workers, until SIGTERM/SIGINT (or the future given to
 //!    [`Manager::start_with_shutdown`]);
-//! 5. then fails `/readyz` (`[-]shutdown`), stops taking new work, waits up to
+//! 6. then fails `/readyz` (`[-]shutdown`), stops taking new work, waits up to
 //!    [`graceful_shutdown_timeout`](ManagerOptions::graceful_shutdown_timeout) for in-flight
-//!    reconciles, releases the Lease, stops the informers and the servers.
+//!    reconciles, releases the Lease (so a standby takes over at once), stops the informers
+//!    and the servers.
 //!
 //! ```no_run
 //! use kbr_runtime::{Manager, ManagerOptions, Scheme};
@@ -32,6 +40,7 @@ mod args;
 mod error;
 mod filters;
 mod leader_election;
+mod lease_lock;
 mod options;
 mod permissions;
 mod rbac;
@@ -150,11 +159,16 @@ impl Manager {
         let ping: Check = Arc::new(|| Ok(()));
         checks.healthz.push(("ping".into(), ping.clone()));
         checks.readyz.push(("ping".into(), ping));
+        // Ready once every informer synced; informers created later (a cold standby's
+        // controllers once it leads, the first cached read of another kind) do not make a
+        // ready replica unready: controller-runtime's readiness comes from its caches' start.
         let informers = cache.clone();
+        let synced_once = AtomicBool::new(false);
         checks.readyz.push((
             "informers".into(),
             Arc::new(move || {
-                if informers.has_synced() {
+                if synced_once.load(Ordering::SeqCst) || informers.has_synced() {
+                    synced_once.store(true, Ordering::SeqCst);
                     Ok(())
                 } else {
                     Err(format!(
@@ -330,8 +344,10 @@ impl Manager {
     }
 
     /// Registers `controller` to run when the manager starts (`builder.Complete`). Its kinds'
-    /// informers are created now so `/readyz` waits for them, and its RBAC rules
-    /// ([`Controller::rbac_rules`]) join [`Manager::rbac_rules`].
+    /// informers are created now so `/readyz` waits for them — except on a cold standby
+    /// ([`leader_election`](ManagerOptions::leader_election) without
+    /// [`warm_standby`](ManagerOptions::warm_standby)), which creates them once it leads — and
+    /// its RBAC rules ([`Controller::rbac_rules`]) join [`Manager::rbac_rules`].
     ///
     /// Errors: [`ManagerError::DuplicateController`] if a controller with the same
     /// [name](Controller::named) was added.
@@ -343,7 +359,9 @@ impl Manager {
         if !self.names.insert(name.clone()) {
             return Err(ManagerError::DuplicateController { name });
         }
-        controller.register(&self.cache);
+        if !self.options.leader_election || self.options.warm_standby {
+            controller.register(&self.cache);
+        }
         self.rules.extend(controller.rbac_rules(&self.scheme));
         self.controllers.push(Box::new(controller));
         Ok(())

@@ -95,12 +95,31 @@ pub struct ManagerOptions {
     pub leader_election_id: String,
     /// Namespace of the Lease. Default: the pod's namespace in-cluster, else the kubeconfig's.
     pub leader_election_namespace: Option<String>,
-    /// How long a Lease is valid without renewal. Default 15 s.
+    /// How long a Lease is valid without renewal (whole seconds), counted by each candidate
+    /// from when it saw the Lease last change. Default 15 s.
     pub lease_duration: Duration,
     /// How long the leader keeps trying to renew before giving up leadership. Default 10 s.
     pub renew_deadline: Duration,
-    /// How often candidates retry acquiring the Lease. Default 2 s.
+    /// How often the leader renews the Lease and a candidate retries taking it; a candidate
+    /// also watches the Lease, so it takes one that is released or expires at once. Default 2 s.
     pub retry_period: Duration,
+    /// Keep a replica that waits for the Lease warm (`--warm-standby`): controller-runtime's
+    /// `EnableWarmup` (`pkg/config/controller.go`; the manager's `Warmup` runnable group in
+    /// `pkg/manager/runnable_group.go`, the controller's `Warmup` in
+    /// `pkg/internal/controller/controller.go`). With [`leader_election`](Self::leader_election)
+    /// on, a replica that does not hold the Lease starts its controllers' informers and event
+    /// sources anyway: its caches are listed and kept in sync by their watches, its work queues
+    /// fill (the initial list at the low priority, later changes at the normal one), and it
+    /// reconciles nothing. When it wins the election its workers start at once on that queue,
+    /// with no list to wait for, and the objects that changed since it listed come first.
+    /// `/readyz` is ready while it waits.
+    ///
+    /// Off (a *cold* standby, controller-runtime's default), a replica creates its controllers'
+    /// informers only once it leads: a standby holds no cache of those kinds (less memory and
+    /// no watches on the API server) and a new leader lists every kind before it reconciles,
+    /// with all listed objects at the low priority. Without leader election it changes nothing.
+    /// Default `false`.
+    pub warm_standby: bool,
     /// How long shutdown waits for in-flight reconciles. Default 30 s.
     pub graceful_shutdown_timeout: Duration,
     /// What the cache does to each object of a kind without a transform of its own before
@@ -136,6 +155,7 @@ impl Default for ManagerOptions {
             lease_duration: Duration::from_secs(15),
             renew_deadline: Duration::from_secs(10),
             retry_period: Duration::from_secs(2),
+            warm_standby: false,
             graceful_shutdown_timeout: Duration::from_secs(30),
             default_transform: DefaultTransform::StripManagedFields,
             sharding: None,

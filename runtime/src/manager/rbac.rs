@@ -7,6 +7,7 @@ use std::future::Ready;
 use std::task::{Context, Poll};
 
 use super::leader_election::lease_namespace;
+use super::lease_lock;
 use super::options::parse_bind_address;
 use super::{Manager, ManagerOptions};
 use crate::Scheme;
@@ -89,9 +90,9 @@ impl Manager {
     /// - each added controller's ([`Controller::rbac_rules`](crate::Controller::rbac_rules),
     ///   with the manager's [`Scheme`]);
     /// - `create`/`patch` of events.k8s.io Events per [`Manager::event_recorder`];
-    /// - with [`leader_election`](ManagerOptions::leader_election): `get`, `create`, `patch` of
-    ///   Leases in the Lease's namespace (the configured one, else the pod's, else the
-    ///   kubeconfig's);
+    /// - with [`leader_election`](ManagerOptions::leader_election): `get`, `list`, `watch`,
+    ///   `create`, `update` of Leases in the Lease's namespace (the configured one, else the
+    ///   pod's, else the kubeconfig's): client-go's `LeaseLock` and the standby's watch on it;
     /// - with [`sharding`](ManagerOptions::sharding): its Leases and the label patches on the
     ///   sharded kinds ([`ShardingOptions::rbac_rules`](crate::sharding::ShardingOptions::rbac_rules));
     /// - with [secure metrics](ManagerOptions::metrics_secure) served: `create` of TokenReviews
@@ -126,7 +127,7 @@ impl Manager {
         {
             let id = &options.leader_election_id;
             let origin = format!("leader election: the Lease {id}");
-            rules.push(leases(&namespace, &["get", "create", "patch"], origin));
+            rules.push(leases(&namespace, &lease_lock::VERBS, origin));
         }
         if let Some(sharding) = &options.sharding {
             match self.lease_namespace(&sharding.namespace) {

@@ -98,6 +98,28 @@ pub(crate) async fn run<F: Future<Output = ()> + Send>(
         None => None,
     };
 
+    let start = |controller: Box<dyn Runnable>| {
+        let name = controller.name();
+        let ctx = RunContext {
+            cache: cache.clone(),
+            metrics: metrics.clone(),
+            stop: stop_rx.clone(),
+        };
+        tracing::info!(controller = %name, "Starting EventSources");
+        (name, controller.start(ctx))
+    };
+    // A warm standby (and a manager without leader election) starts its controllers' sources
+    // now: informers list and watch, queues fill, nothing is reconciled. A cold standby starts
+    // them once it leads (controller-runtime's `Warmup` runnable group, then the
+    // leader-election group).
+    let warm = !options.leader_election || options.warm_standby;
+    let (mut started, mut cold) = (Vec::new(), Vec::new());
+    if warm {
+        started.extend(controllers.into_iter().map(start));
+    } else {
+        cold = controllers;
+    }
+
     let mut elector = None;
     let mut result = Ok(());
     if options.leader_election {
@@ -114,15 +136,10 @@ pub(crate) async fn run<F: Future<Output = ()> + Send>(
     }
 
     if elector.is_some() || !options.leader_election {
-        for controller in controllers {
-            let name = controller.name();
-            let ctx = RunContext {
-                cache: cache.clone(),
-                metrics: metrics.clone(),
-                stop: stop_rx.clone(),
-            };
+        started.extend(cold.drain(..).map(start));
+        for (name, controller) in started.drain(..) {
             tracing::info!(controller = %name, "Starting Controller");
-            let fut = controller.start(ctx).run();
+            let fut = controller.run();
             tasks.spawn(async move {
                 fut.await;
                 (name, Ok(()))

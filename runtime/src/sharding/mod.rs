@@ -263,8 +263,8 @@ impl ShardingOptions {
     ///
     /// - `get`, `list`, `watch`, `create`, `update` of Leases: this replica's shard Lease
     ///   ([`ShardLease`]) and the ring's members, read by the sharder;
-    /// - `get`, `create`, `patch` of Leases: the sharder's election on `<ring>-sharder` (the
-    ///   manager's leader election);
+    /// - `get`, `list`, `watch`, `create`, `update` of Leases: the sharder's election on
+    ///   `<ring>-sharder` (the manager's leader election, with the verbs of its Lease lock);
     /// - [`ShardingOptions::kind_rules`]: the label patches on every sharded kind.
     #[must_use]
     pub fn rbac_rules(&self, namespace: &str) -> Vec<crate::rbac::Rule> {
@@ -279,7 +279,8 @@ impl ShardingOptions {
             leases(&["get", "list", "watch", "create", "update"]).origin(format!(
                 "sharding ring {ring}: the shard Leases of its members"
             )),
-            leases(&["get", "create", "patch"]).origin(format!(
+            // The manager's leader election: its Lease lock's verbs (manager/lease_lock.rs).
+            leases(&["get", "list", "watch", "create", "update"]).origin(format!(
                 "sharding ring {ring}: the sharder's election Lease {ring}-sharder"
             )),
         ];
