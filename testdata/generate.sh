@@ -35,9 +35,10 @@ scaffold() {
 # project: one group, one cluster-scoped kind with an irregular plural, in two versions
 # converted through the hub v1 (Kubebuilder's testdata has the same Captain webhooks), and a
 # controller for the built-in Deployment kind (as in Kubebuilder's multigroup testdata), and a
-# defaulting webhook for the built-in Pod kind (Kubebuilder scaffolds webhooks for core types).
+# defaulting webhook for the built-in Pod kind (Kubebuilder scaffolds webhooks for core types);
+# with controller sharding (init --sharding): 3 replicas split the Captains and Deployments.
 scaffold project <<'CMDS'
-init --domain testproject.org --project-name project --owner "The kbr authors" --runtime-path ../../runtime
+init --domain testproject.org --project-name project --owner "The kbr authors" --sharding --runtime-path ../../runtime
 create api --group crew --version v1 --kind Captain --namespaced=false
 create api --group crew --version v2 --kind Captain --namespaced=false --controller=false
 create webhook --group crew --version v1 --kind Captain --defaulting --programmatic-validation --conversion --spoke v2

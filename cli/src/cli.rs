@@ -63,12 +63,18 @@ pub enum AlphaCommand {
 /// `kbr edit` flags (Kubebuilder's `edit`): the `kbr init` settings that can change later. At
 /// least one is required.
 #[derive(Debug, Clone, Args)]
-#[command(group(clap::ArgGroup::new("setting").required(true).multiple(true).args(["namespaced", "license", "owner"])))]
+#[command(group(clap::ArgGroup::new("setting").required(true).multiple(true).args(["namespaced", "sharding", "license", "owner", "runtime_path", "runtime_version"])))]
 pub struct EditArgs {
     /// Watch only the manager's namespace(s) (WATCH_NAMESPACE), with namespaced RBAC; `=false`
     /// watches the whole cluster again.
     #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub namespaced: Option<bool>,
+
+    /// Split the objects of every scaffolded controller's kind across the manager's replicas
+    /// (controller sharding, 3 replicas) instead of electing one leader; `=false` goes back to
+    /// one leader.
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub sharding: Option<bool>,
 
     /// The license header of generated files.
     #[arg(long, value_enum)]
@@ -77,6 +83,15 @@ pub struct EditArgs {
     /// The copyright owner for the license header.
     #[arg(long, allow_hyphen_values = true)]
     pub owner: Option<String>,
+
+    /// Depend on the kbr-runtime source at this path (relative to the project), e.g. after the
+    /// project moved away from the one PROJECT records.
+    #[arg(long, conflicts_with = "runtime_version", value_name = "PATH")]
+    pub runtime_path: Option<String>,
+
+    /// Depend on this crates.io version of kbr-runtime.
+    #[arg(long, value_name = "VERSION")]
+    pub runtime_version: Option<String>,
 }
 
 /// `kbr alpha generate` flags.
@@ -144,6 +159,12 @@ pub struct InitArgs {
     /// Watch only the manager's namespace(s) (WATCH_NAMESPACE), with namespaced RBAC.
     #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true")]
     pub namespaced: bool,
+
+    /// Split the objects of every scaffolded controller's kind across the manager's replicas
+    /// (controller sharding: a shard Lease per replica, 3 replicas) instead of electing one
+    /// leader; not with --namespaced.
+    #[arg(long, action = ArgAction::Set, num_args = 0..=1, require_equals = true, default_value_t = false, default_missing_value = "true")]
+    pub sharding: bool,
 
     /// Depend on the kbr-runtime source at this path (relative to the project) [default: the
     /// runtime kbr was built from, as a path relative to the project, if present, else

@@ -30,7 +30,7 @@ pub enum Error {
     /// `kbr alpha update` failed, or left conflicts.
     #[error(transparent)]
     Update(UpdateError),
-    /// Printing to stdout failed.
+    /// `kbr version` could not print.
     #[error("cannot write to standard output: {0}")]
     Output(io::Error),
 }

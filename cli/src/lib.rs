@@ -1,8 +1,9 @@
 //! kbr: Kubebuilder for Rust.
 //!
 //! The library behind the `kbr` binary, so every command is testable without spawning a
-//! process. A command flows one way (DESIGN §1): parsed flags ([`cli`]) -> validated names
-//! ([`names`], plurals from [`kbr_core::plural`]) -> template contexts ([`context`]) -> a render plan of new files and
+//! process. A command flows one way (`docs/design-notes.md`, "A command flows one way"): parsed
+//! flags ([`cli`]) -> validated and derived names ([`names`], plurals from
+//! [`kbr_core::plural`]) -> template contexts ([`context`]) -> a render plan of new files and
 //! marker insertions ([`plan`], [`templates`]) -> written atomically. The `PROJECT` file
 //! ([`project`]) records what was scaffolded.
 //!
@@ -39,16 +40,20 @@ use cli::{AlphaCommand, Cli, Command, CreateCommand, Env};
 /// The command's error; nothing was written to the project when it is returned.
 pub fn run(cli: Cli, env: &Env, out: &mut dyn Write) -> Result<(), Error> {
     match cli.command {
-        Command::Init(args) => commands::init::run(&args, env, out),
-        Command::Create(CreateCommand::Api(args)) => commands::create_api::run(&args, env, out),
+        Command::Init(args) => commands::init::run(&args, env, out).map_err(Error::Init),
+        Command::Create(CreateCommand::Api(args)) => {
+            commands::create_api::run(&args, env, out).map_err(Error::CreateApi)
+        }
         Command::Create(CreateCommand::Webhook(args)) => {
-            commands::create_webhook::run(&args, env, out)
+            commands::create_webhook::run(&args, env, out).map_err(Error::CreateWebhook)
         }
-        Command::Edit(args) => commands::edit::run(&args, env, out),
+        Command::Edit(args) => commands::edit::run(&args, env, out).map_err(Error::Edit),
         Command::Alpha(AlphaCommand::Generate(args)) => {
-            commands::alpha::generate::run(&args, env, out)
+            commands::alpha::generate::run(&args, env, out).map_err(Error::Generate)
         }
-        Command::Alpha(AlphaCommand::Update(args)) => commands::alpha::update::run(&args, env, out),
+        Command::Alpha(AlphaCommand::Update(args)) => {
+            commands::alpha::update::run(&args, env, out).map_err(Error::Update)
+        }
         Command::Version => commands::version::run(out).map_err(Error::Output),
         Command::Completion(args) => {
             commands::completion::run(args.shell, out);

@@ -10,7 +10,16 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use askama::Template;
 
 use crate::project::License;
-use crate::templates::Boilerplate;
+
+/// The license boilerplate (`templates/license/apache2.txt`), before it becomes comments.
+#[derive(Template)]
+#[template(path = "license/apache2.txt", escape = "none")]
+struct Boilerplate<'a> {
+    /// The copyright year.
+    year: i64,
+    /// The copyright holder, or "".
+    owner: &'a str,
+}
 
 /// The license header of one project, rendered once for each comment syntax.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

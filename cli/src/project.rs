@@ -35,6 +35,7 @@
 //!   version: v1
 //! runtime:                     # kbr: where the kbr-runtime dependency comes from
 //!   path: ../../runtime        # or `version: 0.1.0`
+//! sharding: true               # kbr: only with `kbr init --sharding` (or `kbr edit`)
 //! version: "3"                 # the PROJECT format version
 //! ```
 //!
@@ -110,6 +111,11 @@ pub struct Project {
     pub resources: Vec<Resource>,
     /// Where `kbr-runtime` comes from.
     pub runtime: Runtime,
+    /// `kbr init --sharding`: the manager's replicas split the objects of every kind with a
+    /// scaffolded controller between them (`kbr_runtime::sharding`) instead of electing one
+    /// leader. A top-level boolean, as Kubebuilder's `multigroup`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub sharding: bool,
     /// The PROJECT format version, [`PROJECT_VERSION`].
     pub version: String,
 }
@@ -323,6 +329,7 @@ mod tests {
                 },
             ],
             runtime: Runtime::Path("../../runtime".into()),
+            sharding: false,
             version: PROJECT_VERSION.into(),
         }
     }

@@ -21,16 +21,6 @@ pub fn render(template: &impl Template) -> Result<String, askama::Error> {
     Ok(out)
 }
 
-/// The license boilerplate (`templates/license/apache2.txt`); see [`crate::license`].
-#[derive(Template)]
-#[template(path = "license/apache2.txt", escape = "none")]
-pub struct Boilerplate<'a> {
-    /// The copyright year.
-    pub year: i64,
-    /// The copyright holder, or "".
-    pub owner: &'a str,
-}
-
 /// The `PROJECT` file: a header comment and the serialized [`crate::project::Project`].
 #[derive(Template)]
 #[template(path = "project/PROJECT", escape = "none")]
@@ -105,6 +95,10 @@ templates! {
     RbacLeaderElectionRole(p: ProjectContext) => "init/config/rbac/leader_election_role.yaml";
     /// `config/rbac/leader_election_role_binding.yaml`.
     RbacLeaderElectionRoleBinding(p: ProjectContext) => "init/config/rbac/leader_election_role_binding.yaml";
+    /// `config/rbac/shard_lease_role.yaml` (a project made with `--sharding`).
+    RbacShardLeaseRole(p: ProjectContext) => "init/config/rbac/shard_lease_role.yaml";
+    /// `config/rbac/shard_lease_role_binding.yaml` (a project made with `--sharding`).
+    RbacShardLeaseRoleBinding(p: ProjectContext) => "init/config/rbac/shard_lease_role_binding.yaml";
     /// `config/rbac/metrics_auth_role.yaml`.
     RbacMetricsAuthRole(p: ProjectContext) => "init/config/rbac/metrics_auth_role.yaml";
     /// `config/rbac/metrics_auth_role_binding.yaml`.
@@ -170,14 +164,14 @@ templates! {
     /// Fragment `mod <kind>; pub use …Reconciler;` for the group's controller module (marker
     /// `controllers`).
     FragControllerKinds(r: ResourceContext) => "api/fragments/controller_kinds.rs";
-    /// Fragment `mod <kind>;` for `tests/controller/main.rs` (marker `tests`).
-    FragControllerTests(r: ResourceContext) => "api/fragments/controller_tests.rs";
     /// Fragment for `src/lib.rs` marker `scheme`.
     FragLibScheme(r: ResourceContext) => "api/fragments/lib_scheme.rs";
     /// Fragment for `src/lib.rs` marker `rbac`.
     FragLibRbac(r: ResourceContext) => "api/fragments/lib_rbac.rs";
     /// Fragment for `src/lib.rs` marker `builder`.
     FragLibBuilder(r: ResourceContext) => "api/fragments/lib_builder.rs";
+    /// Fragment for `src/lib.rs` marker `sharding` (a project made with `--sharding`).
+    FragLibSharding(r: ResourceContext) => "api/fragments/lib_sharding.rs";
     /// Fragment for `config/crd/kustomization.yaml` marker `crdkustomizeresource`.
     FragCrdKustomization(r: ResourceContext) => "api/fragments/crd_kustomization.yaml";
     /// Fragment for `config/default/kustomization.yaml` marker `crdresource`.
@@ -220,8 +214,6 @@ templates! {
     FragWebhookVersions(r: ResourceContext) => "webhook/fragments/webhook_versions.rs";
     /// Fragment `pub mod <kind>;` for the webhook version module (marker `kinds`).
     FragWebhookKinds(r: ResourceContext) => "webhook/fragments/webhook_kinds.rs";
-    /// Fragment `mod <kind>;` for `tests/webhook/main.rs` (marker `tests`).
-    FragWebhookTests(w: WebhookContext) => "webhook/fragments/webhook_tests.rs";
     /// Fragment for `src/lib.rs` marker `webhook`.
     FragLibWebhook(r: ResourceContext) => "webhook/fragments/lib_webhook.rs";
     /// Fragment for `config/webhook/kustomization.yaml` marker `webhookmanifests`.

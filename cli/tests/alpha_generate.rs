@@ -174,3 +174,86 @@ fn a_failing_make_manifests_is_reported_after_generating() {
     );
     assert_same_files(&project_files(&output), &project_files(&dir), "out");
 }
+
+/// `to` relative to the directory `from` (both canonical).
+fn relative(from: &Path, to: &Path) -> String {
+    let from: Vec<_> = from.components().collect();
+    let to: Vec<_> = to.components().collect();
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let ups = std::iter::repeat_n("..".to_owned(), from.len() - common);
+    let downs = to[common..]
+        .iter()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned());
+    ups.chain(downs).collect::<Vec<_>>().join("/")
+}
+
+/// Issue 28: a project moved away from its relative `--runtime-path` still renders (`alpha
+/// generate`, `alpha update` with another kbr binary), with a warning that names the path and
+/// the fix, and `kbr edit --runtime-path` fixes it.
+#[test]
+fn a_project_moved_away_from_its_runtime_renders_with_a_warning() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let before = tmp.path().canonicalize().expect("tmp").join("op");
+    fs::create_dir(&before).expect("project dir");
+    let runtime = PathBuf::from(workspace_runtime());
+    let recorded = relative(&before, &runtime);
+    kbr_ok(
+        &before,
+        &[
+            "init",
+            "--domain",
+            "example.com",
+            "--runtime-path",
+            &recorded,
+        ],
+    );
+    assert_eq!(create_api(&before, KNATIVE_APIS[0], &[]).code, 0);
+    // One level deeper: the relative path now climbs one directory short.
+    let dir = tmp.path().canonicalize().expect("tmp").join("moved/op");
+    fs::create_dir(dir.parent().expect("parent")).expect("moved/");
+    fs::rename(&before, &dir).expect("move the project");
+    let pristine = project_files(&dir);
+    let warning = format!(
+        "Warning: the kbr-runtime path {recorded:?} in PROJECT holds no crate seen from {} (was the project moved?): the files are rendered as PROJECT records them, but the project does not build until you move it back beside the runtime, or point it elsewhere with kbr edit --runtime-path PATH (relative to the project) or --runtime-version VERSION\n",
+        dir.display()
+    );
+
+    // Without --no-manifests: make manifests would only fail to build, so it is skipped.
+    let out = kbr_ok(&dir, &["alpha", "generate"]);
+    assert!(out.stdout.contains("(0 written)"), "{}", out.stdout);
+    assert!(out.stdout.contains(&warning), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .ends_with("Next: generate the manifests with:\n$ make manifests\n"),
+        "{}",
+        out.stdout
+    );
+    assert_same_files(&project_files(&dir), &pristine, "moved, generated");
+
+    // An update renders the base with another kbr binary: it sees the same stand-in.
+    let out = kbr_ok(
+        &dir,
+        &[
+            "alpha",
+            "update",
+            "--from-binary",
+            env!("CARGO_BIN_EXE_kbr"),
+        ],
+    );
+    assert!(out.stdout.contains(&warning), "{}", out.stdout);
+    assert_same_files(&project_files(&dir), &pristine, "moved, updated");
+
+    // The fix: point PROJECT and Cargo.toml at the runtime from where the project is now.
+    let fixed = relative(&dir, &runtime);
+    let out = kbr_ok(&dir, &["edit", "--runtime-path", &fixed]);
+    assert!(!out.stdout.contains("Warning"), "{}", out.stdout);
+    let manifest = fs::read_to_string(dir.join("Cargo.toml")).expect("Cargo.toml");
+    assert!(
+        manifest.contains(&format!("kbr-runtime = {{ path = \"{fixed}\"")),
+        "{manifest}"
+    );
+    let project = fs::read_to_string(dir.join("PROJECT")).expect("PROJECT");
+    assert!(project.contains(&format!("path: {fixed}\n")), "{project}");
+    let out = kbr_ok(&dir, &["alpha", "generate", "--no-manifests"]);
+    assert!(!out.stdout.contains("Warning"), "{}", out.stdout);
+}

@@ -108,3 +108,87 @@ fn edits_overlapping_the_change_are_left_with_markers_and_exit_1() {
     let main = fs::read_to_string(dir.join("src/main.rs")).unwrap();
     assert!(main.contains("watch_namespaces_from_env()"), "{main}");
 }
+
+/// Issue 27: `kbr edit --sharding` re-renders only what sharding touches, as `kbr init
+/// --sharding` would have scaffolded it, keeping the user's edits; `--sharding=false` goes back.
+#[test]
+fn edit_sharding_gives_what_init_sharding_gives_and_back() {
+    let (_tmp, edited) = broker_project(&[]);
+    edit_like_a_user(&edited);
+    let unsharded = snapshot(&edited);
+    let out = kbr(&edited, &["edit", "--sharding"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        out.stdout,
+        "  updated  PROJECT\n  updated  README.md\n  updated  config/manager/manager.yaml\n  updated  config/rbac/kustomization.yaml\n  added    config/rbac/shard_lease_role.yaml\n  added    config/rbac/shard_lease_role_binding.yaml\n  updated  src/bin/manifests.rs\n  merged   src/controller/eventing/broker.rs\n  updated  src/lib.rs\n  merged   src/main.rs\n  updated  tests/controller/main.rs\nEdited 11 file(s). Next: review the changes, then run make manifests and make test\n"
+    );
+
+    // Byte for byte what `kbr init --sharding` scaffolds, plus the user's edits.
+    let (_tmp, fresh) = broker_project(&["--sharding"]);
+    edit_like_a_user(&fresh);
+    assert_eq!(snapshot(&edited), snapshot(&fresh));
+    let manager = fs::read_to_string(edited.join("config/manager/manager.yaml")).unwrap();
+    assert!(
+        manager.contains("replicas: 3")
+            && manager.contains("- --sharding\n")
+            && !manager.contains("--leader-elect")
+            && manager.contains("name: POD_NAME\n          valueFrom:\n            fieldRef:\n              fieldPath: metadata.name\n"),
+        "{manager}"
+    );
+    let lib = fs::read_to_string(edited.join("src/lib.rs")).unwrap();
+    assert!(
+        lib.contains("    ShardingOptions::kind::<crate::api::eventing::v1alpha1::Broker>,\n"),
+        "{lib}"
+    );
+    // `make manifests` writes the sharder's label patches from the offline manager's wiring.
+    let manifests = fs::read_to_string(edited.join("src/bin/manifests.rs")).unwrap();
+    assert!(
+        manifests.contains("sharding: Some(sharding),"),
+        "{manifests}"
+    );
+    let controller = fs::read_to_string(edited.join("src/controller/eventing/broker.rs")).unwrap();
+    assert!(
+        controller.contains("Sharded::optional(reconciler, manager.kube_client(), sharding)")
+            && controller.contains("fn mine()"),
+        "{controller}"
+    );
+    let tests = fs::read_to_string(edited.join("tests/controller/main.rs")).unwrap();
+    assert!(
+        tests.contains("async fn three_replicas_form_the_shard_ring()"),
+        "{tests}"
+    );
+
+    // A kind created afterwards is sharded too.
+    assert_eq!(create_api(&edited, KNATIVE_APIS[1], &[]).code, 0);
+    let lib = fs::read_to_string(edited.join("src/lib.rs")).unwrap();
+    assert!(
+        lib.contains("    ShardingOptions::kind::<crate::api::eventing::v1alpha1::Channel>,\n"),
+        "{lib}"
+    );
+    let (_tmp, fresh) = broker_project(&[]);
+    assert_eq!(create_api(&fresh, KNATIVE_APIS[1], &[]).code, 0);
+    edit_like_a_user(&fresh);
+    kbr_ok(&edited, &["edit", "--sharding=false"]);
+    assert_eq!(snapshot(&edited), snapshot(&fresh));
+    assert_ne!(snapshot(&edited), unsharded);
+}
+
+#[test]
+fn sharding_and_namespaced_exclude_each_other() {
+    let message = "--sharding and --namespaced exclude each other: the sharder assigns the objects of the sharded kinds in every namespace, which a manager with namespaced RBAC cannot read; drop one of them (kbr edit --namespaced=false or --sharding=false)";
+    let (_tmp, dir) = empty_dir("op");
+    let out = kbr(&dir, &["init", "--sharding", "--namespaced"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!(out.stderr, format!("Error: {message}\n"));
+    assert!(snapshot(&dir).is_empty());
+
+    let (_tmp, dir) = broker_project(&["--namespaced"]);
+    let before = snapshot(&dir);
+    let out = kbr(&dir, &["edit", "--sharding"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    assert_eq!(
+        out.stderr,
+        format!("Error: failed to edit the project: {message}\n")
+    );
+    assert_eq!(snapshot(&dir), before);
+}

@@ -58,6 +58,14 @@ fn tricky_names_are_rustfmt_clean() {
     assert_rustfmt_clean(&dir);
 }
 
+/// With `--sharding` (issue 27): the sharding registry in `src/lib.rs`, the wrapped reconcilers
+/// and the three-replica test in `tests/controller/main.rs`.
+#[test]
+fn tricky_names_with_sharding_are_rustfmt_clean() {
+    let (_tmp, dir) = tricky_project(&["--runtime-version", "0.1.0", "--sharding"]);
+    assert_rustfmt_clean(&dir);
+}
+
 #[test]
 fn tricky_kinds_are_spelled_unambiguously() {
     let (_tmp, dir) = tricky_project(&["--runtime-version", "0.1.0"]);
@@ -189,7 +197,9 @@ fn knative_builds_after_every_step() {
 #[ignore = "slow: builds generated projects against the workspace runtime"]
 fn tricky_names_build() {
     let runtime = workspace_runtime();
-    let (_tmp, dir) = tricky_project(&["--runtime-path", &runtime]);
+    // Sharded, so the sharding code builds and its three-replica test runs with every name;
+    // knative_builds_after_every_step covers a project without.
+    let (_tmp, dir) = tricky_project(&["--runtime-path", &runtime, "--sharding"]);
     assert_builds(&dir);
 }
 

@@ -432,16 +432,6 @@ fn components<'a>(edges: &[(&'a Node, &'a Node)]) -> Vec<BTreeSet<&'a Node>> {
     found
 }
 
-/// Modules with a circle when this check was written, being broken up (issue 28). The list may
-/// only shrink: a circle elsewhere fails, and so does a module listed here that has none left.
-const KNOWN_CIRCLES: &[&str] = &[
-    "kbr",
-    "kbr::commands",
-    "kbr::commands::create_api",
-    "kbr::commands::create_webhook",
-    "kbr::plan",
-];
-
 #[test]
 fn no_crate_has_files_importing_each_other_in_a_circle() {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -456,24 +446,11 @@ fn no_crate_has_files_importing_each_other_in_a_circle() {
     for (name, dir, root) in crates {
         circles.extend(Crate::read(name, &workspace.join(dir).join("src"), root).circles());
     }
-    let new: Vec<&str> = circles
-        .iter()
-        .filter(|(module, _)| !KNOWN_CIRCLES.contains(&module.as_str()))
-        .map(|(_, text)| text.as_str())
-        .collect();
+    let found: Vec<&str> = circles.iter().map(|(_, text)| text.as_str()).collect();
     assert!(
-        new.is_empty(),
+        found.is_empty(),
         "files import each other in a circle; move what they share into a file both use:\n{}",
-        new.join("\n")
-    );
-    let broken: Vec<&str> = KNOWN_CIRCLES
-        .iter()
-        .filter(|known| !circles.iter().any(|(module, _)| module == *known))
-        .copied()
-        .collect();
-    assert!(
-        broken.is_empty(),
-        "no circle is left in {broken:?}: remove them from KNOWN_CIRCLES"
+        found.join("\n")
     );
 }
 

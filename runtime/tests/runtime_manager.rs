@@ -187,6 +187,37 @@ async fn shutdown_gives_up_after_the_timeout() -> TestResult {
     Ok(())
 }
 
+/// A manager stopped before its caches synced stops at once (controller-runtime's
+/// `WaitForCacheSync` returns when its context is cancelled): its workers, still waiting for
+/// the first list, have nothing in flight. Fake only: listing must fail for good, so the cache
+/// never syncs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manager_stopped_before_its_caches_synced_stops_at_once() -> TestResult {
+    let Some(server) = fake_server(
+        "a_manager_stopped_before_its_caches_synced_stops_at_once",
+        FAULTS,
+    ) else {
+        return Ok(());
+    };
+    server
+        .faults()
+        .fail_next_for::<ConfigMap>(usize::MAX, Verb::List, 500);
+    let mut manager = manager(&server, options());
+    manager.add_controller(Controller::new(reconciler(|_cm: Arc<ConfigMap>| async {
+        Ok(Action::await_change())
+    })))?;
+    let running = Running::start(manager);
+    eventually("the informer's first list", || async {
+        let lists = server.requests().count_for::<ConfigMap>(Verb::List);
+        (lists > 0).then_some(())
+    })
+    .await;
+    // Not ShutdownTimeout: nothing was in flight to wait for.
+    let stopped = within("the manager to stop", running.stop()).await;
+    assert!(stopped.is_ok(), "{stopped:?}");
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_the_leader_runs_controllers() -> TestResult {
     let env = TestEnv::start(Scheme::new()).await?;

@@ -4,10 +4,10 @@
 
 use std::path::Path;
 
-use super::alpha::merge::merge_text;
+use super::merge::merge_text;
 use super::{PROJECT_PATH, ScaffoldError, render_project};
 use crate::cli::Env;
-use crate::context::{KBR_VERSION, ProjectContext, ResourceContext};
+use crate::context::{KBR_VERSION, ProjectContext};
 use crate::plan::{IfExists, Marker, PlanBuilder};
 use crate::project::{Project, ProjectError, Resource};
 
@@ -111,14 +111,16 @@ pub fn add_module(
 
 /// Adds a kind's tests to the test suite in the directory `suite` (`tests/controller`,
 /// `tests/webhook`), one test binary for all kinds: creates `<suite>/main.rs` from `main`
-/// unless it exists, declares the kind's module there (`declaration`, at the marker `tests`,
-/// sorted), and plans the module's file `<suite>/<module>.rs` from `test`, which is the
-/// user's to edit ([`plan_own_file`] with `base`); returns whether the user's edits were merged.
+/// unless it exists, declares the kind's `module` there (`mod <module>;` at the marker `tests`,
+/// sorted; [`crate::names::resource::controller_test_module`] and
+/// [`webhook_test_module`](crate::names::resource::webhook_test_module) name it), and plans the
+/// module's file `<suite>/<file stem>.rs` from `test`, which is the user's to edit
+/// ([`plan_own_file`] with `base`); returns whether the user's edits were merged.
 pub fn add_test(
     plan: &mut PlanBuilder,
     suite: &str,
     main: impl FnOnce() -> Result<String, askama::Error>,
-    (module, declaration): (&str, &str),
+    module: &str,
     test: String,
     base: Option<&str>,
     force: bool,
@@ -127,7 +129,11 @@ pub fn add_test(
     if !plan.exists(&main_path) {
         plan.create(&main_path, main()?, IfExists::Overwrite)?;
     }
-    plan.insert_sorted(&main_path, Marker::rust("tests"), declaration)?;
+    plan.insert_sorted(
+        &main_path,
+        Marker::rust("tests"),
+        &format!("mod {module};\n"),
+    )?;
     let file = crate::names::rust::file_stem(module);
     plan_own_file(plan, &format!("{suite}/{file}.rs"), test, base, force)
 }
@@ -170,18 +176,6 @@ pub fn plan_own_file(
         }
     }
     Ok(false)
-}
-
-/// The module of a kind in a test suite (`tests/controller/`, `tests/webhook/`): the kind's
-/// module name (`broker`, `r#match`, `crate_`), or `qualified` when `clash` (another resource
-/// of the suite has a kind of the same snake_case name) or when the kind's module would be the
-/// suite's root, `main`.
-pub fn suite_module(r: &ResourceContext, clash: bool, qualified: String) -> String {
-    if clash || r.kind_module == "main" {
-        qualified
-    } else {
-        r.kind_module.clone()
-    }
 }
 
 /// What to do when one of the resource's own files (kind, controller, webhook, test) exists:

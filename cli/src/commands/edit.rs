@@ -3,19 +3,22 @@
 //!
 //! The project is rendered from PROJECT twice by this kbr, in scratch directories: as it is
 //! (base) and with the new settings (theirs); every file that differs is merged into the
-//! project by `kbr alpha update`'s 3-way merge ([`super::alpha::merge`]). So only the files the
-//! setting affects change (PROJECT, and for `--namespaced` the manager's RBAC and Deployment),
+//! project by `kbr alpha update`'s 3-way merge ([`super::merge`]). So only the files the
+//! setting affects change (PROJECT, and for `--namespaced` the manager's RBAC and Deployment,
+//! for `--runtime-path` and `--runtime-version` the kbr-runtime dependency in `Cargo.toml`),
 //! the user's edits to them are kept, and overlapping edits are left with conflict markers
 //! (exit code 1). Either every file is written or none is.
 
 use std::io::Write;
 
-use super::ScaffoldError;
-use super::alpha::Recorded;
-use super::alpha::merge::{self, Change};
 use super::alpha::replay::{ReplayError, Scaffolder};
+use super::alpha::{Recorded, missing_runtime, missing_runtime_warning};
+use super::merge::{self, Change};
+use super::runtime::{self, RuntimeError};
+use super::{OutputError, ScaffoldError, check_settings, print};
 use crate::cli::{EditArgs, Env};
 use crate::plan::PlanError;
+use crate::project::Project;
 
 /// `kbr edit` failed (nothing was written), or left files with conflict markers.
 #[derive(Debug, thiserror::Error)]
@@ -26,6 +29,9 @@ pub enum EditError {
     /// Rendering the project before or after the edit failed.
     #[error("failed to edit the project: {0}")]
     Replay(#[from] ReplayError),
+    /// `--runtime-path` or `--runtime-version` cannot be used.
+    #[error("failed to edit the project: {0}")]
+    Runtime(#[from] RuntimeError),
     /// The edit is written, but some files need the user.
     #[error(
         "the edit left {count} file(s) to resolve: {files}; fix them (conflict markers: ours = your project, original = the scaffold before the edit, theirs = after), then run make manifests"
@@ -36,6 +42,9 @@ pub enum EditError {
         /// The paths, comma-separated.
         files: String,
     },
+    /// Printing what was done failed.
+    #[error(transparent)]
+    Output(#[from] OutputError),
 }
 
 impl From<PlanError> for EditError {
@@ -45,30 +54,39 @@ impl From<PlanError> for EditError {
 }
 
 /// Runs `kbr edit` in `env.dir`, printing each file it changes to `out`.
-pub fn run(args: &EditArgs, env: &Env, out: &mut dyn Write) -> Result<(), crate::Error> {
-    let changes = edit(args, env).map_err(crate::Error::Edit)?;
-    let unresolved = merge::print_changes(&changes, out).map_err(crate::Error::Output)?;
-    if unresolved.is_empty() {
-        return writeln!(
-            out,
-            "Edited {} file(s). Next: review the changes, then run make manifests and make test",
-            changes.len()
-        )
-        .map_err(crate::Error::Output);
+pub fn run(args: &EditArgs, env: &Env, out: &mut dyn Write) -> Result<(), EditError> {
+    let (after, changes) = edit(args, env)?;
+    let unresolved = merge::print_changes(&changes, out).map_err(OutputError)?;
+    if let Some(path) = missing_runtime(&after, &env.dir) {
+        print(out, missing_runtime_warning(path, &env.dir))?;
     }
-    Err(crate::Error::Edit(EditError::Unresolved {
+    if unresolved.is_empty() {
+        print(
+            out,
+            format!(
+                "Edited {} file(s). Next: review the changes, then run make manifests and make test",
+                changes.len()
+            ),
+        )?;
+        return Ok(());
+    }
+    Err(EditError::Unresolved {
         count: unresolved.len(),
         files: unresolved.join(", "),
-    }))
+    })
 }
 
-/// Renders the project before and after the edit and merges the difference into it.
-fn edit(args: &EditArgs, env: &Env) -> Result<Vec<Change>, EditError> {
+/// Renders the project before and after the edit and merges the difference into it; returns
+/// the project as edited and the files changed.
+fn edit(args: &EditArgs, env: &Env) -> Result<(Project, Vec<Change>), EditError> {
     let recorded = Recorded::read(&env.dir, env)?;
     let before = &recorded.project;
     let mut after = before.clone();
     if let Some(namespaced) = args.namespaced {
         after.namespaced = namespaced;
+    }
+    if let Some(sharding) = args.sharding {
+        after.sharding = sharding;
     }
     if let Some(license) = args.license {
         after.license = license;
@@ -76,8 +94,18 @@ fn edit(args: &EditArgs, env: &Env) -> Result<Vec<Change>, EditError> {
     if let Some(owner) = &args.owner {
         after.owner.clone_from(owner);
     }
+    let runtime = runtime::from_flags(
+        args.runtime_path.as_deref(),
+        args.runtime_version.as_deref(),
+        &env.dir,
+    )?;
+    if let Some(runtime) = runtime {
+        after.runtime = runtime;
+    }
+    check_settings(&after)?;
     let epoch = recorded.source_date_epoch.as_deref();
     let base = Scaffolder::Current.render(before, &env.dir, epoch)?;
     let theirs = Scaffolder::Current.render(&after, &env.dir, epoch)?;
-    Ok(merge::merge_into(&env.dir, &base, &theirs)?)
+    let changes = merge::merge_into(&env.dir, &base, &theirs)?;
+    Ok((after, changes))
 }

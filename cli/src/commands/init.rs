@@ -3,7 +3,11 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::{PROJECT_PATH, ScaffoldError, project_context, render_project};
+use super::runtime::{self, RuntimeError};
+use super::{
+    OutputError, PROJECT_PATH, ScaffoldError, check_settings, print, project_context,
+    render_project,
+};
 use crate::cli::{Env, InitArgs};
 use crate::context::{KBR_VERSION, ProjectContext};
 use crate::names::{self, NameError};
@@ -64,24 +68,15 @@ pub enum InitError {
     /// A name is invalid.
     #[error(transparent)]
     Name(#[from] NameError),
-    /// `--runtime-path` does not hold a crate.
-    #[error(
-        "invalid runtime path {path:?}: {resolved}/Cargo.toml does not exist; pass --runtime-path with the directory of the kbr-runtime crate (relative to the project), or --runtime-version"
-    )]
-    RuntimePath {
-        /// The flag's value.
-        path: String,
-        /// The directory it resolves to.
-        resolved: String,
-    },
-    /// `--runtime-version` is not a Cargo version requirement.
-    #[error(
-        "invalid runtime version {0:?}: pass a crates.io version requirement, e.g. --runtime-version {KBR_VERSION}"
-    )]
-    RuntimeVersion(String),
+    /// `--runtime-path` or `--runtime-version` cannot be used.
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
     /// Rendering or writing failed.
     #[error(transparent)]
     Scaffold(#[from] ScaffoldError),
+    /// The project was written, but printing what was done failed.
+    #[error(transparent)]
+    Output(#[from] OutputError),
 }
 
 impl From<crate::plan::PlanError> for InitError {
@@ -97,16 +92,15 @@ impl From<askama::Error> for InitError {
 }
 
 /// Runs `kbr init` in `env.dir`, printing the next step to `out`.
-pub fn run(args: &InitArgs, env: &Env, out: &mut dyn Write) -> Result<(), crate::Error> {
-    let written = plan_and_write(args, env).map_err(crate::Error::Init)?;
-    for line in written {
-        writeln!(out, "{line}").map_err(crate::Error::Output)?;
+pub fn run(args: &InitArgs, env: &Env, out: &mut dyn Write) -> Result<(), InitError> {
+    for line in plan_and_write(args, env)? {
+        print(out, line)?;
     }
-    writeln!(
+    print(
         out,
-        "Next: define a resource with:\n$ kbr create api --group <group> --version <version> --kind <Kind>"
-    )
-    .map_err(crate::Error::Output)
+        "Next: define a resource with:\n$ kbr create api --group <group> --version <version> --kind <Kind>",
+    )?;
+    Ok(())
 }
 
 /// Validates, plans and writes the project; returns [`crate::plan::Plan::report`].
@@ -140,8 +134,10 @@ fn plan_and_write(args: &InitArgs, env: &Env) -> Result<Vec<String>, InitError> 
         project_name: name,
         resources: Vec::new(),
         runtime,
+        sharding: args.sharding,
         version: PROJECT_VERSION.to_owned(),
     };
+    check_settings(&project)?;
     let p = project_context(&project, env)?;
     let mut plan = PlanBuilder::new(dir);
     for (path, content) in files(&p)? {
@@ -218,23 +214,13 @@ fn directory_name(dir: &Path) -> Result<String, InitError> {
 
 /// The runtime dependency from the flags, or the default.
 fn runtime(args: &InitArgs, dir: &Path) -> Result<Runtime, InitError> {
-    if let Some(path) = &args.runtime_path {
-        let resolved = dir.join(path);
-        if !resolved.join("Cargo.toml").is_file() {
-            return Err(InitError::RuntimePath {
-                path: path.clone(),
-                resolved: resolved.display().to_string(),
-            });
-        }
-        return Ok(Runtime::Path(path.clone()));
-    }
-    if let Some(version) = &args.runtime_version {
-        // Cargo's own grammar for a dependency's `version = "..."` (a bare `0.1.0` means
-        // `^0.1.0`).
-        if version.trim().is_empty() || semver::VersionReq::parse(version).is_err() {
-            return Err(InitError::RuntimeVersion(version.clone()));
-        }
-        return Ok(Runtime::Version(version.clone()));
+    let flags = runtime::from_flags(
+        args.runtime_path.as_deref(),
+        args.runtime_version.as_deref(),
+        dir,
+    )?;
+    if let Some(runtime) = flags {
+        return Ok(runtime);
     }
     let built = PathBuf::from(BUILT_RUNTIME);
     match (built.canonicalize(), dir.canonicalize()) {
@@ -263,7 +249,8 @@ fn relative_path(from: &Path, to: &Path) -> String {
     }
 }
 
-/// Every file `kbr init` writes besides PROJECT: (path, content).
+/// Every file `kbr init` writes besides PROJECT: (path, content); with `--sharding`, the shard
+/// Lease role and its binding too.
 pub fn files(p: &ProjectContext) -> Result<Vec<(&'static str, String)>, askama::Error> {
     /// Renders each template type with `p`.
     macro_rules! render_all {
@@ -271,7 +258,7 @@ pub fn files(p: &ProjectContext) -> Result<Vec<(&'static str, String)>, askama::
             vec![$(($path, render(&t::$ty { p })?)),*]
         };
     }
-    Ok(render_all![
+    let mut files = render_all![
         "Cargo.toml" => CargoToml,
         "src/main.rs" => MainRs,
         "src/lib.rs" => LibRs,
@@ -310,7 +297,14 @@ pub fn files(p: &ProjectContext) -> Result<Vec<(&'static str, String)>, askama::
         "config/certmanager/kustomizeconfig.yaml" => CertManagerKustomizeConfig,
         "config/network-policy/kustomization.yaml" => NetworkPolicyKustomization,
         "config/network-policy/allow-metrics-traffic.yaml" => NetworkPolicyAllowMetrics,
-    ])
+    ];
+    if p.sharding {
+        files.extend(render_all![
+            "config/rbac/shard_lease_role.yaml" => RbacShardLeaseRole,
+            "config/rbac/shard_lease_role_binding.yaml" => RbacShardLeaseRoleBinding,
+        ]);
+    }
+    Ok(files)
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! The commands, one module each. Each takes its parsed flags and an [`Env`], validates every
-//! name, builds a [`crate::plan::Plan`] and applies it, then prints what to do next.
+//! name, builds a [`crate::plan::Plan`] and applies it, then prints what to do next; each fails
+//! with its own error type, which [`crate::Error`] gathers.
 
 pub mod alpha;
 pub mod completion;
@@ -8,7 +9,12 @@ pub mod create_api;
 pub mod create_webhook;
 pub mod edit;
 pub mod init;
+pub mod merge;
+pub mod runtime;
 pub mod version;
+
+use std::fmt::Display;
+use std::io::Write;
 
 use crate::cli::Env;
 use crate::context::ProjectContext;
@@ -52,6 +58,11 @@ pub enum ScaffoldError {
         /// The file.
         path: String,
     },
+    /// The project would be both sharded and namespaced.
+    #[error(
+        "--sharding and --namespaced exclude each other: the sharder assigns the objects of the sharded kinds in every namespace, which a manager with namespaced RBAC cannot read; drop one of them (kbr edit --namespaced=false or --sharding=false)"
+    )]
+    ShardingNamespaced,
     /// The license header could not be made.
     #[error(transparent)]
     License(#[from] LicenseError),
@@ -64,6 +75,24 @@ pub enum ScaffoldError {
     /// The plan could not be made or applied.
     #[error(transparent)]
     Plan(#[from] crate::plan::PlanError),
+}
+
+/// Printing what a command did to standard output failed (after it did it).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write to standard output: {0}")]
+pub struct OutputError(#[from] pub std::io::Error);
+
+/// Writes `line` and a newline to `out`.
+pub fn print(out: &mut dyn Write, line: impl Display) -> Result<(), OutputError> {
+    Ok(writeln!(out, "{line}")?)
+}
+
+/// Errors when the settings of `project` exclude each other.
+pub fn check_settings(project: &Project) -> Result<(), ScaffoldError> {
+    if project.sharding && project.namespaced {
+        return Err(ScaffoldError::ShardingNamespaced);
+    }
+    Ok(())
 }
 
 /// The template context of `project`, with headers for the copyright year of `env`.

@@ -16,6 +16,7 @@ pub use resource::ResourceContext;
 pub use webhook::WebhookContext;
 
 use crate::license::Headers;
+use crate::names::rust::crate_name;
 use crate::project::{Project, Runtime};
 
 /// The kbr version, written into generated projects and PROJECT's `cliVersion`.
@@ -32,6 +33,9 @@ pub struct ProjectContext {
     pub domain: String,
     /// Whether the manager watches only the namespaces in `WATCH_NAMESPACE` (`init --namespaced`).
     pub namespaced: bool,
+    /// Whether the manager's replicas split the objects of every controller's kind between them
+    /// (`init --sharding`).
+    pub sharding: bool,
     /// The leader-election Lease name: Kubebuilder's `<fnv32a(name) hex>.<domain>`.
     pub leader_election_id: String,
     /// The license header as `# ` comments and an empty line, or "".
@@ -51,9 +55,10 @@ impl ProjectContext {
     pub fn new(project: &Project, headers: Headers) -> Self {
         Self {
             project_name: project.project_name.clone(),
-            crate_name: project.project_name.replace('-', "_"),
+            crate_name: crate_name(&project.project_name),
             domain: project.domain.clone(),
             namespaced: project.namespaced,
+            sharding: project.sharding,
             leader_election_id: format!(
                 "{:x}.{}",
                 fnv32a(project.project_name.as_bytes()),

@@ -1,10 +1,10 @@
-//! [`ResourceContext`]: the values of one group/version/kind, `r` in `create api` templates.
+//! [`ResourceContext`]: the values of one group/version/kind, `r` in `create api` templates:
+//! its [`ResourceNames`] and how the templates lay them out.
 
 use super::layout::Names;
-use super::{ApiPaths, Layout, ProjectContext};
+use super::{ApiPaths, Layout};
 use crate::builtin;
-use crate::names::{self, rust};
-use crate::project::Resource;
+use crate::names::resource::ResourceNames;
 
 /// The values of one group/version/kind, `r` in `create api` templates.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,9 +56,6 @@ pub struct ResourceContext {
     /// The type's module as the project's library imports it: `crate::api::<group>::<version>`,
     /// or [`Self::module_path`] for a built-in kind.
     pub lib_module_path: String,
-    /// The kind's module in the controller test suite `tests/controller/`, e.g. `broker`,
-    /// `r#match`, `eventing_broker`; its file is `tests/controller/<file stem>.rs`.
-    pub test_module: String,
     /// How the API file names items the kind could shadow.
     pub paths: ApiPaths,
     /// The shapes of lines whose width depends on the names.
@@ -73,96 +70,63 @@ pub struct ResourceContext {
     pub kind_is_version: bool,
 }
 
-/// The longest kind-derived variable name; longer kinds use `object`, so lines holding the
-/// variable and the kind stay within rustfmt's width.
-const MAX_VAR_LEN: usize = 30;
-
-/// Placeholder names clippy's `disallowed_names` lint rejects as variable names.
-const DISALLOWED_NAMES: &[&str] = &["foo", "bar", "baz", "quux"];
-
 impl ResourceContext {
-    /// The context for validated names. `test_module` is chosen by the caller (it depends on
-    /// the other kinds of the project).
-    pub fn new(project: &ProjectContext, resource: &Resource) -> Self {
-        let snake = names::kind_snake(&resource.kind);
-        let kind_module = rust::module_ident(&snake);
-        let group_module = rust::module_ident(&rust::snake_from_dns(&resource.group));
-        let var = if snake.len() > MAX_VAR_LEN {
-            "object".to_owned()
-        } else if rust::is_keyword(&snake) || DISALLOWED_NAMES.contains(&snake.as_str()) {
-            format!("{snake}_obj")
-        } else {
-            snake.clone()
-        };
-        let kind_snake = rust::file_stem(&kind_module).to_owned();
-        // A PROJECT entry without an API type is a built-in kind when the table knows it.
-        let builtin = if resource.api.is_none() {
-            builtin::of(
-                &resource.group,
-                &resource.domain,
-                &resource.version,
-                &resource.kind,
-            )
-        } else {
-            None
-        };
-        let qualified_group = match builtin {
-            Some(b) => b.api_group(),
-            None => format!("{}.{}", resource.group, resource.domain),
-        };
-        let namespaced = match builtin {
-            Some(b) => b.namespaced,
-            None => resource.api.as_ref().is_none_or(|api| api.namespaced),
-        };
+    /// The context of a resource's names.
+    pub fn new(names: ResourceNames) -> Self {
         let layout = Layout::new(Names {
-            qualified_group: &qualified_group,
-            version: &resource.version,
-            kind: &resource.kind,
-            plural: &resource.plural,
-            kind_module: &kind_module,
-            var: &var,
-            namespaced,
+            qualified_group: &names.qualified_group,
+            version: &names.version,
+            kind: &names.kind,
+            plural: &names.plural,
+            kind_module: &names.kind_module,
+            var: &names.var,
+            namespaced: names.namespaced,
         });
-        let group_dir = rust::file_stem(&group_module).to_owned();
-        let (module_path, lib_module_path) = match builtin {
-            Some(b) => (b.module_path(), b.module_path()),
-            None => (
-                format!(
-                    "{}::api::{}::{}",
-                    project.crate_name, group_module, resource.version
-                ),
-                format!("crate::api::{}::{}", group_module, resource.version),
-            ),
-        };
+        let ResourceNames {
+            group,
+            version,
+            kind,
+            plural,
+            builtin,
+            qualified_group,
+            namespaced,
+            kind_lower,
+            snake,
+            kind_module,
+            kind_snake,
+            group_module,
+            group_dir,
+            var,
+            reconciler,
+            controller_name,
+            module_path,
+            lib_module_path,
+        } = names;
         Self {
             group_title: if qualified_group.is_empty() {
                 "the core API group".to_owned()
             } else {
                 format!("the API group `{qualified_group}`")
             },
-            api_version: builtin::api_version(&qualified_group, &resource.version),
+            api_version: builtin::api_version(&qualified_group, &version),
             builtin: builtin.is_some(),
-            qualified_group,
-            module_path,
-            lib_module_path,
-            kind_lower: resource.kind.to_lowercase(),
-            controller_name: resource
-                .controller_name
-                .clone()
-                .unwrap_or_else(|| resource.kind.to_lowercase()),
-            plural: resource.plural.clone(),
-            namespaced,
-            reconciler: format!("{}Reconciler", resource.kind),
-            test_module: kind_module.clone(),
-            paths: ApiPaths::for_kind(&resource.kind),
+            paths: ApiPaths::for_kind(&kind),
             layout,
             group_is_api: group_module == "api",
             group_is_controller: group_module == "controller",
             kind_is_group: kind_module == group_module,
-            kind_is_version: kind_module == resource.version,
-            group: resource.group.clone(),
-            version: resource.version.clone(),
-            kind: resource.kind.clone(),
+            kind_is_version: kind_module == version,
+            qualified_group,
+            module_path,
+            lib_module_path,
+            kind_lower,
+            controller_name,
+            plural,
+            namespaced,
+            reconciler,
+            group,
+            version,
+            kind,
             kind_snake,
             snake,
             group_module,

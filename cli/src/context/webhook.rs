@@ -38,9 +38,6 @@ pub struct WebhookContext {
     pub test_imports_one_line: bool,
     /// The test's imports in rustfmt's mixed layout.
     pub test_import_lines: Vec<Vec<&'static str>>,
-    /// The kind's module in the webhook test suite `tests/webhook/`, e.g. `channel`,
-    /// `eventing_channel_v1`; its file is `tests/webhook/<file stem>.rs`.
-    pub test_module: String,
     /// The test's `use <crate>::webhook::…::<kind> [as webhook];` path and rename.
     pub test_webhook_use: String,
     /// The test's `use <crate>::api::<group> [as api];` path and rename.
@@ -67,14 +64,8 @@ fn use_as(path: &str, alias: &str) -> String {
 }
 
 impl WebhookContext {
-    /// The context for the webhooks `hooks` of the kind of `r`; `test_module` is chosen by the
-    /// caller (it depends on the other kinds of the project).
-    pub fn new(
-        p: &ProjectContext,
-        r: &ResourceContext,
-        hooks: &Webhooks,
-        test_module: String,
-    ) -> Self {
+    /// The context for the webhooks `hooks` of the kind of `r`.
+    pub fn new(p: &ProjectContext, r: &ResourceContext, hooks: &Webhooks) -> Self {
         let suffix = format!(
             "{}-{}-{}",
             r.qualified_group.replace('.', "-"),
@@ -153,7 +144,6 @@ impl WebhookContext {
                 "webhook",
             ),
             test_api_use: use_as(&api_module(r, &p.crate_name), "api"),
-            test_module,
             group_is_webhook: r.group_module == "webhook",
             crd_name: format!("{}.{}", r.plural, r.qualified_group),
             conversion_one_line,

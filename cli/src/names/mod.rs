@@ -5,6 +5,7 @@
 //! must also be valid, warning-free Rust identifiers. Every error names the bad value and the
 //! flag that fixes it.
 
+pub mod resource;
 pub mod rust;
 
 use heck::{ToSnakeCase, ToUpperCamelCase};
@@ -195,7 +196,7 @@ pub fn validate_project_name(name: &str, from_dir: bool) -> Result<String, NameE
             suggestion: suggest_project_name(name),
         });
     }
-    let crate_name = name.replace('-', "_");
+    let crate_name = rust::crate_name(name);
     if let Some((_, clash)) = CLASHING_CRATES.iter().find(|(c, _)| *c == crate_name) {
         return Err(NameError::ProjectNameClash {
             value: name.to_owned(),

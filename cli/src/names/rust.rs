@@ -42,6 +42,11 @@ pub fn file_stem(ident: &str) -> &str {
     ident.strip_prefix("r#").unwrap_or(ident)
 }
 
+/// The library crate of the project `project_name`: `-` becomes `_`, e.g. `knative_lite`.
+pub fn crate_name(project_name: &str) -> String {
+    project_name.replace('-', "_")
+}
+
 /// A snake_case identifier from a dotted or dashed Kubernetes name: `-` and `.` become `_`, and
 /// runs of `_` collapse to one (`foo--bar.baz` -> `foo_bar_baz`) so rustc's `non_snake_case`
 /// lint stays quiet.

@@ -1,7 +1,8 @@
 //! Render plans: every file a command creates or changes, computed and checked before the first
 //! write, then written atomically ([`Plan::apply`]).
 //!
-//! DESIGN §1: flags -> validated names -> a render plan -> written atomically. A [`PlanBuilder`]
+//! A command flows one way (`docs/design-notes.md`, "A command flows one way"): flags ->
+//! validated names -> a render plan -> written atomically. A [`PlanBuilder`]
 //! collects new files ([`PlanBuilder::create`]), marker insertions into existing or planned
 //! files ([`PlanBuilder::insert`]) and removals ([`PlanBuilder::remove`]); every conflict (a file that exists without `--force`, a
 //! missing marker, a path blocked by a regular file) is an error from the builder, so a command
@@ -9,6 +10,7 @@
 //! rename (a removal is a plain unlink), and on any failure restores everything already written or
 //! removed.
 
+mod error;
 pub mod marker;
 mod write;
 
@@ -16,8 +18,9 @@ use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
+pub use error::PlanError;
 pub use marker::Marker;
-pub use write::{Fs, RealFs};
+pub use write::{Fs, Plan, PlannedFile, RealFs};
 
 /// What to do when a file the plan creates already exists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,98 +29,6 @@ pub enum IfExists {
     Error(&'static str),
     /// Replace it (`--force`).
     Overwrite,
-}
-
-/// One file of a plan.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlannedFile {
-    /// The path relative to the project root, with `/` separators.
-    pub path: String,
-    /// The complete new content; `None` removes the file.
-    pub content: Option<String>,
-    /// The content on disk before the plan, `None` for a new file.
-    pub previous: Option<String>,
-}
-
-/// A plan could not be made or applied. Paths are relative to the project root.
-#[derive(Debug, thiserror::Error)]
-pub enum PlanError {
-    /// A file to create exists and may not be overwritten.
-    #[error("file {path} already exists; {fix}")]
-    FileExists {
-        /// The file.
-        path: String,
-        /// What to do about it.
-        fix: &'static str,
-    },
-    /// A file to insert into does not exist.
-    #[error(
-        "cannot add to {path}: the file does not exist (kbr expects it to hold the marker `{marker}`); restore it from version control"
-    )]
-    MissingFile {
-        /// The file.
-        path: String,
-        /// The marker kbr looked for.
-        marker: Marker,
-    },
-    /// A file to insert into has no such marker.
-    #[error(
-        "cannot add to {path}: marker `{marker}` not found; restore the marker line where kbr should add code"
-    )]
-    MarkerMissing {
-        /// The file.
-        path: String,
-        /// The missing marker.
-        marker: Marker,
-    },
-    /// A directory the plan needs is a regular file.
-    #[error("cannot write {path}: {blocker} is a file, not a directory; move it out of the way")]
-    NotADirectory {
-        /// The file to write.
-        path: String,
-        /// The ancestor that is a file.
-        blocker: String,
-    },
-    /// A file the plan writes is a directory.
-    #[error("cannot write {path}: it is a directory; move it out of the way")]
-    IsADirectory {
-        /// The path.
-        path: String,
-    },
-    /// Reading an existing file failed.
-    #[error("cannot read {path}: {source}")]
-    Read {
-        /// The file.
-        path: String,
-        /// The I/O error.
-        source: io::Error,
-    },
-    /// Writing failed; everything written before was restored.
-    #[error("cannot write {path}: {source}; nothing was changed")]
-    Write {
-        /// The file.
-        path: String,
-        /// The I/O error.
-        source: io::Error,
-    },
-    /// Writing failed and so did restoring some files.
-    #[error(
-        "cannot write {path}: {source}; restoring the previous state also failed for {unrestored}, check them by hand"
-    )]
-    RollbackFailed {
-        /// The file whose write failed.
-        path: String,
-        /// The I/O error.
-        source: io::Error,
-        /// The paths that could not be restored, comma-separated.
-        unrestored: String,
-    },
-    /// The same file was planned twice (a bug in kbr).
-    #[error("internal error: {path} is planned twice")]
-    Duplicate {
-        /// The file.
-        path: String,
-    },
 }
 
 /// Collects the files of a [`Plan`], checking each against the disk as it goes.
@@ -280,10 +191,7 @@ impl PlanBuilder {
         for file in files.iter().filter(|f| f.content.is_some()) {
             check_parents(&self.root, &file.path)?;
         }
-        Ok(Plan {
-            root: self.root,
-            files,
-        })
+        Ok(Plan::new(self.root, files))
     }
 
     fn push(&mut self, file: PlannedFile) -> usize {
@@ -330,53 +238,6 @@ fn check_parents(root: &Path, path: &str) -> Result<(), PlanError> {
         }
     }
     Ok(())
-}
-
-/// A checked set of file writes, ready to apply.
-#[derive(Debug)]
-pub struct Plan {
-    root: PathBuf,
-    files: Vec<PlannedFile>,
-}
-
-impl Plan {
-    /// The project root the paths are relative to.
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
-    /// The files to write, in order.
-    pub fn files(&self) -> &[PlannedFile] {
-        &self.files
-    }
-
-    /// One line per file for the user, in plan order: `created <path>`, `updated <path>` or
-    /// `removed <path>` (Kubebuilder prints each file it scaffolds too).
-    pub fn report(&self) -> Vec<String> {
-        self.files
-            .iter()
-            .map(|file| {
-                let verb = match (&file.previous, &file.content) {
-                    (None, _) => "created",
-                    (Some(_), Some(_)) => "updated",
-                    (Some(_), None) => "removed",
-                };
-                format!("{verb} {}", file.path)
-            })
-            .collect()
-    }
-
-    /// Writes the plan to disk atomically; see [`Plan::apply_with`].
-    pub fn apply(&self) -> Result<(), PlanError> {
-        self.apply_with(&mut RealFs)
-    }
-
-    /// Writes (or removes) every file through `fs`, creating missing directories. If a write
-    /// fails, the files already written or removed get their old content back, new files and
-    /// directories are removed, and the error says whether that succeeded.
-    pub fn apply_with(&self, fs: &mut dyn Fs) -> Result<(), PlanError> {
-        write::apply(self, fs)
-    }
 }
 
 #[cfg(test)]

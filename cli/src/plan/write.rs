@@ -1,11 +1,74 @@
-//! Applying a [`Plan`]: temp file + rename per file (unlink for a removal), and a full rollback
-//! on failure.
+//! [`Plan`], a checked set of file writes, and applying it: temp file + rename per file
+//! (unlink for a removal), and a full rollback on failure.
 
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use super::{Plan, PlanError};
+use super::error::PlanError;
+
+/// One file of a plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedFile {
+    /// The path relative to the project root, with `/` separators.
+    pub path: String,
+    /// The complete new content; `None` removes the file.
+    pub content: Option<String>,
+    /// The content on disk before the plan, `None` for a new file.
+    pub previous: Option<String>,
+}
+
+/// A checked set of file writes, ready to apply.
+#[derive(Debug)]
+pub struct Plan {
+    root: PathBuf,
+    files: Vec<PlannedFile>,
+}
+
+impl Plan {
+    /// The plan writing `files` under `root` (checked by [`super::PlanBuilder::finish`]).
+    pub(super) fn new(root: PathBuf, files: Vec<PlannedFile>) -> Self {
+        Self { root, files }
+    }
+
+    /// The project root the paths are relative to.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The files to write, in order.
+    pub fn files(&self) -> &[PlannedFile] {
+        &self.files
+    }
+
+    /// One line per file for the user, in plan order: `created <path>`, `updated <path>` or
+    /// `removed <path>` (Kubebuilder prints each file it scaffolds too).
+    pub fn report(&self) -> Vec<String> {
+        self.files
+            .iter()
+            .map(|file| {
+                let verb = match (&file.previous, &file.content) {
+                    (None, _) => "created",
+                    (Some(_), Some(_)) => "updated",
+                    (Some(_), None) => "removed",
+                };
+                format!("{verb} {}", file.path)
+            })
+            .collect()
+    }
+
+    /// Writes the plan to disk atomically; see [`Plan::apply_with`].
+    pub fn apply(&self) -> Result<(), PlanError> {
+        self.apply_with(&mut RealFs)
+    }
+
+    /// Writes (or removes) every file through `fs`, creating missing directories. If a write
+    /// fails, the files already written or removed get their old content back, new files and
+    /// directories are removed, and the error says whether that succeeded.
+    pub fn apply_with(&self, fs: &mut dyn Fs) -> Result<(), PlanError> {
+        apply(self, fs)
+    }
+}
 
 /// The file-system operations a plan needs. [`RealFs`] is the real one; tests substitute a
 /// failing one to exercise the rollback.
@@ -68,7 +131,7 @@ enum Undo<'a> {
 }
 
 /// See [`Plan::apply_with`].
-pub(super) fn apply(plan: &Plan, fs: &mut dyn Fs) -> Result<(), PlanError> {
+fn apply(plan: &Plan, fs: &mut dyn Fs) -> Result<(), PlanError> {
     let mut done: Vec<Undo<'_>> = Vec::new();
     for file in &plan.files {
         let full = plan.root.join(&file.path);

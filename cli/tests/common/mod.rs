@@ -215,6 +215,12 @@ pub const TRICKY_KINDS: &[&str] = &[
     "I64",
     "Metav1",
     "Main",
+    // What a sharded project imports (`init --sharding`).
+    "Sharding",
+    "Sharded",
+    "ShardingOptions",
+    "Timestamp",
+    "Duration",
 ];
 
 /// A kind as long as generated code stays rustfmt-clean for with version `v2alpha1`: 52

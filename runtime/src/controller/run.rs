@@ -80,6 +80,8 @@ struct Running<R: Reconciler> {
     state: Arc<State<R::Object>>,
     store: Store<R::Object>,
     synced: watch::Receiver<bool>,
+    /// The manager's stop, which also ends the workers' wait for the cache sync.
+    stop: watch::Receiver<bool>,
     /// The sources' task: ends (shutting the queue down) when the manager stops.
     sources: JoinHandle<()>,
     /// Fires the queue's delayed adds.
@@ -131,6 +133,7 @@ fn start<R: Reconciler>(controller: Controller<R>, ctx: RunContext) -> Running<R
         .map(|source: Box<dyn Source<R::Object>>| source.start(context.clone()))
         .collect();
     drop(context);
+    let workers_stop = ctx.stop.clone();
     let mut stop = ctx.stop;
     let sources_state = state.clone();
     let sources = tokio::spawn(async move {
@@ -153,6 +156,7 @@ fn start<R: Reconciler>(controller: Controller<R>, ctx: RunContext) -> Running<R
         state,
         store: informer.store(),
         synced: informer.synced(),
+        stop: workers_stop,
         sources,
         timers: AbortOnDrop(tokio::spawn(queue.run_timers(timers))),
     }
@@ -167,6 +171,7 @@ impl<R: Reconciler> Started for Running<R> {
                 state,
                 store,
                 synced,
+                stop,
                 sources,
                 timers,
             } = *self;
@@ -178,6 +183,7 @@ impl<R: Reconciler> Started for Running<R> {
                     store.clone(),
                     state.clone(),
                     synced.clone(),
+                    stop.clone(),
                 )
             });
             futures::future::join_all(workers).await;

@@ -105,11 +105,18 @@ pub(super) async fn worker<R: Reconciler>(
     store: Store<R::Object>,
     state: Arc<State<R::Object>>,
     mut synced: watch::Receiver<bool>,
+    mut stop: watch::Receiver<bool>,
 ) {
     // Keys from owned or watched kinds may arrive before the reconciled kind's cache is filled;
-    // looking them up now would drop them as deleted.
-    if synced.wait_for(|synced| *synced).await.is_err() {
-        return;
+    // looking them up now would drop them as deleted. A stop ends the wait: nothing is in
+    // flight yet (controller-runtime's WaitForCacheSync returns when its context is done).
+    tokio::select! {
+        synced = synced.wait_for(|synced| *synced) => {
+            if synced.is_err() {
+                return;
+            }
+        }
+        _ = stop.wait_for(|stopped| *stopped) => return,
     }
     while let Some(key) = state.queue.get().await {
         let current = store.get(&key);

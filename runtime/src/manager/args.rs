@@ -7,12 +7,15 @@ use clap::ArgAction;
 
 use super::{ManagerOptions, OnMissingRbac};
 use crate::logging::{self, LogFormat};
+use crate::sharding::{ShardingArgs, ShardingOptions};
 use crate::webhook::WebhookServerOptions;
 
 /// The flags of a manager binary: every flag of Kubebuilder's scaffolded `cmd/main.go` (go/v4),
 /// with its name and default, plus kbr's own (`--warm-standby`, `--webhook-local-url`, the
-/// logging flags). Flatten it into the binary's own `clap::Parser`, then turn it into
-/// [`ManagerOptions`] and [`WebhookServerOptions`]:
+/// logging flags, and the controller-sharding flags of [`ShardingArgs`]: `--sharding`,
+/// `--shard-ring`, `--shard-name`, `--shard-lease-duration`, `--shard-renew-deadline`,
+/// `--shard-retry-period`, `--shard-resync-period`). Flatten it into the binary's own
+/// `clap::Parser`, then turn it into [`ManagerOptions`] and [`WebhookServerOptions`]:
 ///
 /// ```
 /// use clap::Parser;
@@ -162,6 +165,10 @@ pub struct ManagerArgs {
         default_value_t = LogFormat::Text
     )]
     pub log_format: LogFormat,
+
+    /// Controller sharding (`--sharding` and the `--shard-*` flags).
+    #[command(flatten)]
+    pub sharding: ShardingArgs,
 }
 
 impl ManagerArgs {
@@ -173,8 +180,9 @@ impl ManagerArgs {
 
     /// The [`ManagerOptions`] these flags set (bind addresses, leader election and warm standby,
     /// secure metrics and their certificate, HTTP/2, what to do on missing RBAC), every other
-    /// option at its default. The Lease name,
-    /// [`ManagerOptions::leader_election_id`], is the project's to set.
+    /// option at its default. The Lease name, [`ManagerOptions::leader_election_id`], is the
+    /// project's to set, and so is [`ManagerOptions::sharding`], from
+    /// [`ManagerArgs::sharding_options`] with the project's sharded kinds.
     #[must_use]
     pub fn manager_options(&self) -> ManagerOptions {
         ManagerOptions {
@@ -190,6 +198,14 @@ impl ManagerArgs {
             on_missing_rbac: self.on_missing_rbac,
             ..ManagerOptions::default()
         }
+    }
+
+    /// The [`ShardingOptions`] the sharding flags set, without kinds yet; `None` without
+    /// `--sharding` (see [`ShardingArgs::options`]). `default_ring` is the ring without
+    /// `--shard-ring`: the operator's own name.
+    #[must_use]
+    pub fn sharding_options(&self, default_ring: &str) -> Option<ShardingOptions> {
+        self.sharding.options(default_ring)
     }
 
     /// The [`WebhookServerOptions`] these flags set (port, certificate directory and file names,

@@ -102,6 +102,12 @@ impl Manager {
     ///   the webhook configurations and `patch` of CRDs;
     /// - those added with [`Manager::add_rbac_rules`] (markers).
     ///
+    /// An [offline](Manager::offline) manager runs in no pod, so where no Lease namespace is
+    /// configured it leaves the Lease rules out — a scaffolded project grants them in the
+    /// manager's namespace, which kustomize sets, with `config/rbac/leader_election_role.yaml`
+    /// and `shard_lease_role.yaml` — and keeps sharding's label patches
+    /// ([`ShardingOptions::kind_rules`](crate::sharding::ShardingOptions::kind_rules)).
+    ///
     /// [`Manager::start`] checks them before the caches start; `make manifests` writes them
     /// ([`crate::manifests::write`]).
     #[must_use]
@@ -116,16 +122,18 @@ impl Manager {
             rules.push(rbac::events_rule().origin(format!("event recorder {name}")));
         }
         let options = &self.options;
-        if options.leader_election {
-            let namespace =
-                lease_namespace(&self.kube, options.leader_election_namespace.as_deref());
+        if options.leader_election
+            && let Some(namespace) = self.lease_namespace(&options.leader_election_namespace)
+        {
             let id = &options.leader_election_id;
             let origin = format!("leader election: the Lease {id}");
             rules.push(leases(&namespace, &lease_lock::VERBS, origin));
         }
         if let Some(sharding) = &options.sharding {
-            let namespace = lease_namespace(&self.kube, sharding.namespace.as_deref());
-            rules.extend(sharding.rbac_rules(&namespace));
+            match self.lease_namespace(&sharding.namespace) {
+                Some(namespace) => rules.extend(sharding.rbac_rules(&namespace)),
+                None => rules.extend(sharding.kind_rules()),
+            }
         }
         let metrics_served = matches!(
             parse_bind_address(&options.metrics_bind_address),
@@ -152,6 +160,16 @@ impl Manager {
         }
         rules.extend(self.rules.iter().cloned());
         rules
+    }
+
+    /// The namespace of this manager's Leases: `configured`, else the pod's, else the
+    /// kubeconfig's; `None` for an [offline](Manager::offline) manager without `configured`,
+    /// which runs in no pod: the deployment decides it (kustomize's `namespace`).
+    fn lease_namespace(&self, configured: &Option<String>) -> Option<String> {
+        match configured {
+            None if self.offline => None,
+            configured => Some(lease_namespace(&self.kube, configured.as_deref())),
+        }
     }
 
     /// Records that an event recorder named `name` exists, for [`Manager::rbac_rules`].

@@ -11,14 +11,15 @@ use super::tasks::Tasks;
 use super::{ManagerError, ManagerOptions};
 use crate::Client;
 use crate::metrics::Metrics;
-use crate::sharding::{ShardLease, Sharder, ShardingMetrics, ShardingOptions};
+use crate::sharding::{ShardLease, Sharder, ShardingError, ShardingMetrics, ShardingOptions};
 
 /// Spawns onto `tasks` the keeper of this replica's shard Lease (acquire, then renew; losing it
 /// stops the manager with [`ShardingError::LeaseLost`](crate::sharding::ShardingError)) and the
 /// sharder's election loop. Controllers may start at once: no object is assigned to this shard
 /// before its Lease is held. Returns the Lease, to release once the controllers stopped.
 ///
-/// Errors: [`ManagerError::Sharding`] for unusable options.
+/// Errors: [`ManagerError::Sharding`] for unusable options, and with leader election on: only
+/// the leader would run controllers, so the other shards' objects would never be reconciled.
 pub(super) fn start(
     sharding: &ShardingOptions,
     options: &ManagerOptions,
@@ -27,6 +28,12 @@ pub(super) fn start(
     tasks: &mut Tasks,
     stop: &watch::Receiver<bool>,
 ) -> Result<ShardLease, ManagerError> {
+    if options.leader_election {
+        return Err(ShardingError::Invalid(
+            "sharding and leader election exclude each other: every replica reconciles its own shard; drop --leader-elect (or leader_election)".into(),
+        )
+        .into());
+    }
     let shard = sharding.shard_name()?;
     let namespace = lease_namespace(kube, sharding.namespace.as_deref());
     let lease = ShardLease::new(&Client::new(kube.clone()), &namespace, &shard, sharding);

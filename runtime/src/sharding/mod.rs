@@ -49,6 +49,7 @@
 //! # }
 //! ```
 
+mod args;
 mod hash;
 mod kind;
 mod metrics;
@@ -59,6 +60,7 @@ mod sharder;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use self::args::ShardingArgs;
 pub use self::hash::{assign, weight};
 pub use self::kind::ObjectShard;
 pub(crate) use self::kind::ShardedKind;
@@ -263,8 +265,7 @@ impl ShardingOptions {
     ///   ([`ShardLease`]) and the ring's members, read by the sharder;
     /// - `get`, `list`, `watch`, `create`, `update` of Leases: the sharder's election on
     ///   `<ring>-sharder` (the manager's leader election, with the verbs of its Lease lock);
-    /// - `list`, `watch`, `patch` of every sharded kind, in all namespaces: the sharder lists
-    ///   and watches them and writes their shard labels, and [`Sharded`] removes them on a drain.
+    /// - [`ShardingOptions::kind_rules`]: the label patches on every sharded kind.
     #[must_use]
     pub fn rbac_rules(&self, namespace: &str) -> Vec<crate::rbac::Rule> {
         let ring = &self.ring;
@@ -283,13 +284,36 @@ impl ShardingOptions {
                 "sharding ring {ring}: the sharder's election Lease {ring}-sharder"
             )),
         ];
-        for kind in &self.kinds {
-            let resource = kind.resource();
-            rules.push(resource.rule(None, &["list", "watch", "patch"]).origin(format!(
-                "sharding ring {ring}: the sharder labels {resource} objects with their shard"
-            )));
-        }
+        rules.extend(self.kind_rules());
         rules
+    }
+
+    /// The RBAC rules sharding needs on the sharded kinds, one per kind and in all namespaces:
+    /// `list`, `watch` and `patch` (the sharder lists and watches them and writes their shard
+    /// labels; a [`Sharded`] reconciler removes the labels of a draining object). Unlike the
+    /// Leases ([`ShardingOptions::rbac_rules`]) they do not depend on where the manager runs,
+    /// so `make manifests` writes them to the manager's role.
+    ///
+    /// ```
+    /// use kbr_runtime::k8s_openapi::api::apps::v1::Deployment;
+    /// use kbr_runtime::sharding::ShardingOptions;
+    /// let rules = ShardingOptions::new("web").kind::<Deployment>().kind_rules();
+    /// assert_eq!(rules[0].groups, ["apps"]);
+    /// assert_eq!(rules[0].resources, ["deployments"]);
+    /// assert_eq!(rules[0].verbs, ["list", "watch", "patch"]);
+    /// ```
+    #[must_use]
+    pub fn kind_rules(&self) -> Vec<crate::rbac::Rule> {
+        let ring = &self.ring;
+        self.kinds
+            .iter()
+            .map(|kind| {
+                let resource = kind.resource();
+                resource.rule(None, &["list", "watch", "patch"]).origin(format!(
+                    "sharding ring {ring}: the sharder labels {resource} objects with their shard"
+                ))
+            })
+            .collect()
     }
 
     /// Restricts `cache`'s informers of every sharded kind to shard `shard`.

@@ -32,14 +32,20 @@ pub enum ShardedError<E: std::error::Error + 'static> {
 pub struct Sharded<R> {
     inner: R,
     client: Client,
-    shard_label: String,
-    drain_label: String,
+    /// The ring's shard and drain label keys; `None` when the manager runs unsharded.
+    labels: Option<RingLabels>,
+}
+
+/// The label keys of one ring.
+struct RingLabels {
+    shard: String,
+    drain: String,
 }
 
 impl<R> std::fmt::Debug for Sharded<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Sharded")
-            .field("shard_label", &self.shard_label)
+            .field("shard_label", &self.labels.as_ref().map(|l| &l.shard))
             .finish_non_exhaustive()
     }
 }
@@ -48,20 +54,39 @@ impl<R> Sharded<R> {
     /// Wraps `inner` for the ring of `options`; `kube` writes the drain acknowledgements.
     #[must_use]
     pub fn new(inner: R, kube: kube::Client, options: &ShardingOptions) -> Self {
+        Self::optional(inner, kube, Some(options))
+    }
+
+    /// Wraps `inner` for the ring of `options` when the manager shards
+    /// ([`ManagerOptions::sharding`](crate::ManagerOptions::sharding)), else passes every object
+    /// to `inner` unchanged: one controller definition serves a manager started with or
+    /// without `--sharding`.
+    ///
+    /// ```no_run
+    /// # use kbr_runtime::{Manager, Controller, Reconciler};
+    /// # fn demo<R: Reconciler>(manager: &mut Manager, reconciler: R) -> Result<(), kbr_runtime::ManagerError>
+    /// # where R::Object: kbr_runtime::client::Object {
+    /// use kbr_runtime::sharding::Sharded;
+    /// let sharding = manager.options().sharding.as_ref();
+    /// let reconciler = Sharded::optional(reconciler, manager.kube_client(), sharding);
+    /// manager.add_controller(Controller::new(reconciler))
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn optional(inner: R, kube: kube::Client, options: Option<&ShardingOptions>) -> Self {
         Self {
             inner,
             client: Client::new(kube),
-            shard_label: shard_label(&options.ring),
-            drain_label: drain_label(&options.ring),
+            labels: options.map(|options| RingLabels {
+                shard: shard_label(&options.ring),
+                drain: drain_label(&options.ring),
+            }),
         }
     }
 
-    async fn acknowledge<K: Object>(&self, obj: &K) -> Result<(), crate::Error> {
+    async fn acknowledge<K: Object>(&self, obj: &K, ring: &RingLabels) -> Result<(), crate::Error> {
         let meta = obj.meta();
-        let labels = BTreeMap::from([
-            (self.shard_label.clone(), None),
-            (self.drain_label.clone(), None),
-        ]);
+        let labels = BTreeMap::from([(ring.shard.clone(), None), (ring.drain.clone(), None)]);
         let patch = label_patch(meta.resource_version.as_deref(), &labels);
         let name = meta.name.as_deref().unwrap_or_default();
         let result = self
@@ -94,13 +119,14 @@ where
     type Error = ShardedError<R::Error>;
 
     async fn reconcile(&self, obj: Arc<R::Object>) -> Result<Action, Self::Error> {
-        let draining = obj
-            .meta()
-            .labels
-            .as_ref()
-            .is_some_and(|l| l.contains_key(&self.drain_label));
-        if draining {
-            self.acknowledge(obj.as_ref())
+        let draining = self.labels.as_ref().filter(|ring| {
+            obj.meta()
+                .labels
+                .as_ref()
+                .is_some_and(|l| l.contains_key(&ring.drain))
+        });
+        if let Some(ring) = draining {
+            self.acknowledge(obj.as_ref(), ring)
                 .await
                 .map_err(ShardedError::Drain)?;
             return Ok(Action::await_change());

@@ -6,6 +6,12 @@
 //! each file directly under `tests/` would be a binary of its own, linked and stored
 //! separately. `kbr create api` adds a module here.
 
+{% if p.sharding -%}
+use std::time::Duration;
+
+use kbr_runtime::k8s_openapi::jiff::Timestamp;
+use kbr_runtime::sharding::ShardingOptions;
+{% endif -%}
 use kbr_runtime::testing::TestEnv;
 use kbr_runtime::{Manager, ManagerOptions};
 
@@ -21,3 +27,63 @@ async fn every_controller_registers_with_one_manager() -> anyhow::Result<()> {
     {{ p.crate_name }}::setup_controllers(&mut manager)?;
     Ok(())
 }
+{%- if p.sharding %}
+
+/// With `--sharding`, as `src/main.rs` runs it and `config/manager` scales it to 3, each
+/// replica holds a shard Lease of the ring `SHARD_RING`; the sharder splits the objects of every
+/// controller's kind between the ring's members. A graceful stop releases the Leases, so a
+/// stopped replica's objects move at once.
+#[tokio::test(flavor = "multi_thread")]
+async fn three_replicas_form_the_shard_ring() -> anyhow::Result<()> {
+    let scheme = {{ p.crate_name }}::scheme();
+    let ring = {{ p.crate_name }}::SHARD_RING;
+    let env = TestEnv::start(scheme.clone()).await?;
+    let (stop, stopping) = tokio::sync::watch::channel(false);
+    let mut replicas = Vec::new();
+    for shard in ["replica-0", "replica-1", "replica-2"] {
+        let mut sharding = ShardingOptions::new(ring);
+        sharding.shard = Some(shard.to_owned());
+        sharding.namespace = Some("default".to_owned());
+        let options = ManagerOptions {
+            sharding: Some({{ p.crate_name }}::sharding(sharding)),
+            // No probe or metrics servers: three managers share this process.
+            health_probe_bind_address: "0".to_owned(),
+            metrics_bind_address: "0".to_owned(),
+            ..ManagerOptions::default()
+        };
+        let mut manager = Manager::with_client(env.kube_client(), scheme.clone(), options);
+        {{ p.crate_name }}::setup_controllers(&mut manager)?;
+        let mut stopping = stopping.clone();
+        let shutdown = async move {
+            let _ = stopping.wait_for(|stop| *stop).await;
+        };
+        replicas.push(tokio::spawn(manager.start_with_shutdown(shutdown)));
+    }
+
+    // Every replica holds its Lease: the ring has three members (polled; 60 s is a failure
+    // bound, not a target).
+    let client = env.client();
+    let members = async {
+        loop {
+            let leases = kbr_runtime::sharding::leases(&client, "default", ring).await?;
+            let members = kbr_runtime::sharding::members(&leases, Timestamp::now());
+            if members.len() == 3 {
+                return anyhow::Ok(members);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    let members = tokio::time::timeout(Duration::from_secs(60), members).await??;
+    assert_eq!(members, ["replica-0", "replica-1", "replica-2"]);
+
+    // Each replica stops gracefully and releases its Lease: the ring is empty.
+    stop.send(true)?;
+    for replica in replicas {
+        replica.await??;
+    }
+    let leases = kbr_runtime::sharding::leases(&client, "default", ring).await?;
+    let members = kbr_runtime::sharding::members(&leases, Timestamp::now());
+    assert!(members.is_empty(), "still in the ring: {members:?}");
+    Ok(())
+}
+{%- endif %}

@@ -3,16 +3,26 @@
 //! The library holds what the binaries share: the API types ([`api`]), their reconcilers
 //! ([`controller`]) and webhooks ([`webhook`]), and the registries `kbr create api` and
 //! `kbr create webhook` keep up to date: [`scheme`] (every API type), [`rbac_rules`] (the
+{%- if p.sharding %}
+//! reconcilers' RBAC markers), [`setup_controllers`] (every controller), [`sharding`] (the kind
+//! of every controller, whose objects the replicas split) and [`webhooks`] (every webhook).
+//! `src/main.rs` runs them in a [`Manager`]; `src/bin/manifests.rs` builds the same controllers
+//! without a cluster and writes the CRDs, RBAC role and webhook configurations they imply.
+{%- else %}
 //! reconcilers' RBAC markers), [`setup_controllers`] (every controller) and [`webhooks`] (every
 //! webhook). `src/main.rs` runs them in a [`Manager`]; `src/bin/manifests.rs` builds the same
 //! controllers without a cluster and writes the CRDs, RBAC role and webhook configurations they
 //! imply.
+{%- endif %}
 
 pub mod api;
 pub mod controller;
 pub mod webhook;
 
 use kbr_runtime::rbac;
+{%- if p.sharding %}
+use kbr_runtime::sharding::ShardingOptions;
+{%- endif %}
 use kbr_runtime::webhook::{WebhookError, Webhooks};
 use kbr_runtime::{Client, Manager, ManagerError, Scheme};
 
@@ -34,6 +44,18 @@ const SETUP_WITH_MANAGER: &[SetupWithManager] = &[
     // +kbr:scaffold:builder
 ];
 
+{% if p.sharding -%}
+/// The ring of this operator's replicas with `--sharding` (unless `--shard-ring` names
+/// another): part of the label keys on the objects, `shard.sharding.kbr.dev/<ring>`.
+pub const SHARD_RING: &str = "{{ p.project_name }}";
+
+/// The kind of every controller: with `--sharding`, the manager's replicas split their objects
+/// between them, and each reconciles only its share.
+const SHARDED_KINDS: &[fn(ShardingOptions) -> ShardingOptions] = &[
+    // +kbr:scaffold:sharding
+];
+
+{% endif -%}
 /// Registers one kind's webhooks: a webhook module's `setup_webhook`.
 type SetupWebhook = fn(&mut Webhooks) -> Result<(), WebhookError>;
 
@@ -76,6 +98,18 @@ pub fn setup_controllers(manager: &mut Manager) -> Result<(), ManagerError> {
     Ok(())
 }
 
+{% if p.sharding -%}
+/// `options` with the kind of every controller registered as sharded
+/// ([`ShardingOptions::kind`]); `src/main.rs` passes the options of `--sharding`, and
+/// `src/bin/manifests.rs` writes the label patches sharding needs on those kinds into the role.
+pub fn sharding(mut options: ShardingOptions) -> ShardingOptions {
+    for kind in SHARDED_KINDS {
+        options = kind(options);
+    }
+    options
+}
+
+{% endif -%}
 /// Every webhook of this project (defaulting, validation, conversion). `client` is what webhooks
 /// read the cluster with; `None` when only describing them, as `make manifests` does.
 ///

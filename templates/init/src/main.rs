@@ -1,5 +1,9 @@
 {{ p.header_rust }}//! The {{ p.project_name }} manager: runs every controller and webhook of this project, with health
+{%- if p.sharding %}
+//! probes, metrics, and leader election or controller sharding (Kubebuilder's `cmd/main.go`).
+{%- else %}
 //! probes, metrics and leader election (Kubebuilder's `cmd/main.go`).
+{%- endif %}
 
 use clap::Parser;
 use kbr_runtime::webhook::WebhookServer;
@@ -11,7 +15,11 @@ use kbr_runtime::{Manager, ManagerArgs, ManagerOptions};
 #[command(version, about)]
 struct Args {
     /// Kubebuilder's manager flags (metrics, health probes, leader election, webhook server)
+{%- if p.sharding %}
+    /// and logging, and controller sharding (`--sharding`, `--shard-*`).
+{%- else %}
     /// and logging.
+{%- endif %}
     #[command(flatten)]
     manager: ManagerArgs,
 }
@@ -26,6 +34,14 @@ async fn main() -> anyhow::Result<()> {
 {%- if p.namespaced %}
         // Only the namespaces in WATCH_NAMESPACE (the Pod's own, see config/manager/manager.yaml).
         namespaces: kbr_runtime::manager::watch_namespaces_from_env(),
+{%- endif %}
+{%- if p.sharding %}
+        // With --sharding, the replicas split the objects of every controller's kind between
+        // them (config/manager/manager.yaml runs 3), instead of electing one leader.
+        sharding: args
+            .manager
+            .sharding_options({{ p.crate_name }}::SHARD_RING)
+            .map({{ p.crate_name }}::sharding),
 {%- endif %}
         ..args.manager.manager_options()
     };

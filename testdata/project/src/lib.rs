@@ -17,16 +17,17 @@
 //! The library holds what the binaries share: the API types ([`api`]), their reconcilers
 //! ([`controller`]) and webhooks ([`webhook`]), and the registries `kbr create api` and
 //! `kbr create webhook` keep up to date: [`scheme`] (every API type), [`rbac_rules`] (the
-//! reconcilers' RBAC markers), [`setup_controllers`] (every controller) and [`webhooks`] (every
-//! webhook). `src/main.rs` runs them in a [`Manager`]; `src/bin/manifests.rs` builds the same
-//! controllers without a cluster and writes the CRDs, RBAC role and webhook configurations they
-//! imply.
+//! reconcilers' RBAC markers), [`setup_controllers`] (every controller), [`sharding`] (the kind
+//! of every controller, whose objects the replicas split) and [`webhooks`] (every webhook).
+//! `src/main.rs` runs them in a [`Manager`]; `src/bin/manifests.rs` builds the same controllers
+//! without a cluster and writes the CRDs, RBAC role and webhook configurations they imply.
 
 pub mod api;
 pub mod controller;
 pub mod webhook;
 
 use kbr_runtime::rbac;
+use kbr_runtime::sharding::ShardingOptions;
 use kbr_runtime::webhook::{WebhookError, Webhooks};
 use kbr_runtime::{Client, Manager, ManagerError, Scheme};
 
@@ -52,6 +53,18 @@ const SETUP_WITH_MANAGER: &[SetupWithManager] = &[
     controller::crew::CaptainReconciler::setup_with_manager,
     controller::apps::DeploymentReconciler::setup_with_manager,
     // +kbr:scaffold:builder
+];
+
+/// The ring of this operator's replicas with `--sharding` (unless `--shard-ring` names
+/// another): part of the label keys on the objects, `shard.sharding.kbr.dev/<ring>`.
+pub const SHARD_RING: &str = "project";
+
+/// The kind of every controller: with `--sharding`, the manager's replicas split their objects
+/// between them, and each reconciles only its share.
+const SHARDED_KINDS: &[fn(ShardingOptions) -> ShardingOptions] = &[
+    ShardingOptions::kind::<crate::api::crew::v1::Captain>,
+    ShardingOptions::kind::<kbr_runtime::k8s_openapi::api::apps::v1::Deployment>,
+    // +kbr:scaffold:sharding
 ];
 
 /// Registers one kind's webhooks: a webhook module's `setup_webhook`.
@@ -96,6 +109,16 @@ pub fn setup_controllers(manager: &mut Manager) -> Result<(), ManagerError> {
         setup_with_manager(manager)?;
     }
     Ok(())
+}
+
+/// `options` with the kind of every controller registered as sharded
+/// ([`ShardingOptions::kind`]); `src/main.rs` passes the options of `--sharding`, and
+/// `src/bin/manifests.rs` writes the label patches sharding needs on those kinds into the role.
+pub fn sharding(mut options: ShardingOptions) -> ShardingOptions {
+    for kind in SHARDED_KINDS {
+        options = kind(options);
+    }
+    options
 }
 
 /// Every webhook of this project (defaulting, validation, conversion). `client` is what webhooks

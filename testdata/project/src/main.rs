@@ -13,7 +13,7 @@
 // limitations under the License.
 
 //! The project manager: runs every controller and webhook of this project, with health
-//! probes, metrics and leader election (Kubebuilder's `cmd/main.go`).
+//! probes, metrics, and leader election or controller sharding (Kubebuilder's `cmd/main.go`).
 
 use clap::Parser;
 use kbr_runtime::webhook::WebhookServer;
@@ -25,7 +25,7 @@ use kbr_runtime::{Manager, ManagerArgs, ManagerOptions};
 #[command(version, about)]
 struct Args {
     /// Kubebuilder's manager flags (metrics, health probes, leader election, webhook server)
-    /// and logging.
+    /// and logging, and controller sharding (`--sharding`, `--shard-*`).
     #[command(flatten)]
     manager: ManagerArgs,
 }
@@ -37,6 +37,12 @@ async fn main() -> anyhow::Result<()> {
 
     let options = ManagerOptions {
         leader_election_id: "f4bd82be.testproject.org".to_owned(),
+        // With --sharding, the replicas split the objects of every controller's kind between
+        // them (config/manager/manager.yaml runs 3), instead of electing one leader.
+        sharding: args
+            .manager
+            .sharding_options(project::SHARD_RING)
+            .map(project::sharding),
         ..args.manager.manager_options()
     };
     let mut manager = Manager::new(project::scheme(), options).await?;

@@ -10,12 +10,14 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::Recorded;
 use super::replay::{ReplayError, Scaffolder};
+use super::{Recorded, missing_runtime, missing_runtime_warning};
 use crate::cli::{AlphaGenerateArgs, Env};
-use crate::commands::ScaffoldError;
+use crate::commands::merge::Tree;
+use crate::commands::{OutputError, ScaffoldError, print};
 use crate::context::KBR_VERSION;
 use crate::plan::{PlanBuilder, PlanError};
+use crate::project::Project;
 
 /// `kbr alpha generate` failed. Displayed after `failed to generate the project: `.
 #[derive(Debug, thiserror::Error)]
@@ -52,6 +54,9 @@ pub enum GenerateError {
         /// The exit status or why make could not run.
         reason: String,
     },
+    /// Printing what was done failed.
+    #[error(transparent)]
+    Output(#[from] OutputError),
 }
 
 impl From<PlanError> for GenerateError {
@@ -61,25 +66,36 @@ impl From<PlanError> for GenerateError {
 }
 
 /// Runs `kbr alpha generate`, printing what it did to `out`.
-pub fn run(args: &AlphaGenerateArgs, env: &Env, out: &mut dyn Write) -> Result<(), crate::Error> {
-    let (output, files, changed) = generate(args, env).map_err(crate::Error::Generate)?;
-    writeln!(
+///
+/// A project whose relative kbr-runtime path holds no crate seen from the output directory (it
+/// moved) is rendered all the same, with a warning, and `make manifests` (which builds it) is
+/// left for after the path is fixed.
+pub fn run(args: &AlphaGenerateArgs, env: &Env, out: &mut dyn Write) -> Result<(), GenerateError> {
+    let (output, files, changed, project) = generate(args, env)?;
+    print(
         out,
-        "Generated {files} files in {} from PROJECT with kbr {KBR_VERSION} ({changed} written).",
-        output.display()
-    )
-    .map_err(crate::Error::Output)?;
-    if args.no_manifests {
-        writeln!(out, "Next: generate the manifests with:\n$ make manifests")
-            .map_err(crate::Error::Output)?;
+        format!(
+            "Generated {files} files in {} from PROJECT with kbr {KBR_VERSION} ({changed} written).",
+            output.display()
+        ),
+    )?;
+    let missing = missing_runtime(&project, &output);
+    if let Some(path) = missing {
+        print(out, missing_runtime_warning(path, &output))?;
+    }
+    if args.no_manifests || missing.is_some() {
+        print(out, "Next: generate the manifests with:\n$ make manifests")?;
         return Ok(());
     }
-    make_manifests(&output).map_err(crate::Error::Generate)
+    make_manifests(&output)
 }
 
-/// Renders and writes the project; returns the output directory, the number of files rendered
-/// and the number written (the others were already as rendered).
-fn generate(args: &AlphaGenerateArgs, env: &Env) -> Result<(PathBuf, usize, usize), GenerateError> {
+/// Renders and writes the project; returns the output directory, the number of files rendered,
+/// the number written (the others were already as rendered) and the project.
+fn generate(
+    args: &AlphaGenerateArgs,
+    env: &Env,
+) -> Result<(PathBuf, usize, usize, Project), GenerateError> {
     let input = match &args.input_dir {
         Some(dir) => {
             let dir = env.dir.join(dir);
@@ -114,11 +130,11 @@ fn generate(args: &AlphaGenerateArgs, env: &Env) -> Result<(PathBuf, usize, usiz
         // Best effort: the plan removed what it wrote, so the directory is empty.
         let _ = std::fs::remove_dir(&output);
     }
-    Ok((output, tree.len(), written?))
+    Ok((output, tree.len(), written?, recorded.project))
 }
 
 /// Writes `tree` into `dir` through one plan; returns the number of files written.
-fn write(dir: &Path, tree: &super::replay::Tree) -> Result<usize, GenerateError> {
+fn write(dir: &Path, tree: &Tree) -> Result<usize, GenerateError> {
     let mut plan = PlanBuilder::new(dir);
     for (path, content) in tree {
         plan.put(path, content.clone())?;

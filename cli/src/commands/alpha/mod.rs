@@ -4,13 +4,15 @@
 //! PROJECT records every scaffold command with its flags, so the project can be rendered again
 //! from it ([`replay`]): by this kbr ([`generate`]), or by an older kbr and this one, whose
 //! renders are the base and theirs of a 3-way merge with the user's files ([`update`],
-//! [`merge`]). Older versions come from `cargo install` ([`install`]) or a binary the user names.
+//! [`crate::commands::merge`]). Older versions come from `cargo install` ([`install`]) or a binary the user names.
 
 pub mod generate;
 pub mod install;
-pub mod merge;
 pub mod replay;
+mod scratch;
 pub mod update;
+
+pub use scratch::{missing_runtime, missing_runtime_warning};
 
 use std::path::Path;
 

@@ -14,19 +14,17 @@
 //! Those functions destructure PROJECT's structs without `..`, so a new PROJECT key does not
 //! compile until it is replayed or marked as needing no flag.
 
-use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use clap::Parser;
 
-use crate::cli::{Cli, Env};
+use super::scratch::Scratch;
+use crate::cli::{Cli, Command as KbrCommand, CreateCommand, Env};
+use crate::commands::merge::Tree;
 use crate::context::KBR_VERSION;
 use crate::project::{Api, License, Project, Resource, Runtime, Webhooks};
-
-/// A rendered project: file path (relative, `/`-separated) -> content.
-pub type Tree = BTreeMap<String, String>;
 
 /// The kbr that replays the commands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,9 +39,9 @@ pub enum Scaffolder {
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
     /// The scratch directory could not be made or read.
-    #[error("cannot render the project in a scratch directory beside {dir}: {source}")]
+    #[error("cannot render the project of {dir} in a scratch directory: {source}")]
     Scratch {
-        /// Where the scratch directory was to be.
+        /// The project's directory.
         dir: String,
         /// The I/O error.
         source: io::Error,
@@ -79,36 +77,26 @@ impl Scaffolder {
 
     /// Renders `project` from scratch by replaying [`commands`], and reads the result.
     ///
-    /// `project_dir` is the project's own directory: the scratch directory is made beside it
-    /// when PROJECT depends on kbr-runtime by a relative path, so that path resolves as it does
-    /// from the project (else in the system's temporary directory). `source_date_epoch` fixes
-    /// the year of license headers. The scratch directory is removed before returning.
+    /// `project_dir` is the project's own directory: the commands run in a scratch directory
+    /// where PROJECT's runtime path resolves as it does from the project, or to an empty
+    /// stand-in crate when it resolves to no crate there ([`super::missing_runtime`]: the project
+    /// moved), so the project renders as PROJECT records it. `source_date_epoch` fixes the year of
+    /// license headers. The scratch directory is removed before returning.
     pub fn render(
         &self,
         project: &Project,
         project_dir: &Path,
         source_date_epoch: Option<&str>,
     ) -> Result<Tree, ReplayError> {
-        let parent = match &project.runtime {
-            Runtime::Path(path) if Path::new(path).is_relative() => {
-                project_dir.parent().unwrap_or(project_dir).to_path_buf()
-            }
-            _ => std::env::temp_dir(),
-        };
         let scratch_error = |source| ReplayError::Scratch {
-            dir: parent.display().to_string(),
+            dir: project_dir.display().to_string(),
             source,
         };
-        let scratch = tempfile::Builder::new()
-            .prefix(".kbr-render-")
-            .tempdir_in(&parent)
-            .map_err(scratch_error)?;
+        let scratch = Scratch::new(project, project_dir).map_err(scratch_error)?;
         for args in commands(project) {
-            self.run(&args, scratch.path(), source_date_epoch)?;
+            self.run(&args, scratch.dir(), source_date_epoch)?;
         }
-        let tree = read_tree(scratch.path()).map_err(scratch_error)?;
-        scratch.close().map_err(scratch_error)?;
-        Ok(tree)
+        scratch.into_tree().map_err(scratch_error)
     }
 
     /// Runs `kbr args` in `dir`.
@@ -133,7 +121,24 @@ impl Scaffolder {
                     dir: dir.to_path_buf(),
                     source_date_epoch: source_date_epoch.map(str::to_owned),
                 };
-                crate::run(cli, &env, &mut io::sink()).map_err(|err| failed(err.to_string()))
+                // The commands [`commands`] replays; their errors without the prefix of
+                // `crate::Error`, which the replayed command line already says.
+                let out = &mut io::sink();
+                let result = match cli.command {
+                    KbrCommand::Init(args) => {
+                        crate::commands::init::run(&args, &env, out).map_err(|e| e.to_string())
+                    }
+                    KbrCommand::Create(CreateCommand::Api(args)) => {
+                        crate::commands::create_api::run(&args, &env, out)
+                            .map_err(|e| e.to_string())
+                    }
+                    KbrCommand::Create(CreateCommand::Webhook(args)) => {
+                        crate::commands::create_webhook::run(&args, &env, out)
+                            .map_err(|e| e.to_string())
+                    }
+                    _ => Err("kbr replays only init, create api and create webhook".to_owned()),
+                };
+                result.map_err(failed)
             }
             Scaffolder::Binary(binary) => {
                 let mut command = Command::new(binary);
@@ -194,6 +199,7 @@ pub fn init(project: &Project) -> Vec<String> {
         project_name,
         resources: _, // replayed by create api and create webhook
         runtime,
+        sharding,
         version: _, // the PROJECT format
     } = project;
     let mut args = words(&["init"]);
@@ -207,6 +213,9 @@ pub fn init(project: &Project) -> Vec<String> {
     }
     if *namespaced {
         args.push("--namespaced".to_owned());
+    }
+    if *sharding {
+        args.push("--sharding".to_owned());
     }
     args.push(match runtime {
         Runtime::Path(path) => format!("--runtime-path={path}"),
@@ -317,29 +326,6 @@ fn first_line(text: &str) -> String {
         .unwrap_or_default()
         .trim_start_matches("error: ")
         .to_owned()
-}
-
-/// Every file under `root`, with its content.
-fn read_tree(root: &Path) -> io::Result<Tree> {
-    let mut tree = Tree::new();
-    let mut dirs = vec![root.to_path_buf()];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir)? {
-            let path = entry?.path();
-            if path.is_dir() {
-                dirs.push(path);
-                continue;
-            }
-            let relative: Vec<String> = path
-                .strip_prefix(root)
-                .map_err(io::Error::other)?
-                .components()
-                .map(|part| part.as_os_str().to_string_lossy().into_owned())
-                .collect();
-            tree.insert(relative.join("/"), std::fs::read_to_string(&path)?);
-        }
-    }
-    Ok(tree)
 }
 
 #[cfg(test)]

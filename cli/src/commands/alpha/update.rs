@@ -5,7 +5,7 @@
 //! 1. base: the project rendered from PROJECT by the kbr that wrote it (`--from-version`, by
 //!    default PROJECT's `cliVersion`; installed by cargo, or `--from-binary`);
 //! 2. ours: the project as it is; theirs: the project rendered from PROJECT by the new kbr;
-//! 3. every file of base or theirs is merged ([`super::merge`]) into one plan, applied
+//! 3. every file of base or theirs is merged ([`crate::commands::merge`]) into one plan, applied
 //!    atomically: either every file is written or none is.
 //!
 //! Conflicts are written with markers and listed; the command then fails (exit code 1) unless
@@ -14,12 +14,12 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::Recorded;
 use super::install::{self, InstallError};
-use super::merge::{self, Change};
 use super::replay::{ReplayError, Scaffolder};
+use super::{Recorded, missing_runtime, missing_runtime_warning};
 use crate::cli::{AlphaUpdateArgs, Env};
-use crate::commands::ScaffoldError;
+use crate::commands::merge::{self, Change};
+use crate::commands::{OutputError, ScaffoldError, print};
 use crate::context::KBR_VERSION;
 use crate::plan::PlanError;
 
@@ -45,6 +45,9 @@ pub enum UpdateError {
         /// The paths, comma-separated.
         files: String,
     },
+    /// Printing what was done failed.
+    #[error(transparent)]
+    Output(#[from] OutputError),
 }
 
 impl From<PlanError> for UpdateError {
@@ -54,11 +57,8 @@ impl From<PlanError> for UpdateError {
 }
 
 /// Runs `kbr alpha update` in `env.dir`, printing each file it changes to `out`.
-pub fn run(args: &AlphaUpdateArgs, env: &Env, out: &mut dyn Write) -> Result<(), crate::Error> {
-    let to_error = crate::Error::Update;
-    let recorded = Recorded::read(&env.dir, env)
-        .map_err(UpdateError::from)
-        .map_err(to_error)?;
+pub fn run(args: &AlphaUpdateArgs, env: &Env, out: &mut dyn Write) -> Result<(), UpdateError> {
+    let recorded = Recorded::read(&env.dir, env)?;
     let from_version = args
         .from_version
         .clone()
@@ -68,48 +68,50 @@ pub fn run(args: &AlphaUpdateArgs, env: &Env, out: &mut dyn Write) -> Result<(),
         Some(&from_version),
         env,
         ("--from-version", "--from-binary"),
-    )
-    .map_err(to_error)?;
+    )?;
     let to = scaffolder(
         args.to_binary.as_deref(),
         Some(args.to_version.as_str()).filter(|v| *v != "current"),
         env,
         ("--to-version", "--to-binary"),
-    )
-    .map_err(to_error)?;
-    let print =
-        |out: &mut dyn Write, line: String| writeln!(out, "{line}").map_err(crate::Error::Output);
+    )?;
     if from == to {
-        return print(
+        print(
             out,
             format!(
                 "PROJECT was written by kbr {from_version}, the version of this kbr: nothing to update (pass --from-binary PATH to update from another kbr build)"
             ),
-        );
+        )?;
+        return Ok(());
     }
     print(
         out,
         format!("Updating from {} to {}:", from.describe(), to.describe()),
     )?;
-    let changes = update(&recorded, &from, &to, &env.dir).map_err(to_error)?;
-    let unresolved = merge::print_changes(&changes, out).map_err(crate::Error::Output)?;
+    let changes = update(&recorded, &from, &to, &env.dir)?;
+    let unresolved = merge::print_changes(&changes, out).map_err(OutputError)?;
+    if let Some(path) = missing_runtime(&recorded.project, &env.dir) {
+        print(out, missing_runtime_warning(path, &env.dir))?;
+    }
     if unresolved.is_empty() {
-        return print(
+        print(
             out,
             format!(
                 "Updated {} file(s). Next: review the changes, then run make manifests and make test",
                 changes.len()
             ),
-        );
+        )?;
+        return Ok(());
     }
     let err = UpdateError::Unresolved {
         count: unresolved.len(),
         files: unresolved.join(", "),
     };
     if args.force_conflicts {
-        return print(out, format!("--force-conflicts: {err}"));
+        print(out, format!("--force-conflicts: {err}"))?;
+        return Ok(());
     }
-    Err(to_error(err))
+    Err(err)
 }
 
 /// The kbr of one side: `binary` when given, else this kbr when `version` is its own (or not

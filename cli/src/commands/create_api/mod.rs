@@ -3,90 +3,27 @@
 
 use std::io::Write;
 
+mod error;
 mod validate;
+
+pub use error::CreateApiError;
 
 use super::create::{
     add_module, add_test, load_project, own_file_policy, upsert_resource, write_with_project,
 };
-use super::{ScaffoldError, project_context};
+use super::{print, project_context};
 use crate::cli::{CreateApiArgs, Env};
 use crate::context::{ProjectContext, ResourceContext};
-use crate::names::NameError;
-use crate::plan::{IfExists, Marker, PlanBuilder, PlanError};
+use crate::names::resource::controller_test_module;
+use crate::plan::{IfExists, Marker, PlanBuilder};
 use crate::templates::{self as t, render};
-use validate::{test_module, validate};
-
-/// `kbr create api` failed; nothing was written. Displayed after `failed to create API: `.
-#[derive(Debug, thiserror::Error)]
-pub enum CreateApiError {
-    /// A name is invalid.
-    #[error(transparent)]
-    Name(#[from] NameError),
-    /// `--resource=false --controller=false`.
-    #[error("nothing to scaffold with --resource=false and --controller=false; drop one of them")]
-    NothingToDo,
-    /// The API type exists and `--force` was not given.
-    #[error("API resource {gvk} already exists; pass --force to overwrite its files")]
-    ApiExists {
-        /// The GVK, Kubebuilder-style.
-        gvk: String,
-    },
-    /// The controller exists and `--force` was not given.
-    #[error(
-        "controller for {gvk} already exists; pass --force to overwrite its files, or --controller=false"
-    )]
-    ControllerExists {
-        /// The GVK, Kubebuilder-style.
-        gvk: String,
-    },
-    /// `--resource=false` for a type kbr has not scaffolded and Kubernetes does not define.
-    #[error(
-        "API resource {gvk} does not exist; drop --resource=false to scaffold its type along with the controller"
-    )]
-    NoApi {
-        /// The GVK, Kubebuilder-style.
-        gvk: String,
-    },
-    /// A new API type would shadow a built-in kind (`--group apps --kind Deployment`).
-    #[error(
-        "--kind {kind} with --group {group} is the built-in kind {gvk}; pass --resource=false to scaffold a controller for it, or choose another --group or --kind for an API of your own"
-    )]
-    ShadowsBuiltin {
-        /// `--kind`.
-        kind: String,
-        /// `--group`.
-        group: String,
-        /// The built-in kind's GVK.
-        gvk: String,
-    },
-    /// `--resource=false` for a built-in group (`apps`, `core`, …) without that version or kind.
-    #[error(transparent)]
-    Builtin(#[from] crate::builtin::BuiltinError),
-    /// The new names collide with another resource's Rust modules, types or CRD.
-    #[error("{0}")]
-    Clash(String),
-    /// Rendering or writing failed.
-    #[error(transparent)]
-    Scaffold(#[from] ScaffoldError),
-}
-
-impl From<PlanError> for CreateApiError {
-    fn from(err: PlanError) -> Self {
-        Self::Scaffold(err.into())
-    }
-}
-
-impl From<askama::Error> for CreateApiError {
-    fn from(err: askama::Error) -> Self {
-        Self::Scaffold(err.into())
-    }
-}
+use validate::validate;
 
 /// Runs `kbr create api` in `env.dir`, printing the next step to `out`.
-pub fn run(args: &CreateApiArgs, env: &Env, out: &mut dyn Write) -> Result<(), crate::Error> {
-    let (r, written) = plan_and_write(args, env).map_err(crate::Error::CreateApi)?;
+pub fn run(args: &CreateApiArgs, env: &Env, out: &mut dyn Write) -> Result<(), CreateApiError> {
+    let (r, written) = plan_and_write(args, env)?;
     for line in written {
-        writeln!(out, "{line}").map_err(crate::Error::Output)?;
+        print(out, line)?;
     }
     let next = if r.builtin {
         format!(
@@ -96,7 +33,7 @@ pub fn run(args: &CreateApiArgs, env: &Env, out: &mut dyn Write) -> Result<(), c
     } else {
         "Next: implement your new API and generate the manifests (e.g. CRDs, CRs) with:".to_owned()
     };
-    writeln!(out, "{next}\n$ make manifests").map_err(crate::Error::Output)
+    Ok(print(out, format!("{next}\n$ make manifests"))?)
 }
 
 /// Reads PROJECT, validates, plans and writes; returns the scaffolded resource's context and
@@ -106,10 +43,10 @@ fn plan_and_write(
     env: &Env,
 ) -> Result<(ResourceContext, Vec<String>), CreateApiError> {
     let mut project = load_project(env)?;
-    let resource = validate(args, &project)?;
+    let (resource, names) = validate(args, &project)?;
+    let test_module = controller_test_module(&project, &names);
     let p = project_context(&project, env)?;
-    let mut r = ResourceContext::new(&p, &resource);
-    r.test_module = test_module(&project, &resource, &r);
+    let r = ResourceContext::new(names);
 
     upsert_resource(&mut project, resource);
 
@@ -118,7 +55,7 @@ fn plan_and_write(
         plan_api(&mut plan, &p, &r, args.force)?;
     }
     if args.controller {
-        plan_controller(&mut plan, &p, &r, args.force)?;
+        plan_controller(&mut plan, &p, &r, &test_module, args.force)?;
     }
     let written = write_with_project(plan, &p, &mut project)?;
     Ok((r, written))
@@ -228,6 +165,7 @@ fn plan_controller(
     plan: &mut PlanBuilder,
     p: &ProjectContext,
     r: &ResourceContext,
+    test_module: &str,
     force: bool,
 ) -> Result<(), CreateApiError> {
     let group_dir = format!("src/controller/{}", r.group_dir);
@@ -254,7 +192,7 @@ fn plan_controller(
         plan,
         "tests/controller",
         || render(&t::ControllerTestSuite { p }),
-        (&r.test_module, &render(&t::FragControllerTests { r })?),
+        test_module,
         render(&t::ControllerTest { p, r })?,
         None,
         force,
@@ -269,5 +207,12 @@ fn plan_controller(
         Marker::rust("builder"),
         &render(&t::FragLibBuilder { r })?,
     )?;
+    if p.sharding {
+        plan.insert(
+            "src/lib.rs",
+            Marker::rust("sharding"),
+            &render(&t::FragLibSharding { r })?,
+        )?;
+    }
     Ok(())
 }

@@ -1,19 +1,19 @@
 //! Validation of `kbr create api` against the project: flags, existing resources, and names
 //! that would collide in Rust modules, types or CRDs.
 
-use super::CreateApiError;
+use super::error::CreateApiError;
 use crate::builtin::{self, BuiltinKind};
 use crate::cli::CreateApiArgs;
-use crate::commands::create::suite_module;
-use crate::context::{ProjectContext, ResourceContext};
-use crate::names;
+use crate::names::resource::{self, ResourceNames};
+use crate::names::{self, rust};
 use crate::project::{Api, Project, Resource};
 
-/// Validates the flags against the project; returns the resource to record in PROJECT.
+/// Validates the flags against the project; returns the resource to record in PROJECT and its
+/// names.
 pub(super) fn validate(
     args: &CreateApiArgs,
     project: &Project,
-) -> Result<Resource, CreateApiError> {
+) -> Result<(Resource, ResourceNames), CreateApiError> {
     names::validate_group(&args.group, &project.domain)?;
     names::validate_version(&args.version)?;
     names::validate_kind(&args.kind)?;
@@ -88,15 +88,30 @@ pub(super) fn validate(
         version: args.version.clone(),
         webhooks: existing.and_then(|e| e.webhooks.clone()),
     };
-    check_clashes(project, &resource, sibling, args.controller)?;
+    let names = ResourceNames::new(&rust::crate_name(&project.project_name), &resource);
+    check_clashes(project, &resource, &names, sibling, args.controller)?;
     let controller_name = controller_name(args, project, &resource, existing)?;
-    let p = ProjectContext::new(project, Default::default());
-    let r = ResourceContext::new(&p, &resource);
-    Ok(Resource {
-        path: r.module_path,
+    Ok(recorded(resource, names, controller_name))
+}
+
+/// `resource` as PROJECT records it, with its `path` and `controller_name`, and its names.
+fn recorded(
+    resource: Resource,
+    names: ResourceNames,
+    controller_name: Option<String>,
+) -> (Resource, ResourceNames) {
+    let names = ResourceNames {
+        controller_name: controller_name
+            .clone()
+            .unwrap_or_else(|| names.kind_lower.clone()),
+        ..names
+    };
+    let resource = Resource {
+        path: names.module_path.clone(),
         controller_name,
         ..resource
-    })
+    };
+    (resource, names)
 }
 
 /// A controller for the built-in kind `kind` (`--resource=false` for a group Kubernetes
@@ -106,7 +121,7 @@ fn validate_builtin(
     args: &CreateApiArgs,
     project: &Project,
     kind: &BuiltinKind,
-) -> Result<Resource, CreateApiError> {
+) -> Result<(Resource, ResourceNames), CreateApiError> {
     if let Some(plural) = args.plural.as_ref().filter(|p| *p != kind.plural) {
         return Err(CreateApiError::Clash(format!(
             "the built-in kind {} has the plural {:?}, not {plural:?}; drop --plural",
@@ -126,12 +141,10 @@ fn validate_builtin(
         webhooks: existing.and_then(|e| e.webhooks.clone()),
         ..kind.resource()
     };
-    check_clashes(project, &resource, None, true)?;
+    let names = ResourceNames::new(&rust::crate_name(&project.project_name), &resource);
+    check_clashes(project, &resource, &names, None, true)?;
     let controller_name = controller_name(args, project, &resource, existing)?;
-    Ok(Resource {
-        controller_name,
-        ..resource
-    })
+    Ok(recorded(resource, names, controller_name))
 }
 
 /// The controller's name to record in PROJECT (`None`: the default, the lower-cased kind).
@@ -152,15 +165,13 @@ fn controller_name(
     if !new.controller {
         return Ok(None);
     }
-    let p = ProjectContext::new(project, Default::default());
-    let others: Vec<(String, &Resource)> = project
-        .resources
-        .iter()
-        .filter(|other| other.controller)
-        .filter(|other| {
+    let others: Vec<(String, &Resource)> = resource::of_project(project)
+        .into_iter()
+        .filter(|(other, _)| other.controller)
+        .filter(|(other, _)| {
             !(other.group == new.group && other.version == new.version && other.kind == new.kind)
         })
-        .map(|other| (ResourceContext::new(&p, other).controller_name, other))
+        .map(|(other, names)| (names.controller_name, other))
         .collect();
     let default = new.kind.to_lowercase();
     let name = match &args.controller_name {
@@ -202,11 +213,10 @@ fn qualified_name(resource: &Resource) -> String {
 fn check_clashes(
     project: &Project,
     new: &Resource,
+    r: &ResourceNames,
     sibling: Option<&Resource>,
     controller: bool,
 ) -> Result<(), CreateApiError> {
-    let p = ProjectContext::new(project, Default::default());
-    let r = ResourceContext::new(&p, new);
     let new_api = new.api.as_ref().is_none_or(|api| api.namespaced);
     if let Some(sibling) = sibling {
         if sibling.plural != new.plural {
@@ -237,11 +247,10 @@ fn check_clashes(
             )));
         }
     }
-    for other in &project.resources {
+    for (other, o) in resource::of_project(project) {
         if other.group == new.group && other.version == new.version && other.kind == new.kind {
             continue;
         }
-        let o = ResourceContext::new(&p, other);
         if o.group_module == r.group_module && other.group != new.group {
             return Err(CreateApiError::Clash(format!(
                 "group {:?} and the existing group {:?} would share the Rust module `{}`; pass another --group",
@@ -275,17 +284,4 @@ fn check_clashes(
         }
     }
     Ok(())
-}
-
-/// The kind's module in the controller test suite, `tests/controller/` ([`suite_module`]):
-/// qualified as `<group>_<kind>` when another group has a controller for a kind of the same name.
-pub(super) fn test_module(project: &Project, resource: &Resource, r: &ResourceContext) -> String {
-    let p = ProjectContext::new(project, Default::default());
-    let shared = project.resources.iter().any(|other| {
-        other.group != resource.group
-            && other.controller
-            && ResourceContext::new(&p, other).snake == r.snake
-    });
-    let group = crate::names::rust::snake_from_dns(&resource.group);
-    suite_module(r, shared, format!("{group}_{}", r.snake))
 }

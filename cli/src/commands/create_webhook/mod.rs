@@ -5,125 +5,45 @@
 
 use std::io::Write;
 
+mod error;
 mod storage;
 mod validate;
+
+pub use error::CreateWebhookError;
 
 use super::create::{
     add_module, add_test, load_project, plan_own_file, upsert_resource, write_with_project,
 };
-use super::{ScaffoldError, project_context};
+use super::{print, project_context};
 use crate::cli::{CreateWebhookArgs, Env};
 use crate::context::{ProjectContext, ResourceContext, WebhookContext};
-use crate::names::NameError;
+use crate::names::resource::{ResourceNames, webhook_test_module};
+use crate::names::rust;
 use crate::plan::{IfExists, Marker, PlanBuilder, PlanError};
 use crate::templates::{self as t, render};
-use validate::{test_module, validate};
-
-/// `kbr create webhook` failed; nothing was written. Displayed after `failed to create webhook: `.
-#[derive(Debug, thiserror::Error)]
-pub enum CreateWebhookError {
-    /// A name is invalid.
-    #[error(transparent)]
-    Name(#[from] NameError),
-    /// None of `--defaulting`, `--programmatic-validation`, `--conversion`.
-    #[error(
-        "kbr create webhook requires at least one of --defaulting, --programmatic-validation and --conversion"
-    )]
-    NothingChosen,
-    /// `--spoke` without `--conversion`.
-    #[error("--spoke names the versions of a conversion webhook; add --conversion")]
-    SpokeWithoutConversion,
-    /// `--conversion` without `--spoke`.
-    #[error(
-        "--conversion needs --spoke <version>[,<version>...]: the versions converted to and from the hub {version}"
-    )]
-    ConversionWithoutSpoke {
-        /// The hub version.
-        version: String,
-    },
-    /// The GVK is a built-in kind (`apps/v1, Kind=Deployment`): kbr scaffolds webhooks only
-    /// for the project's own APIs so far.
-    #[error(
-        "{gvk} is a built-in kind: Kubernetes serves its versions itself, so it has no conversion webhook; drop --conversion"
-    )]
-    BuiltinConversion {
-        /// The GVK, Kubebuilder-style.
-        gvk: String,
-    },
-    /// No API type for the GVK (or a spoke's GVK).
-    #[error("no API found for {gvk}: run kbr create api --version {version} first")]
-    NoApi {
-        /// The GVK, Kubebuilder-style.
-        gvk: String,
-        /// The version to create.
-        version: String,
-    },
-    /// The webhook type exists and `--force` was not given.
-    #[error("{what} webhook already exists for this resource; pass --force")]
-    Exists {
-        /// `defaulting`, `validation` or `conversion`.
-        what: &'static str,
-    },
-    /// A spoke is the hub version.
-    #[error("--spoke {version} is the hub (--version); list only the other versions")]
-    SpokeIsHub {
-        /// The version.
-        version: String,
-    },
-    /// A spoke is listed twice.
-    #[error("--spoke lists {version} twice")]
-    DuplicateSpoke {
-        /// The version.
-        version: String,
-    },
-    /// Another version of the kind is already the hub (or lists this version as a spoke).
-    #[error(
-        "{kind} already converts through the hub {hub}; a kind has one hub, add the new version to its --spoke list instead"
-    )]
-    OtherHub {
-        /// The kind.
-        kind: String,
-        /// The existing hub version.
-        hub: String,
-    },
-    /// An API file cannot be marked as hub or spoke.
-    #[error("{0}")]
-    Storage(String),
-    /// Rendering or writing failed.
-    #[error(transparent)]
-    Scaffold(#[from] ScaffoldError),
-}
-
-impl From<PlanError> for CreateWebhookError {
-    fn from(err: PlanError) -> Self {
-        Self::Scaffold(err.into())
-    }
-}
-
-impl From<askama::Error> for CreateWebhookError {
-    fn from(err: askama::Error) -> Self {
-        Self::Scaffold(err.into())
-    }
-}
+use validate::validate;
 
 /// Runs `kbr create webhook` in `env.dir`, printing the next step to `out`.
-pub fn run(args: &CreateWebhookArgs, env: &Env, out: &mut dyn Write) -> Result<(), crate::Error> {
-    let (written, merged) = plan_and_write(args, env).map_err(crate::Error::CreateWebhook)?;
+pub fn run(
+    args: &CreateWebhookArgs,
+    env: &Env,
+    out: &mut dyn Write,
+) -> Result<(), CreateWebhookError> {
+    let (written, merged) = plan_and_write(args, env)?;
     for line in written {
-        writeln!(out, "{line}").map_err(crate::Error::Output)?;
+        print(out, line)?;
     }
     for path in merged {
-        writeln!(
+        print(
             out,
-            "kept your edits in {path} (3-way merge with the new scaffold): review it"
-        )
-        .map_err(crate::Error::Output)?;
+            format!("kept your edits in {path} (3-way merge with the new scaffold): review it"),
+        )?;
     }
-    writeln!(
+    print(
         out,
-        "Next: implement your new webhook and generate the manifests with:\n$ make manifests"
-    )
-    .map_err(crate::Error::Output)
+        "Next: implement your new webhook and generate the manifests with:\n$ make manifests",
+    )?;
+    Ok(())
 }
 
 /// Reads PROJECT, validates, plans and writes; returns the files written
@@ -137,21 +57,36 @@ fn plan_and_write(
     let request = validate(args, &project)?;
     let p = project_context(&project, env)?;
     let resource = &request.resource;
-    let r = ResourceContext::new(&p, resource);
+    let crate_name = rust::crate_name(&project.project_name);
+    let names = ResourceNames::new(&crate_name, resource);
+    let test_module = webhook_test_module(&project, &names);
+    let r = ResourceContext::new(names.clone());
     let hooks = resource.webhooks.clone().unwrap_or_default();
-    let w = WebhookContext::new(&p, &r, &hooks, test_module(&project, resource, &r));
+    let w = WebhookContext::new(&p, &r, &hooks);
 
     // What kbr rendered for the webhooks scaffolded before, the base of a `--force` merge.
     let previous = project
         .find(&resource.group, &resource.version, &resource.kind)
         .is_some_and(|before| before.webhooks.is_some())
-        .then(|| WebhookContext::new(&p, &r, &request.previous, w.test_module.clone()));
+        .then(|| WebhookContext::new(&p, &r, &request.previous));
 
     let mut plan = PlanBuilder::new(&env.dir);
-    let merged = plan_code(&mut plan, &p, &r, &w, previous.as_ref(), args.force)?;
+    let merged = plan_code(
+        &mut plan,
+        &p,
+        (&r, &w),
+        previous.as_ref(),
+        &test_module,
+        args.force,
+    )?;
     plan_config(&mut plan, &p, &r, &w, &request.new)?;
     if request.new.conversion {
-        storage::mark(&mut plan, &p, &r, &request.spokes)?;
+        let spokes: Vec<ResourceNames> = request
+            .spokes
+            .iter()
+            .map(|spoke| ResourceNames::new(&crate_name, spoke))
+            .collect();
+        storage::mark(&mut plan, &names, &spokes)?;
     }
 
     // validate() found the resource in PROJECT: this replaces its entry.
@@ -160,15 +95,16 @@ fn plan_and_write(
     Ok((written, merged))
 }
 
-/// Plans the Rust side: modules, the kind's webhook file, its test, registration in `src/lib.rs`.
-/// `previous` renders the webhooks scaffolded before, so the user's edits to the kind's webhook
-/// file and test are merged, never dropped ([`plan_own_file`]); returns the merged files.
+/// Plans the Rust side: modules, the kind's webhook file, its test (module `test_module` of the
+/// webhook test suite), registration in `src/lib.rs`. `previous` renders the webhooks
+/// scaffolded before, so the user's edits to the kind's webhook file and test are merged, never
+/// dropped ([`plan_own_file`]); returns the merged files.
 fn plan_code(
     plan: &mut PlanBuilder,
     p: &ProjectContext,
-    r: &ResourceContext,
-    w: &WebhookContext,
+    (r, w): (&ResourceContext, &WebhookContext),
     previous: Option<&WebhookContext>,
+    test_module: &str,
     force: bool,
 ) -> Result<Vec<String>, CreateWebhookError> {
     let group_dir = format!("src/webhook/{}", r.group_dir);
@@ -211,14 +147,14 @@ fn plan_code(
         plan,
         "tests/webhook",
         || render(&t::WebhookTestSuite { p }),
-        (&w.test_module, &render(&t::FragWebhookTests { w })?),
+        test_module,
         render(&t::WebhookTest { p, r, w })?,
         base.as_deref(),
         force,
     )? {
         merged.push(format!(
             "tests/webhook/{}.rs",
-            crate::names::rust::file_stem(&w.test_module)
+            crate::names::rust::file_stem(test_module)
         ));
     }
     plan.insert(

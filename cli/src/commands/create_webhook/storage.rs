@@ -5,28 +5,27 @@
 //! spokes get `#[kbr(storage = false)]` and the hub an explicit `#[kbr(storage)]`, on the line
 //! above `pub struct <Kind>Spec`.
 
-use super::CreateWebhookError;
-use crate::context::{ProjectContext, ResourceContext};
+use super::error::CreateWebhookError;
+use crate::names::resource::ResourceNames;
 use crate::plan::PlanBuilder;
-use crate::project::Resource;
 
-/// Plans the storage attributes of the hub `r` and the `spokes`.
+/// Plans the storage attributes of the `hub` and the `spokes`.
 pub(super) fn mark(
     plan: &mut PlanBuilder,
-    p: &ProjectContext,
-    r: &ResourceContext,
-    spokes: &[Resource],
+    hub: &ResourceNames,
+    spokes: &[ResourceNames],
 ) -> Result<(), CreateWebhookError> {
-    mark_one(plan, r, true)?;
+    mark_one(plan, hub, true)?;
     for spoke in spokes {
-        mark_one(plan, &ResourceContext::new(p, spoke), false)?;
+        mark_one(plan, spoke, false)?;
     }
     Ok(())
 }
 
+/// Marks the API file of `r` as the hub (the storage version) or as a spoke (not stored).
 fn mark_one(
     plan: &mut PlanBuilder,
-    r: &ResourceContext,
+    r: &ResourceNames,
     hub: bool,
 ) -> Result<(), CreateWebhookError> {
     let path = format!("src/api/{}/{}/{}.rs", r.group_dir, r.version, r.kind_snake);

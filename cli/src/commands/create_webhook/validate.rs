@@ -1,11 +1,9 @@
 //! Validation of `kbr create webhook` against the project: flags, the API it needs, webhooks
 //! that exist already, and the spoke versions of a conversion.
 
-use super::CreateWebhookError;
+use super::error::CreateWebhookError;
 use crate::builtin;
 use crate::cli::CreateWebhookArgs;
-use crate::commands::create::suite_module;
-use crate::context::{ProjectContext, ResourceContext};
 use crate::names;
 use crate::project::{Project, Resource, Webhooks};
 
@@ -162,22 +160,4 @@ pub(super) fn validate(
         previous: existing,
         spokes,
     })
-}
-
-/// The kind's module in the webhook test suite, `tests/webhook/` ([`suite_module`]): qualified
-/// as `<group>_<kind>_<version>` when another resource with webhooks shares the kind's
-/// snake_case name.
-pub(super) fn test_module(project: &Project, resource: &Resource, r: &ResourceContext) -> String {
-    let p = ProjectContext::new(project, Default::default());
-    let shared = project.resources.iter().any(|other| {
-        other.webhooks.is_some()
-            && (other.group != resource.group || other.version != resource.version)
-            && ResourceContext::new(&p, other).snake == r.snake
-    });
-    let group = names::rust::snake_from_dns(&resource.group);
-    suite_module(
-        r,
-        shared,
-        format!("{group}_{}_{}", r.snake, resource.version),
-    )
 }

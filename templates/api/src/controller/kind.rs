@@ -4,8 +4,14 @@ use std::sync::Arc;
 
 {% if r.builtin -%}
 use {{ r.lib_module_path }};
+{%- if p.sharding %}
+use kbr_runtime::sharding::Sharded;
+{%- endif %}
 use kbr_runtime::{Action, Client, Controller, Error, Manager, ManagerError, Rbac, Reconciler};
 {%- else -%}
+{% if p.sharding -%}
+use kbr_runtime::sharding::Sharded;
+{% endif -%}
 use kbr_runtime::{Action, Client, Controller, Error, Manager, ManagerError, Rbac, Reconciler};
 
 use {{ r.lib_module_path }};
@@ -68,6 +74,11 @@ impl {{ r.reconciler }} {
         let reconciler = Self {
             client: manager.client(),
         };
+{%- if p.sharding %}
+        // With --sharding: hands each object over to another replica when the sharder moves it.
+        let sharding = manager.options().sharding.as_ref();
+        let reconciler = Sharded::optional(reconciler, manager.kube_client(), sharding);
+{%- endif %}
         manager.add_controller(Controller::new(reconciler).named(CONTROLLER_NAME))
     }
 }

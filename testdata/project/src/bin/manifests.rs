@@ -18,14 +18,17 @@
 //! `cargo run --bin manifests -- config`.
 //!
 //! The role holds what the controllers need as `setup_controllers` builds them, on a manager
-//! that talks to no cluster: their wiring's rules and the reconcilers' `#[rbac(...)]` markers.
-//! Leader election and the authentication of `/metrics` callers have their own roles
-//! (`config/rbac/leader_election_role.yaml`, `config/rbac/metrics_auth_role.yaml`).
+//! that talks to no cluster: their wiring's rules, the reconcilers' `#[rbac(...)]` markers, and
+//! the label patches sharding writes on the sharded kinds. Leader election, the shard Leases and
+//! the authentication of `/metrics` callers have their own roles
+//! (`config/rbac/leader_election_role.yaml`, `config/rbac/shard_lease_role.yaml`,
+//! `config/rbac/metrics_auth_role.yaml`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
+use kbr_runtime::sharding::ShardingOptions;
 use kbr_runtime::{Manager, ManagerOptions};
 
 /// Writes the CRDs, the RBAC role and the webhook configurations of project.
@@ -53,7 +56,15 @@ async fn main() -> ExitCode {
 /// Writes the manifests; inside the Tokio runtime of `main`, which the offline manager's
 /// `kube::Client` needs although it sends nothing.
 fn run(args: &Args) -> anyhow::Result<()> {
-    let mut manager = Manager::offline(project::scheme(), ManagerOptions::default());
+    // Sharded as `--sharding` runs it: the manager's rules then include the label patches on
+    // every sharded kind. An offline manager leaves out the Leases, whose namespace is the
+    // manager's (config/rbac/shard_lease_role.yaml grants them there).
+    let sharding = project::sharding(ShardingOptions::new(project::SHARD_RING));
+    let options = ManagerOptions {
+        sharding: Some(sharding),
+        ..ManagerOptions::default()
+    };
+    let mut manager = Manager::offline(project::scheme(), options);
     project::setup_controllers(&mut manager)?;
     let rules = manager.rbac_rules();
     let report = kbr_runtime::manifests::write(manager.scheme(), &rules, &args.dir)?;

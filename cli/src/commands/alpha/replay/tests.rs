@@ -1,6 +1,7 @@
 use std::fs;
 
 use super::*;
+use crate::commands::alpha::scratch::read_tree;
 
 /// Asserts `actual == expected`, naming the paths that differ (the trees are large).
 fn assert_same_tree(actual: &Tree, expected: &Tree) {
@@ -183,10 +184,10 @@ fn a_failing_command_is_named_with_its_kbr() {
             "0.1.0",
         ],
     );
-    // A project whose relative runtime path does not resolve (e.g. moved away from it).
+    // A project whose absolute runtime path holds no crate: kbr init refuses it.
     let (project, _) = crate::commands::create::read_project(tmp.path()).unwrap();
     let project = Project {
-        runtime: Runtime::Path("no/such/runtime".into()),
+        runtime: Runtime::Path("/no/such/runtime".into()),
         ..project
     };
     let err = Scaffolder::Current
@@ -199,7 +200,7 @@ fn a_failing_command_is_named_with_its_kbr() {
     );
     assert!(
         err.contains(&format!(
-            "with kbr {KBR_VERSION} (this binary) failed: invalid runtime path \"no/such/runtime\""
+            "with kbr {KBR_VERSION} (this binary) failed: invalid runtime path \"/no/such/runtime\""
         )),
         "{err}"
     );
@@ -208,4 +209,50 @@ fn a_failing_command_is_named_with_its_kbr() {
     let missing = Scaffolder::Binary(tmp.path().join("no-kbr"));
     let err = missing.render(&project, tmp.path(), None).unwrap_err();
     assert!(matches!(err, ReplayError::Spawn { .. }), "{err}");
+}
+
+#[test]
+fn a_project_moved_away_from_its_relative_runtime_renders_as_recorded() {
+    let tmp = tempfile::tempdir().unwrap();
+    kbr(
+        tmp.path(),
+        &[
+            "init",
+            "--domain",
+            "example.com",
+            "--project-name",
+            "moved",
+            "--runtime-version",
+            "0.1.0",
+        ],
+    );
+    let (project, _) = crate::commands::create::read_project(tmp.path()).unwrap();
+    for path in ["../../runtime", "../a/../runtime"] {
+        let project = Project {
+            runtime: Runtime::Path(path.into()),
+            ..project.clone()
+        };
+        assert_eq!(
+            super::super::missing_runtime(&project, tmp.path()),
+            Some(path)
+        );
+        let rendered = Scaffolder::Current
+            .render(&project, tmp.path(), None)
+            .unwrap_or_else(|e| panic!("{path}: {e}"));
+        let manifest = &rendered["Cargo.toml"];
+        assert!(
+            manifest.contains(&format!("kbr-runtime = {{ path = \"{path}\"")),
+            "{path}: {manifest}"
+        );
+        assert!(
+            rendered["PROJECT"].contains(&format!("path: {path}")),
+            "{path}"
+        );
+        // The stand-in runtime is not part of the project.
+        assert!(
+            rendered.keys().all(|file| !file.contains("runtime")),
+            "{path}: {:?}",
+            rendered.keys().collect::<Vec<_>>()
+        );
+    }
 }

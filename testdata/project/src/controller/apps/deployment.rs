@@ -17,6 +17,7 @@
 use std::sync::Arc;
 
 use kbr_runtime::k8s_openapi::api::apps::v1;
+use kbr_runtime::sharding::Sharded;
 use kbr_runtime::{Action, Client, Controller, Error, Manager, ManagerError, Rbac, Reconciler};
 
 /// The controller's name, in logs and metrics.
@@ -59,6 +60,9 @@ impl DeploymentReconciler {
         let reconciler = Self {
             client: manager.client(),
         };
+        // With --sharding: hands each object over to another replica when the sharder moves it.
+        let sharding = manager.options().sharding.as_ref();
+        let reconciler = Sharded::optional(reconciler, manager.kube_client(), sharding);
         manager.add_controller(Controller::new(reconciler).named(CONTROLLER_NAME))
     }
 }

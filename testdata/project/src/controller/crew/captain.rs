@@ -16,6 +16,7 @@
 
 use std::sync::Arc;
 
+use kbr_runtime::sharding::Sharded;
 use kbr_runtime::{Action, Client, Controller, Error, Manager, ManagerError, Rbac, Reconciler};
 
 use crate::api::crew::v1;
@@ -58,6 +59,9 @@ impl CaptainReconciler {
         let reconciler = Self {
             client: manager.client(),
         };
+        // With --sharding: hands each object over to another replica when the sharder moves it.
+        let sharding = manager.options().sharding.as_ref();
+        let reconciler = Sharded::optional(reconciler, manager.kube_client(), sharding);
         manager.add_controller(Controller::new(reconciler).named(CONTROLLER_NAME))
     }
 }

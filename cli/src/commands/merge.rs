@@ -1,6 +1,7 @@
-//! The 3-way merge of `kbr alpha update`, file by file: *base* is the project as the old kbr
-//! renders it from PROJECT, *ours* the user's files, *theirs* the project as the new kbr renders
-//! it. Only files of base or theirs are looked at: the user's own files, build output (`target/`)
+//! The 3-way merge of `kbr alpha update` and `kbr edit`, file by file: *base* is the project as
+//! the old kbr (or the old settings) renders it from PROJECT, *ours* the user's files, *theirs*
+//! the project as the new kbr (or the new settings) renders it; `--force` of `kbr create
+//! webhook` merges one file with [`merge_text`]. Only files of base or theirs are looked at: the user's own files, build output (`target/`)
 //! and anything else the scaffold never wrote stay untouched.
 //!
 //! | base | ours | theirs | result |
@@ -18,12 +19,14 @@
 //! ours`, `||||||| original`, `=======`, `>>>>>>> theirs`): pure Rust, so an update works the same
 //! with or without git, in a git work tree or a plain directory.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use diffy::{ConflictStyle, IncompleteHunkStyle, MergeOptions};
 
-use super::replay::Tree;
 use crate::plan::{PlanBuilder, PlanError};
+
+/// A rendered project: file path (relative, `/`-separated) -> content.
+pub type Tree = BTreeMap<String, String>;
 
 /// What the update does to one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

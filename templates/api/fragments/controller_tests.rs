@@ -1,1 +1,0 @@
-mod {{ r.test_module }};

@@ -1,0 +1,1 @@
+    ShardingOptions::kind::<{{ r.lib_module_path }}::{{ r.kind }}>,

@@ -1,1 +1,0 @@
-mod {{ w.test_module }};
