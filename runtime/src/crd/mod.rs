@@ -72,6 +72,6 @@ pub use k8s_types::ByteStringSchema;
 pub use kbr_core::version::compare_versions;
 pub use merge::merge;
 pub use schema::{preserve_unknown_fields, root_schema, schema_settings};
-#[cfg(feature = "cel")]
+#[cfg(feature = "testing")]
 pub(crate) use structural::rule_cost_errors;
 pub use structural::{ObjectSchema, check_crd, check_schema};

@@ -50,7 +50,9 @@ mod validation;
 
 pub use object_schema::ObjectSchema;
 #[cfg(feature = "cel")]
-pub(crate) use rule_cost::{check_costs, rule_cost_errors};
+pub(crate) use rule_cost::check_costs;
+#[cfg(feature = "testing")]
+pub(crate) use rule_cost::rule_cost_errors;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::{Map, Value};

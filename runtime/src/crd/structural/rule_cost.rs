@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::crd::cel::cost::{self, Bound, Finding, Maximum, Nesting};
 use crate::crd::error::SchemaError;
+#[cfg(feature = "testing")]
 use crate::field_error::{FieldError, FieldErrorType};
 
 /// The rules of a version's schema, estimated: a rule that does not parse costs nothing here
@@ -16,7 +17,9 @@ fn findings(schema: &Value, path: &str) -> Vec<Finding> {
 
 /// The API server's `Forbidden` causes for the rules of `schema`, a version's
 /// `openAPIV3Schema` whose CRD field path is `path` (what `ValidateCustomResourceDefinition`
-/// adds to the errors of [`super::ObjectSchema::at`] at CRD create and update).
+/// adds to the errors of [`super::ObjectSchema::at`] at CRD create and update). Only the fake
+/// API server asks for them, so only with the `testing` feature.
+#[cfg(feature = "testing")]
 pub(crate) fn rule_cost_errors(schema: &Value, path: &str) -> Vec<FieldError> {
     findings(schema, path)
         .into_iter()
