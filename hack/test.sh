@@ -57,7 +57,7 @@ if [[ -n $envtest_assets ]]; then
   for file in runtime/tests/*.rs; do
     if grep -q 'TestEnv::start(\|TestEnv::envtest_available()' "$file"; then envtest_tests+=(--test "$(basename "$file" .rs)"); fi
   done
-  step "envtest: kbr-runtime's tests that run on either server (${#envtest_tests[@]} test binaries)"
+  step "envtest: kbr-runtime's tests that run on either server ($(( ${#envtest_tests[@]} / 2 )) test binaries)"
   on_envtest cargo test -p kbr-runtime --all-features "${envtest_tests[@]}"
 else
   step "envtest: skipped (no ../shared/envtest/setup.sh and no KUBEBUILDER_ASSETS); the fake API server ran every test"
