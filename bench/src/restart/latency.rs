@@ -12,11 +12,11 @@ use kube::runtime::watcher;
 
 use super::args::{INITIAL, RestartArgs};
 use super::controller::{self, Launch};
+use super::setup::{Synced, synced_foos};
 use crate::populate;
 use crate::sample::convergence::Convergence;
 use crate::sample::foo::{self, Foo};
-use crate::sample::{self, QueueMode, writers};
-use crate::target::Session;
+use crate::sample::{self, QueueMode};
 
 /// The name of the Foo created after the restart (prefix `new`).
 const NEW_FOO: &str = "new-00000";
@@ -52,15 +52,12 @@ pub async fn measure(
     n: usize,
     run: usize,
 ) -> anyhow::Result<Restart> {
-    let session = Session::start(args.kubeconfig.as_ref())?;
-    let client = session.target().client().await?;
     let namespace = format!("kbr-bench-restart-{}-{n}-{run}", queue.flag());
-    populate::install_crd::<Foo>(&client, &foo::crd()).await?;
-    populate::ensure_namespace(&client, &namespace).await?;
-    // What a controller that converged leaves behind: every Foo with its Deployment and status.
-    writers::create(&client, &namespace, n, args.writers, true)
-        .await
-        .context("creating the synced Foos")?;
+    let Synced {
+        session,
+        client,
+        namespace,
+    } = synced_foos(args, namespace, n).await?;
 
     let deadline = Instant::now() + Duration::from_secs(args.timeout_secs);
     let launch = Launch {

@@ -29,6 +29,7 @@
 mod args;
 mod controller;
 mod latency;
+mod setup;
 mod starvation;
 
 use std::time::Duration;

@@ -20,10 +20,10 @@ use kube::api::{Patch, PatchParams};
 
 use super::args::{HOT, INITIAL, RestartArgs};
 use super::controller::{self, Launch};
+use super::setup::{Synced, synced_foos};
 use crate::populate;
-use crate::sample::foo::{self, Foo};
+use crate::sample::foo::Foo;
 use crate::sample::{QueueMode, writers};
-use crate::target::Session;
 
 /// What one starvation measurement found.
 #[derive(Clone, Copy, Debug)]
@@ -84,14 +84,12 @@ pub async fn measure(
     run: usize,
 ) -> anyhow::Result<Starvation> {
     let n = args.starvation_size;
-    let session = Session::start(args.kubeconfig.as_ref())?;
-    let client = session.target().client().await?;
     let namespace = format!("kbr-bench-starve-{}-{n}-{run}", queue.flag());
-    populate::install_crd::<Foo>(&client, &foo::crd()).await?;
-    populate::ensure_namespace(&client, &namespace).await?;
-    writers::create(&client, &namespace, n, args.writers, true)
-        .await
-        .context("creating the synced Foos")?;
+    let Synced {
+        session,
+        client,
+        namespace,
+    } = synced_foos(args, namespace, n).await?;
     writers::create_named(&client, &namespace, hot_names(args.hot), args.writers, true)
         .await
         .context("creating the hot Foos")?;
