@@ -49,6 +49,7 @@ pub mod events;
 pub mod field_error;
 pub mod field_selector;
 pub mod finalizer;
+mod flags;
 pub mod logging;
 pub mod manager;
 pub mod manifests;

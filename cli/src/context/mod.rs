@@ -88,22 +88,10 @@ fn runtime_dependency(runtime: &Runtime) -> String {
     }
 }
 
-/// `s` as a TOML basic string (quoted, with `\`, `"` and control characters escaped).
+/// `s` as a TOML string, quoted and escaped by the `toml` crate (a basic string, or a literal
+/// one where that needs no escapes).
 fn toml_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    toml::Value::String(s.to_owned()).to_string()
 }
 
 #[cfg(test)]
@@ -121,6 +109,17 @@ mod tests {
     #[test]
     fn toml_strings() {
         assert_eq!(toml_string("../../runtime"), "\"../../runtime\"");
-        assert_eq!(toml_string(r#"C:\a"b"#), r#""C:\\a\"b""#);
+        for value in [
+            "../../runtime",
+            r#"C:\a"b"#,
+            "it's",
+            "a\nb\tc",
+            "bell\u{7}",
+            "ü",
+        ] {
+            let line = format!("path = {}", toml_string(value));
+            let table: toml::Table = line.parse().unwrap_or_else(|e| panic!("{line}: {e}"));
+            assert_eq!(table["path"].as_str(), Some(value), "{line}");
+        }
     }
 }

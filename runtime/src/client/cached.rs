@@ -28,13 +28,7 @@ pub(super) async fn list_cached<K: Object>(
             })?;
         return list_cached_by_fields(cache, namespace, &requirements, options).await;
     }
-    let informer = cached_informer(
-        cache,
-        namespace,
-        &kind_of::<K>(),
-        Cache::shared_informer::<K>,
-    )
-    .await?;
+    let informer = typed_informer::<K>(cache, namespace).await?;
     Ok(listed(&informer, namespace, options))
 }
 
@@ -122,6 +116,21 @@ pub(super) async fn cached_informer<K: Object>(
     Ok(informer)
 }
 
+/// The synced informer of the typed kind `K` (full, or metadata-only for `PartialObjectMeta<_>`):
+/// [`cached_informer`] with `K`'s own informer and kind name.
+async fn typed_informer<K: Object>(
+    cache: &Cache,
+    namespace: Option<&str>,
+) -> Result<Arc<SharedInformer<K>>, Error> {
+    cached_informer(
+        cache,
+        namespace,
+        &kind_of::<K>(),
+        Cache::shared_informer::<K>,
+    )
+    .await
+}
+
 /// A cached list from the informer of `K`, filtered by exact-match field requirements (on
 /// indexes, `metadata.name` and `metadata.namespace`) and `options`' label selector.
 pub(super) async fn list_cached_by_fields<K: Object>(
@@ -131,12 +140,6 @@ pub(super) async fn list_cached_by_fields<K: Object>(
     options: &ListOptions,
 ) -> Result<Vec<K>, Error> {
     let namespace = namespace.filter(|_| is_namespaced::<K>());
-    let informer = cached_informer(
-        cache,
-        namespace,
-        &kind_of::<K>(),
-        Cache::shared_informer::<K>,
-    )
-    .await?;
+    let informer = typed_informer::<K>(cache, namespace).await?;
     Ok(filtered(informer.select(requirements)?, namespace, options))
 }

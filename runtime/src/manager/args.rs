@@ -3,9 +3,8 @@
 
 use std::path::PathBuf;
 
-use clap::ArgAction;
-
 use super::{ManagerOptions, OnMissingRbac};
+use crate::flags::GoBool;
 use crate::logging::{self, LogFormat};
 use crate::sharding::{ShardingArgs, ShardingOptions};
 use crate::webhook::WebhookServerOptions;
@@ -54,39 +53,18 @@ pub struct ManagerArgs {
     pub health_probe_bind_address: String,
 
     /// Enable leader election for the controller manager, so only one replica is active.
-    #[arg(
-        long,
-        action = ArgAction::Set,
-        num_args = 0..=1,
-        require_equals = true,
-        default_value_t = false,
-        default_missing_value = "true"
-    )]
+    #[arg(long, go_bool = false)]
     pub leader_elect: bool,
 
     /// Keep this replica warm while another holds the leader election Lease: its informers
     /// list and watch and its work queues fill, but it reconciles nothing until it leads
     /// (controller-runtime's `EnableWarmup`; see `ManagerOptions::warm_standby`).
-    #[arg(
-        long,
-        action = ArgAction::Set,
-        num_args = 0..=1,
-        require_equals = true,
-        default_value_t = false,
-        default_missing_value = "true"
-    )]
+    #[arg(long, go_bool = false)]
     pub warm_standby: bool,
 
     /// Serve the metrics endpoint over HTTPS (authenticated and authorized); use
     /// `--metrics-secure=false` for plain HTTP.
-    #[arg(
-        long,
-        action = ArgAction::Set,
-        num_args = 0..=1,
-        require_equals = true,
-        default_value_t = true,
-        default_missing_value = "true"
-    )]
+    #[arg(long, go_bool = true)]
     pub metrics_secure: bool,
 
     /// The directory holding the webhook server's certificate and key; without it, a CA and a
@@ -122,14 +100,7 @@ pub struct ManagerArgs {
 
     /// Enable HTTP/2 for the metrics and webhook servers (off by default: HTTP/2 Rapid Reset,
     /// CVE-2023-44487).
-    #[arg(
-        long,
-        action = ArgAction::Set,
-        num_args = 0..=1,
-        require_equals = true,
-        default_value_t = false,
-        default_missing_value = "true"
-    )]
+    #[arg(long, go_bool = false)]
     pub enable_http2: bool,
 
     /// Local development: the `https://host:port` at which the cluster reaches this process. The

@@ -18,6 +18,11 @@ struct Canonical {
     origins: Vec<String>,
 }
 
+/// The key rules merge on: the four lists that must be equal, each joined by `&`.
+fn merge_key(lists: [&[String]; 4]) -> String {
+    lists.map(|list| list.join("&")).join(" + ")
+}
+
 fn sorted(mut values: Vec<String>) -> Vec<String> {
     values.sort();
     values.dedup();
@@ -60,13 +65,12 @@ impl Canonical {
 
     /// controller-gen's `ruleKey.String()`: what rules are sorted by.
     fn key(&self) -> String {
-        format!(
-            "{} + {} + {} + {}",
-            self.groups.join("&"),
-            self.resources.join("&"),
-            self.resource_names.join("&"),
-            self.urls.join("&")
-        )
+        merge_key([
+            &self.groups,
+            &self.resources,
+            &self.resource_names,
+            &self.urls,
+        ])
     }
 
     /// The rule as a role holds it, and the origins merged into it.
@@ -153,27 +157,18 @@ pub fn normalize_with_origins(rules: &[Rule]) -> Vec<(PolicyRule, Vec<String>)> 
     });
     let by_verbs = merge_by(
         by_target,
-        |rule| {
-            format!(
-                "{} + {} + {} + {}",
-                rule.groups.join("&"),
-                rule.resource_names.join("&"),
-                rule.urls.join("&"),
-                rule.verbs.join("&")
-            )
-        },
+        |rule| merge_key([&rule.groups, &rule.resource_names, &rule.urls, &rule.verbs]),
         |into, rule| into.resources.extend(rule.resources),
     );
     let by_groups = merge_by(
         by_verbs,
         |rule| {
-            format!(
-                "{} + {} + {} + {}",
-                rule.resources.join("&"),
-                rule.resource_names.join("&"),
-                rule.urls.join("&"),
-                rule.verbs.join("&")
-            )
+            merge_key([
+                &rule.resources,
+                &rule.resource_names,
+                &rule.urls,
+                &rule.verbs,
+            ])
         },
         |into, rule| into.groups.extend(rule.groups),
     );

@@ -3,10 +3,8 @@
 
 use std::time::Duration;
 
-use clap::ArgAction;
-use k8s_openapi::jiff::SignedDuration;
-
 use super::ShardingOptions;
+use crate::flags::{GoBool, parse_duration};
 
 /// The sharding flags of a manager binary (part of [`ManagerArgs`](crate::ManagerArgs)):
 /// `--sharding` turns controller sharding on, the others set [`ShardingOptions`]. The Lease
@@ -35,14 +33,7 @@ pub struct ShardingArgs {
     /// Split the objects of the sharded kinds across every replica running the same ring
     /// (controller sharding) instead of reconciling them all in one; do not combine with
     /// --leader-elect.
-    #[arg(
-        long,
-        action = ArgAction::Set,
-        num_args = 0..=1,
-        require_equals = true,
-        default_value_t = false,
-        default_missing_value = "true"
-    )]
+    #[arg(long, go_bool = false)]
     pub sharding: bool,
 
     /// The ring: the replicas that split the objects between them; part of the label keys on
@@ -93,15 +84,6 @@ impl ShardingArgs {
         options.resync_period = self.shard_resync_period;
         Some(options)
     }
-}
-
-/// A non-negative duration in Go's syntax (`15s`, `1m30s`, `500ms`), as jiff's friendly format
-/// reads it.
-fn parse_duration(value: &str) -> Result<Duration, String> {
-    let signed: SignedDuration = value
-        .parse()
-        .map_err(|e| format!("{e}; pass a duration such as 15s or 1m30s"))?;
-    Duration::try_from(signed).map_err(|_| "the duration must not be negative".to_string())
 }
 
 #[cfg(test)]

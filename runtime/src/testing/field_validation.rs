@@ -113,20 +113,11 @@ impl FieldValidation {
         kind: &str,
         warnings: &mut Warnings,
     ) -> Result<(), ApiError> {
-        if errors.is_empty() {
-            return Ok(());
-        }
-        match self {
-            Self::Ignore => Ok(()),
-            Self::Warn => {
-                errors.iter().for_each(|e| warnings.add(e.clone()));
-                Ok(())
-            }
-            Self::Strict => Err(ApiError::bad_request(format!(
-                "{body_kind} in version {body_version:?} cannot be handled as a {kind}: strict decoding error: {}",
-                errors.join(", ")
-            ))),
-        }
+        self.report(errors, warnings, |joined| {
+            ApiError::bad_request(format!(
+                "{body_kind} in version {body_version:?} cannot be handled as a {kind}: strict decoding error: {joined}"
+            ))
+        })
     }
 
     /// A patch's strict decoding `errors` on the `patched` object: warnings, or with `Strict`
@@ -137,6 +128,20 @@ impl FieldValidation {
         patched: &Value,
         warnings: &mut Warnings,
     ) -> Result<(), ApiError> {
+        self.report(errors, warnings, |joined| {
+            invalid_patch(patched, &format!("strict decoding error: {joined}"))
+        })
+    }
+
+    /// What this mode does with strict decoding `errors`: nothing (`Ignore`), each a warning
+    /// (`Warn`), or (`Strict`) the error `strict` makes of them joined by `", "`, as the
+    /// apiserver's strict decoder reports them. No errors: `Ok` in every mode.
+    fn report(
+        self,
+        errors: &[String],
+        warnings: &mut Warnings,
+        strict: impl FnOnce(String) -> ApiError,
+    ) -> Result<(), ApiError> {
         if errors.is_empty() {
             return Ok(());
         }
@@ -146,10 +151,7 @@ impl FieldValidation {
                 errors.iter().for_each(|e| warnings.add(e.clone()));
                 Ok(())
             }
-            Self::Strict => Err(invalid_patch(
-                patched,
-                &format!("strict decoding error: {}", errors.join(", ")),
-            )),
+            Self::Strict => Err(strict(errors.join(", "))),
         }
     }
 }

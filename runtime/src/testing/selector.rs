@@ -12,6 +12,7 @@ use kube::core::{Expression, SelectorExt as _};
 use serde_json::Value;
 
 use super::api_error::ApiError;
+use crate::field_selector::FieldSelector;
 
 /// A parsed label selector; the empty selector matches everything. The requirements are
 /// kube's [`Expression`]s and match as [`kube::core::Selector`] does, the label-selector
@@ -113,45 +114,33 @@ impl LabelSelector {
     }
 }
 
-/// A parsed field selector over `metadata.name`, `metadata.namespace` and selectable fields:
-/// kbr's one field-selector grammar ([`crate::field_selector`]) plus the check of which fields
-/// the resource allows.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct FieldSelector(crate::field_selector::FieldSelector);
-
-impl FieldSelector {
-    /// Parses `metadata.name=x,metadata.namespace!=y`; `selectable` are the fields allowed
-    /// besides `metadata.name` and `metadata.namespace` (a CRD's `selectableFields`).
-    pub(crate) fn parse(s: &str, selectable: &[String]) -> Result<Self, ApiError> {
-        let parsed = crate::field_selector::FieldSelector::parse(s)
-            .map_err(|err| ApiError::bad_request(err.to_string()))?;
-        if let Some(r) = parsed.requirements.iter().find(|r| {
-            r.field != "metadata.name"
-                && r.field != "metadata.namespace"
-                && !selectable.contains(&r.field)
-        }) {
-            return Err(ApiError::bad_request(format!(
-                "field label not supported: {}",
-                r.field
-            )));
-        }
-        Ok(Self(parsed))
+/// Parses a field selector with kbr's one field-selector grammar ([`crate::field_selector`])
+/// and checks its fields: `metadata.name`, `metadata.namespace` or one of `selectable` (a CRD's
+/// `selectableFields`); any other is a 400 `field label not supported`.
+fn parse_fields(s: &str, selectable: &[String]) -> Result<FieldSelector, ApiError> {
+    let parsed = FieldSelector::parse(s).map_err(|err| ApiError::bad_request(err.to_string()))?;
+    if let Some(r) = parsed.requirements.iter().find(|r| {
+        r.field != "metadata.name"
+            && r.field != "metadata.namespace"
+            && !selectable.contains(&r.field)
+    }) {
+        return Err(ApiError::bad_request(format!(
+            "field label not supported: {}",
+            r.field
+        )));
     }
+    Ok(parsed)
+}
 
-    /// Whether `obj` matches; a missing field reads as `""`, numbers and booleans as text.
-    pub(crate) fn matches(&self, obj: &Value) -> bool {
-        self.0.matches(
-            |field| match field.split('.').try_fold(obj, |v, seg| v.get(seg)) {
-                Some(Value::String(s)) => Some(s.clone()),
-                Some(Value::Null) | None => None,
-                Some(other) => Some(other.to_string()),
-            },
-        )
-    }
-
-    fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
+/// Whether `obj` matches `fields`; a missing field reads as `""`, numbers and booleans as text.
+fn fields_match(fields: &FieldSelector, obj: &Value) -> bool {
+    fields.matches(
+        |field| match field.split('.').try_fold(obj, |v, seg| v.get(seg)) {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::Null) | None => None,
+            Some(other) => Some(other.to_string()),
+        },
+    )
 }
 
 /// Label plus field selector of one list, watch or deletecollection request.
@@ -171,7 +160,7 @@ impl Selectors {
     ) -> Result<Self, ApiError> {
         Ok(Self {
             labels: LabelSelector::parse(labels.unwrap_or(""))?,
-            fields: FieldSelector::parse(fields.unwrap_or(""), selectable)?,
+            fields: parse_fields(fields.unwrap_or(""), selectable)?,
         })
     }
 
@@ -180,7 +169,7 @@ impl Selectors {
         if self.labels.is_empty() && self.fields.is_empty() {
             return true;
         }
-        if !self.fields.matches(obj) {
+        if !fields_match(&self.fields, obj) {
             return false;
         }
         let meta = obj.get("metadata");

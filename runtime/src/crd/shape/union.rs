@@ -350,31 +350,21 @@ fn mixed(
     Ok(())
 }
 
+/// The value validations of integers and numbers alike.
+const NUMERIC_VALIDATIONS: &[&str] = &[
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "enum",
+];
+
 /// Value validations of each JSON type that a variant of that type may carry.
 const VALIDATIONS: &[(&str, &[&str])] = &[
     ("string", &["minLength", "maxLength", "pattern", "enum"]),
-    (
-        "integer",
-        &[
-            "minimum",
-            "maximum",
-            "exclusiveMinimum",
-            "exclusiveMaximum",
-            "multipleOf",
-            "enum",
-        ],
-    ),
-    (
-        "number",
-        &[
-            "minimum",
-            "maximum",
-            "exclusiveMinimum",
-            "exclusiveMaximum",
-            "multipleOf",
-            "enum",
-        ],
-    ),
+    ("integer", NUMERIC_VALIDATIONS),
+    ("number", NUMERIC_VALIDATIONS),
     ("boolean", &["enum"]),
     ("array", &["minItems", "maxItems"]),
     ("object", &["minProperties", "maxProperties"]),

@@ -75,11 +75,25 @@ fn flag(schema: &Map<String, Value>, key: &str) -> bool {
 }
 
 fn text(schema: &Map<String, Value>, key: &str) -> String {
-    schema
+    optional_text(schema, key).unwrap_or_default()
+}
+
+fn optional_text(schema: &Map<String, Value>, key: &str) -> Option<String> {
+    schema.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// The strings of the array at `key` (`required`, `x-kubernetes-list-map-keys`); empty when
+/// absent, non-strings skipped.
+fn texts(schema: &Map<String, Value>, key: &str) -> Vec<String> {
+    let values = schema
         .get(key)
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned()
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten();
+    values
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
 }
 
 impl Node {
@@ -122,30 +136,10 @@ impl Node {
             min_items: count(schema, "minItems"),
             max_properties: count(schema, "maxProperties"),
             min_properties: count(schema, "minProperties"),
-            required: schema
-                .get("required")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect(),
-            list_type: schema
-                .get("x-kubernetes-list-type")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            list_map_keys: schema
-                .get("x-kubernetes-list-map-keys")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect(),
-            map_type: schema
-                .get("x-kubernetes-map-type")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
+            required: texts(schema, "required"),
+            list_type: optional_text(schema, "x-kubernetes-list-type"),
+            list_map_keys: texts(schema, "x-kubernetes-list-map-keys"),
+            map_type: optional_text(schema, "x-kubernetes-map-type"),
             ..Self::default()
         };
         if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {

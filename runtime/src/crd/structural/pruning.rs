@@ -37,60 +37,43 @@ pub(super) fn prune(
     path: &str,
     dropped: &mut Vec<String>,
 ) {
-    if node.preserve_unknown {
-        return skip_prune(value, node, resource_root, path, dropped);
-    }
-    match value {
-        Value::Object(fields) => {
-            fields.retain(|name, _| {
-                let keep = (resource_root && META_FIELDS.contains(&name.as_str()))
-                    || node.field(name).is_some()
-                    || node.additional_any;
-                // The root's own apiVersion, kind and metadata are never reported.
-                let root_meta = path.is_empty() && META_FIELDS.contains(&name.as_str());
-                if !(keep || root_meta) {
-                    dropped.push(child(path, name));
-                }
-                keep
-            });
-            for (name, field) in fields.iter_mut() {
-                if resource_root && META_FIELDS.contains(&name.as_str()) {
-                    continue;
-                }
-                if let Some(child_node) = node.field(name) {
-                    let child_path = child(path, name);
-                    prune(
-                        field,
-                        child_node,
-                        child_node.embedded_resource,
-                        &child_path,
-                        dropped,
-                    );
-                }
-            }
-        }
-        Value::Array(items) => {
-            if let Some(item) = node.items.as_deref() {
-                for (index, value) in items.iter_mut().enumerate() {
-                    let item_path = format!("{path}[{index}]");
-                    prune(value, item, item.embedded_resource, &item_path, dropped);
-                }
-            }
-        }
-        _ => {}
-    }
+    prune_below(
+        value,
+        node,
+        resource_root,
+        path,
+        dropped,
+        node.preserve_unknown,
+    );
 }
 
-/// Below `x-kubernetes-preserve-unknown-fields`: unknown fields stay, known ones are pruned.
-fn skip_prune(
+/// [`prune`], keeping `value`'s unknown fields when `keep_unknown` (`algorithm.go`'s
+/// `skipPrune`, below `x-kubernetes-preserve-unknown-fields`): known fields are still pruned
+/// against their own nodes, and array items keep their unknown fields too, as `skipPrune`
+/// recurses into items with itself but into properties with `prune`.
+fn prune_below(
     value: &mut Value,
     node: &Node,
     resource_root: bool,
     path: &str,
     dropped: &mut Vec<String>,
+    keep_unknown: bool,
 ) {
     match value {
         Value::Object(fields) => {
+            if !keep_unknown {
+                fields.retain(|name, _| {
+                    let keep = (resource_root && META_FIELDS.contains(&name.as_str()))
+                        || node.field(name).is_some()
+                        || node.additional_any;
+                    // The root's own apiVersion, kind and metadata are never reported.
+                    let root_meta = path.is_empty() && META_FIELDS.contains(&name.as_str());
+                    if !(keep || root_meta) {
+                        dropped.push(child(path, name));
+                    }
+                    keep
+                });
+            }
             for (name, field) in fields.iter_mut() {
                 if resource_root && META_FIELDS.contains(&name.as_str()) {
                     continue;
@@ -109,9 +92,11 @@ fn skip_prune(
         }
         Value::Array(items) => {
             if let Some(item) = node.items.as_deref() {
+                let keep_unknown = keep_unknown || item.preserve_unknown;
                 for (index, value) in items.iter_mut().enumerate() {
                     let item_path = format!("{path}[{index}]");
-                    skip_prune(value, item, item.embedded_resource, &item_path, dropped);
+                    let root = item.embedded_resource;
+                    prune_below(value, item, root, &item_path, dropped, keep_unknown);
                 }
             }
         }

@@ -73,15 +73,19 @@ impl Validator {
     }
 
     fn type_error(&mut self, path: &str, expected: &str, got: &str) {
-        let got = Value::String(got.to_owned());
+        self.type_invalid(path, expected, &Value::String(got.to_owned()));
+    }
+
+    /// kube-openapi's `errors.InvalidType`: `value` at `path` is not of type `expected`.
+    fn type_invalid(&mut self, path: &str, expected: &str, value: &Value) {
         let message = format!(
             "{path} in body must be of type {expected}: {}",
-            go_value(&got)
+            go_value(value)
         );
         self.errors.push(FieldError::new(
             FieldErrorType::TypeInvalid,
             path,
-            Some(&got),
+            Some(value),
             &message,
         ));
     }
@@ -255,17 +259,7 @@ impl Validator {
     fn format(&mut self, node: &Node, value: &Value, text: &str, path: &str) {
         let normalized = node.format.replace('-', "");
         if crate::crd::strfmt::validates(&normalized, text) == Some(false) {
-            let message = format!(
-                "{path} in body must be of type {}: {}",
-                node.format,
-                go_value(value)
-            );
-            self.errors.push(FieldError::new(
-                FieldErrorType::TypeInvalid,
-                path,
-                Some(value),
-                &message,
-            ));
+            self.type_invalid(path, &node.format, value);
         }
     }
 
