@@ -16,5 +16,6 @@
 //! `controller::<group>::<Kind>Reconciler`. `kbr create api` adds them.
 
 pub mod eventing;
+mod events;
 pub mod serving;
 // +kbr:scaffold:groups

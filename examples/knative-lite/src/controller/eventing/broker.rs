@@ -20,11 +20,12 @@ use std::sync::Arc;
 use kbr_runtime::client::{ListOptions, Patch, PatchParams};
 use kbr_runtime::conditions::{ConditionStatus, condition, is_condition_true, set_condition};
 use kbr_runtime::controller::source::Kind;
-use kbr_runtime::events::{Event, EventRecorder, EventType};
+use kbr_runtime::events::EventRecorder;
 use kbr_runtime::ownership::{controller_of, set_controller_reference};
 use kbr_runtime::{Action, Client, Controller, Error, Manager, ManagerError, Rbac, Reconciler};
 
 use crate::api::eventing::v1alpha1;
+use crate::controller::events::record_normal;
 
 /// The controller's name, in logs and metrics.
 const CONTROLLER_NAME: &str = "broker";
@@ -77,23 +78,6 @@ impl Reconciler for BrokerReconciler {
 }
 
 impl BrokerReconciler {
-    /// Records a `Normal` event about `obj`, when there is a recorder.
-    async fn record<K>(&self, obj: &K, reason: &str, note: &str, action: &str)
-    where
-        K: kbr_runtime::kube::Resource<DynamicType = ()>,
-    {
-        if let Some(recorder) = &self.recorder {
-            let event = Event {
-                type_: EventType::Normal,
-                reason: reason.into(),
-                action: action.into(),
-                note: Some(note.into()),
-                secondary: None,
-            };
-            recorder.event(obj, &event).await;
-        }
-    }
-
     /// Registers a controller named `broker` for Broker objects with `manager`; changes of the
     /// Channels a Broker controls reconcile that Broker.
     ///
@@ -145,7 +129,8 @@ impl BrokerReconciler {
         let Some(channel) = channels.next() else {
             let channel = self.client.create(&new_channel(broker, namespace)?).await?;
             let channel_name = channel.metadata.name.as_deref().unwrap_or_default();
-            self.record(
+            record_normal(
+                self.recorder.as_ref(),
                 broker,
                 "ChannelCreated",
                 &format!("created Channel {channel_name}"),

@@ -20,13 +20,14 @@ use std::sync::Arc;
 use kbr_runtime::client::{Patch, PatchParams};
 use kbr_runtime::conditions::{ConditionStatus, condition, set_condition};
 use kbr_runtime::controller::source::Kind;
-use kbr_runtime::events::{Event, EventRecorder, EventType};
+use kbr_runtime::events::EventRecorder;
 use kbr_runtime::k8s_openapi::api::core::v1 as corev1;
 use kbr_runtime::k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kbr_runtime::ownership::set_controller_reference;
 use kbr_runtime::{Action, Client, Controller, Error, Manager, ManagerError, Rbac, Reconciler};
 
 use crate::api::eventing::v1alpha1;
+use crate::controller::events::record_normal;
 
 /// The controller's name, in logs and metrics.
 const CONTROLLER_NAME: &str = "channel";
@@ -125,23 +126,6 @@ impl Reconciler for ChannelReconciler {
 }
 
 impl ChannelReconciler {
-    /// Records a `Normal` event about `obj`, when there is a recorder.
-    async fn record<K>(&self, obj: &K, reason: &str, note: &str, action: &str)
-    where
-        K: kbr_runtime::kube::Resource<DynamicType = ()>,
-    {
-        if let Some(recorder) = &self.recorder {
-            let event = Event {
-                type_: EventType::Normal,
-                reason: reason.into(),
-                action: action.into(),
-                note: Some(note.into()),
-                secondary: None,
-            };
-            recorder.event(obj, &event).await;
-        }
-    }
-
     /// Registers a controller named `channel` for Channel objects with `manager`; changes of
     /// the Services a Channel controls reconcile that Channel.
     ///
@@ -198,8 +182,14 @@ impl ChannelReconciler {
         match self.client.create(&service).await {
             Ok(_) => {
                 let note = format!("created Service {service_name}");
-                self.record(channel, "ServiceCreated", &note, "Create")
-                    .await;
+                record_normal(
+                    self.recorder.as_ref(),
+                    channel,
+                    "ServiceCreated",
+                    &note,
+                    "Create",
+                )
+                .await;
                 tracing::info!(
                     channel = name,
                     namespace,

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use kbr_runtime::client::{ListOptions, Patch, PatchParams};
 use kbr_runtime::conditions::{ConditionStatus, condition, set_condition};
 use kbr_runtime::controller::source::Kind;
-use kbr_runtime::events::{Event, EventRecorder, EventType};
+use kbr_runtime::events::EventRecorder;
 use kbr_runtime::k8s_openapi::api::apps::v1 as appsv1;
 use kbr_runtime::k8s_openapi::api::core::v1 as corev1;
 use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1 as metav1;
@@ -27,6 +27,7 @@ use kbr_runtime::{Action, Client, Controller, Error, Manager, ManagerError, Rbac
 
 use super::revision::{new_deployment, new_route};
 use crate::api::serving::v1alpha1;
+use crate::controller::events::record_normal;
 
 /// The controller's name, in logs and metrics.
 const CONTROLLER_NAME: &str = "service";
@@ -108,23 +109,6 @@ impl Reconciler for ServiceReconciler {
 }
 
 impl ServiceReconciler {
-    /// Records a `Normal` event about `obj`, when there is a recorder.
-    async fn record<K>(&self, obj: &K, reason: &str, note: &str, action: &str)
-    where
-        K: kbr_runtime::kube::Resource<DynamicType = ()>,
-    {
-        if let Some(recorder) = &self.recorder {
-            let event = Event {
-                type_: EventType::Normal,
-                reason: reason.into(),
-                action: action.into(),
-                note: Some(note.into()),
-                secondary: None,
-            };
-            recorder.event(obj, &event).await;
-        }
-    }
-
     /// Registers a controller named `service` for Knative Services with `manager`; changes of
     /// the Deployments and core/v1 Services a Knative Service controls reconcile it.
     ///
@@ -165,8 +149,14 @@ impl ServiceReconciler {
         match self.client.create(&deployment).await {
             Ok(created) => {
                 let note = format!("created Revision {revision}");
-                self.record(service, "RevisionCreated", &note, "Create")
-                    .await;
+                record_normal(
+                    self.recorder.as_ref(),
+                    service,
+                    "RevisionCreated",
+                    &note,
+                    "Create",
+                )
+                .await;
                 tracing::info!(
                     service = name,
                     namespace,
@@ -206,8 +196,14 @@ impl ServiceReconciler {
                 _ => {
                     let old_name = old.metadata.name.as_deref().unwrap_or_default();
                     let note = format!("deleted Revision {old_name}");
-                    self.record(service, "RevisionDeleted", &note, "Delete")
-                        .await;
+                    record_normal(
+                        self.recorder.as_ref(),
+                        service,
+                        "RevisionDeleted",
+                        &note,
+                        "Delete",
+                    )
+                    .await;
                 }
             }
         }
