@@ -9,7 +9,7 @@
 #   9. failover: two replicas under leader election, cold vs warm standby, SIGKILL vs SIGTERM.
 # Benchmarks, not tests: nothing here fails on a missed target, and CI does not run it.
 #
-#   bash bench/run.sh [--quick] [--runs R] [--sizes N1,N2,..] [--kubeconfig PATH]
+#   bash bench/run.sh [--quick] [--runs R] [--sizes N1,N2,..] [--kubeconfig PATH | --envtest]
 #                     [--cli-runs R] [--cold-runs C] [--sample-runs R]
 #                     [--restart-sizes N1,..] [--restart-runs R] [--starvation-size N]
 #                     [--controller-cmd CMD --ready-pattern REGEX [--controller-name NAME]]
@@ -27,6 +27,9 @@
 #   --kubeconfig: measure 1, 2, 5, 7 and 9 against that cluster instead (objects go to fresh
 #   kbr-bench-* namespaces, deleted after each measurement; the BenchWidget and Foo CRDs are
 #   applied and left in place).
+#   --envtest: measure 1, 2, 5, 7 and 9 on a fresh real control plane per measurement (etcd +
+#   kube-apiserver from $KUBEBUILDER_ASSETS; export KUBEBUILDER_ASSETS="$(bash
+#   ../shared/envtest/setup.sh)") instead of a fresh fake API server process.
 #   --controller-cmd, --ready-pattern, --controller-name: an external controller measured in 5
 #   beside kbr and kube-runtime (see BENCHMARKS.md, section 5).
 #
@@ -36,11 +39,11 @@ set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 invocation="$*"
 runs=5 sizes=1000,5000,10000 cli_runs=30 cold_runs=3 sample_runs=3 kubeconfig=""
-restart_sizes=10000 restart_runs=3 starvation_size=2000 hot=200 stream_secs=60
+envtest="" restart_sizes=10000 restart_runs=3 starvation_size=2000 hot=200 stream_secs=60
 failover_runs=3 failover_objects=10000
 only="converge,cache,cli,build,sample,restart,failover"
 external=()
-usage() { sed -n '2,33p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,36p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) runs=1 sizes=200 cli_runs=5 cold_runs=1 sample_runs=1
@@ -49,6 +52,7 @@ while [[ $# -gt 0 ]]; do
     --runs) runs="$2"; shift ;;
     --sizes) sizes="$2"; shift ;;
     --kubeconfig) kubeconfig="$(realpath "$2")"; shift ;;
+    --envtest) envtest=1 ;;
     --cli-runs) cli_runs="$2"; shift ;;
     --cold-runs) cold_runs="$2"; shift ;;
     --sample-runs) sample_runs="$2"; shift ;;
@@ -74,7 +78,14 @@ echo "==> building ${packages[*]} (release)" >&2
 cargo build --quiet --release --manifest-path "$repo/Cargo.toml" "${packages[@]}"
 bench="$CARGO_TARGET_DIR/release/kbr-bench"
 target_args=()
+[[ -n "$kubeconfig" && -n "$envtest" ]] && { echo "run.sh: --kubeconfig and --envtest exclude each other; pass one" >&2; exit 2; }
 [[ -n "$kubeconfig" ]] && target_args=(--kubeconfig "$kubeconfig")
+if [[ -n "$envtest" ]]; then
+  [[ -n "${KUBEBUILDER_ASSETS:-}" ]] || { echo "run.sh: --envtest needs KUBEBUILDER_ASSETS; run: export KUBEBUILDER_ASSETS=\"\$(bash ../shared/envtest/setup.sh)\"" >&2; exit 2; }
+  target_args=(--envtest)
+fi
+# The target as the "Reproduce:" lines print it.
+target_flags="${target_args[*]:+ ${target_args[*]}}"
 
 mem_gib="$(awk '/^MemTotal:/ { printf "%.1f", $2 / 1024 / 1024 }' /proc/meminfo)"
 cpu_model="$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
@@ -87,6 +98,8 @@ echo "- machine: $(nproc) CPUs (${cpu_model:-unknown model}), $mem_gib GiB RAM, 
 echo "- toolchain: $(rustc --version)"
 if [[ -n "$kubeconfig" ]]; then
   echo "- API server: the cluster of $kubeconfig"
+elif [[ -n "$envtest" ]]; then
+  echo "- API server: kube-apiserver $("$KUBEBUILDER_ASSETS/kube-apiserver" --version 2>/dev/null | awk '{print $2}') + etcd (envtest, $KUBEBUILDER_ASSETS), fresh per measurement"
 else
   echo "- API server: kbr's fake API server, a fresh process per measurement"
 fi
@@ -97,7 +110,7 @@ if wants converge; then
   echo
   echo "## Reconcile throughput (N objects, one status write each)"
   echo
-  echo "Reproduce: \`bash bench/run.sh --only converge --runs $runs --sizes $sizes${kubeconfig:+ --kubeconfig $kubeconfig}\`"
+  echo "Reproduce: \`bash bench/run.sh --only converge --runs $runs --sizes $sizes$target_flags\`"
   echo
   echo "==> converge: sizes $sizes, $runs runs" >&2
   "$bench" converge --sizes "$sizes" --runs "$runs" "${target_args[@]}"
@@ -107,7 +120,7 @@ if wants cache; then
   echo
   echo "## Cache memory"
   echo
-  echo "Reproduce: \`bash bench/run.sh --only cache --runs $runs --sizes $sizes${kubeconfig:+ --kubeconfig $kubeconfig}\`"
+  echo "Reproduce: \`bash bench/run.sh --only cache --runs $runs --sizes $sizes$target_flags\`"
   echo
   echo "==> cache-memory: sizes $sizes, $runs runs" >&2
   "$bench" cache-memory --sizes "$sizes" --runs "$runs" "${target_args[@]}"
@@ -137,7 +150,7 @@ if wants sample; then
   echo
   echo "## Sample-controller workload"
   echo
-  reproduce="bash bench/run.sh --only sample --sample-runs $sample_runs --sizes $sizes${kubeconfig:+ --kubeconfig $kubeconfig}"
+  reproduce="bash bench/run.sh --only sample --sample-runs $sample_runs --sizes $sizes$target_flags"
   for arg in "${external[@]}"; do reproduce+=" $(printf '%q' "$arg")"; done
   echo "Reproduce: \`$reproduce\`"
   echo
@@ -149,7 +162,7 @@ if wants restart; then
   echo
   echo "## Controller restart: priority work queue"
   echo
-  echo "Reproduce: \`bash bench/run.sh --only restart --restart-sizes $restart_sizes --restart-runs $restart_runs --starvation-size $starvation_size${kubeconfig:+ --kubeconfig $kubeconfig}\`"
+  echo "Reproduce: \`bash bench/run.sh --only restart --restart-sizes $restart_sizes --restart-runs $restart_runs --starvation-size $starvation_size$target_flags\`"
   echo
   echo "==> restart: sizes $restart_sizes, $restart_runs runs, starvation N = $starvation_size" >&2
   "$bench" restart --sizes "$restart_sizes" --runs "$restart_runs" \
@@ -160,7 +173,7 @@ if wants failover; then
   echo
   echo "## Failover"
   echo
-  echo "Reproduce: \`bash bench/run.sh --only failover --failover-runs $failover_runs --failover-objects $failover_objects${kubeconfig:+ --kubeconfig $kubeconfig}\`"
+  echo "Reproduce: \`bash bench/run.sh --only failover --failover-runs $failover_runs --failover-objects $failover_objects$target_flags\`"
   echo
   echo "==> failover: $failover_objects objects, $failover_runs rounds per standby kind" >&2
   "$bench" failover --objects "$failover_objects" --runs "$failover_runs" "${target_args[@]}"

@@ -9,7 +9,6 @@
 //! first in odd ones) so drifting machine load hits both alike.
 
 use std::collections::HashSet;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
@@ -38,9 +37,8 @@ pub struct ConvergeArgs {
     /// kube-runtime `controller::Config::concurrency`).
     #[arg(long, default_value_t = 16)]
     pub concurrency: u16,
-    /// Run against the cluster of this kubeconfig instead of fake API server processes.
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
+    #[command(flatten)]
+    pub server: crate::target::ServerArgs,
     /// Give up on a measurement after this many seconds.
     #[arg(long, default_value_t = 600)]
     pub timeout_secs: u64,
@@ -149,10 +147,10 @@ fn mib(bytes: u64) -> f64 {
 }
 
 async fn measure(args: &ConvergeArgs, which: Impl, n: usize, run: usize) -> anyhow::Result<Sample> {
-    let session = Session::start(args.kubeconfig.as_ref())?;
+    let session = Session::start(&args.server)?;
     let target = session.target();
     let client = target.client().await?;
-    let namespace = if target.is_cluster() {
+    let namespace = if session.is_shared() {
         format!("kbr-bench-{}-{n}-{run}", which.flag())
     } else {
         "kbr-bench".to_string()
@@ -206,7 +204,7 @@ async fn measure(args: &ConvergeArgs, which: Impl, n: usize, run: usize) -> anyh
     let peak_rss = child.peak_rss()?;
     let cpu = child.kill()?;
     drop(events);
-    if target.is_cluster() {
+    if session.is_shared() {
         populate::delete_namespace(&client, &namespace).await?;
     }
     Ok(Sample {

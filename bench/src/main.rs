@@ -63,6 +63,9 @@ enum Command {
         #[arg(long, default_value_t = 1_000_000)]
         watch_history: usize,
     },
+    /// Start an envtest control plane (etcd + kube-apiserver from `$KUBEBUILDER_ASSETS`);
+    /// prints its kubeconfig's path, runs until stdin closes.
+    EnvtestServer,
     /// Run one controller on the BenchWidgets of a namespace until killed (or stdin closes).
     Controller {
         /// Which implementation.
@@ -122,6 +125,7 @@ async fn main() -> anyhow::Result<()> {
             process::exit_when_stdin_closes();
             target::serve(watch_history).await?;
         }
+        Command::EnvtestServer => target::serve_envtest().await?,
         Command::Controller {
             which,
             namespace,

@@ -229,6 +229,25 @@ impl ChildProcess {
         reap(child.id())
     }
 
+    /// Stops a child that exits when its stdin closes (the server subcommands): closes stdin,
+    /// waits up to `grace` for it to clean up and exit, then kills it. For a drop, so errors
+    /// are ignored.
+    pub fn close_stdin_and_wait(mut self, grace: Duration) {
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        drop(child.stdin.take());
+        let deadline = std::time::Instant::now() + grace;
+        while std::time::Instant::now() < deadline {
+            if !matches!(child.try_wait(), Ok(None)) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
     /// Waits for the child to exit on its own and returns its stdout and exit status.
     ///
     /// # Errors

@@ -5,6 +5,10 @@
 //! `fake-server` subcommand, so the controller under test is a separate process that talks to
 //! it through an ordinary `kube::Client` — as it would to a cluster — and the server's memory
 //! and CPU are not counted as the controller's.
+//!
+//! With `--envtest` each measurement gets a fresh real control plane instead (etcd and
+//! kube-apiserver from `$KUBEBUILDER_ASSETS`, started by the `envtest-server` subcommand through
+//! kbr's envtest): the same method as the fake, on the server the fake models.
 
 use std::path::{Path, PathBuf};
 
@@ -12,10 +16,27 @@ use anyhow::Context;
 use http_body_util::BodyExt;
 use hyper_util::rt::TokioIo;
 use kbr_runtime::testing::FakeApiServer;
+use kbr_runtime::testing::envtest::Environment;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use tower::Service;
 
 use crate::process::ChildProcess;
+
+/// Which API server a driver measures against, flattened into every driver's arguments: a
+/// fresh fake API server process per measurement (the default), a fresh envtest control plane
+/// per measurement (`--envtest`), or one shared cluster (`--kubeconfig`).
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct ServerArgs {
+    /// Run against the cluster of this kubeconfig instead of fake API server processes
+    /// (objects go to fresh `kbr-bench-*` namespaces, deleted after each measurement).
+    #[arg(long, conflicts_with = "envtest")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Run against a fresh envtest control plane per measurement (etcd + kube-apiserver from
+    /// `$KUBEBUILDER_ASSETS`: `export KUBEBUILDER_ASSETS="$(bash ../shared/envtest/setup.sh)"`)
+    /// instead of fake API server processes.
+    #[arg(long)]
+    pub envtest: bool,
+}
 
 /// The API server a child process talks to: `--server URL` (a fake API server) or
 /// `--kubeconfig PATH` (a cluster).
@@ -50,12 +71,6 @@ impl TargetArgs {
             server: None,
             kubeconfig: Some(path),
         }
-    }
-
-    /// Whether this is a real cluster (objects must be cleaned up, the CRD established).
-    #[must_use]
-    pub fn is_cluster(&self) -> bool {
-        self.kubeconfig.is_some()
     }
 
     /// The same target as command-line arguments, for a child process.
@@ -94,27 +109,48 @@ impl TargetArgs {
 /// A target for one measurement: a fresh fake API server process, or the cluster.
 pub struct Session {
     target: TargetArgs,
-    /// The kubeconfig for programs that are not this binary: the cluster's, or one written for
-    /// the fake server (deleted with the session).
+    /// The kubeconfig for programs that are not this binary: the cluster's, the control
+    /// plane's, or one written for the fake server (deleted with the session).
     kubeconfig: PathBuf,
-    _server: Option<ChildProcess>,
+    /// The server process started for this measurement; `None` for `--kubeconfig`.
+    server: Option<Server>,
+}
+
+/// How long a stopping `envtest-server` gets to stop etcd and kube-apiserver and remove their
+/// directory before it is killed.
+const ENVTEST_STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// A server process started for one measurement; dropping it stops it.
+enum Server {
+    Fake(ChildProcess),
+    Envtest(ChildProcess),
 }
 
 impl Session {
-    /// Starts a fake API server process (`kubeconfig` `None`) or uses the cluster.
+    /// Starts a fake API server process or an envtest control plane for one measurement, or
+    /// uses the cluster of `--kubeconfig`.
     ///
     /// # Errors
-    /// When the fake server does not start or its kubeconfig cannot be written.
-    pub fn start(kubeconfig: Option<&PathBuf>) -> anyhow::Result<Self> {
-        if let Some(path) = kubeconfig {
+    /// When the server does not start or the fake's kubeconfig cannot be written.
+    pub fn start(server: &ServerArgs) -> anyhow::Result<Self> {
+        if let Some(path) = &server.kubeconfig {
             return Ok(Self {
                 target: TargetArgs::kubeconfig(path.clone()),
                 kubeconfig: path.clone(),
-                _server: None,
+                server: None,
             });
         }
-        let mut server = ChildProcess::spawn_self(&["fake-server".to_string()], true)?;
-        let url = server.first_line()?;
+        if server.envtest {
+            let mut plane = ChildProcess::spawn_self(&["envtest-server".to_string()], true)?;
+            let path = PathBuf::from(plane.first_line()?);
+            return Ok(Self {
+                target: TargetArgs::kubeconfig(path.clone()),
+                kubeconfig: path,
+                server: Some(Server::Envtest(plane)),
+            });
+        }
+        let mut fake = ChildProcess::spawn_self(&["fake-server".to_string()], true)?;
+        let url = fake.first_line()?;
         let port = url.rsplit(':').next().unwrap_or_default();
         let path = std::env::temp_dir().join(format!(
             "kbr-bench-{}-{port}.kubeconfig",
@@ -126,8 +162,16 @@ impl Session {
         Ok(Self {
             target: TargetArgs::server(&url),
             kubeconfig: path,
-            _server: Some(server),
+            server: Some(Server::Fake(fake)),
         })
+    }
+
+    /// Whether the API server outlives this measurement (`--kubeconfig`), so the measurement
+    /// deletes what it created; a fresh fake or envtest server is stopped with the session
+    /// instead (envtest could not delete a namespace anyway: it has no namespace controller).
+    #[must_use]
+    pub fn is_shared(&self) -> bool {
+        self.server.is_none()
     }
 
     /// The target, to hand to children.
@@ -146,8 +190,14 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        if self._server.is_some() {
-            let _ = std::fs::remove_file(&self.kubeconfig);
+        match self.server.take() {
+            Some(Server::Fake(process)) => {
+                drop(process);
+                let _ = std::fs::remove_file(&self.kubeconfig);
+            }
+            // Graceful, so it removes its data directory (etcd's data, certificates, logs).
+            Some(Server::Envtest(plane)) => plane.close_stdin_and_wait(ENVTEST_STOP_GRACE),
+            None => {}
         }
     }
 }
@@ -201,6 +251,25 @@ pub async fn serve(history: usize) -> anyhow::Result<()> {
                 .await;
         });
     }
+}
+
+/// The `envtest-server` subcommand: starts an envtest control plane (etcd + kube-apiserver
+/// from `$KUBEBUILDER_ASSETS`, through [`Environment`]) and prints the path of its admin
+/// kubeconfig on the first line of stdout; when stdin closes it stops both processes and
+/// removes their data directory.
+///
+/// # Errors
+/// When `$KUBEBUILDER_ASSETS` is unset or the control plane does not start.
+pub async fn serve_envtest() -> anyhow::Result<()> {
+    let plane = Environment::new().start().await.context(
+        "starting envtest: set KUBEBUILDER_ASSETS, e.g. \
+         export KUBEBUILDER_ASSETS=\"$(bash ../shared/envtest/setup.sh)\"",
+    )?;
+    println!("{}", plane.kubeconfig().display());
+    tokio::task::spawn_blocking(|| std::io::copy(&mut std::io::stdin(), &mut std::io::sink()))
+        .await??;
+    plane.stop();
+    Ok(())
 }
 
 #[cfg(test)]

@@ -56,7 +56,7 @@ pub(super) async fn measure(
             ]
         })
         .collect();
-    if session.target().is_cluster() {
+    if session.is_shared() {
         populate::delete_namespace(client, DEPLOYMENTS).await?;
     }
     Ok(rows)

@@ -14,7 +14,6 @@
 //! ([`deployments`]): cached whole, without their pod template (a cache transform), and as
 //! metadata only.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -43,9 +42,8 @@ pub struct CacheMemoryArgs {
     /// Measurements per variant and size.
     #[arg(long, default_value_t = 5)]
     pub runs: usize,
-    /// Run against the cluster of this kubeconfig instead of fake API server processes.
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
+    #[command(flatten)]
+    pub server: crate::target::ServerArgs,
 }
 
 /// The namespace holding the N objects of each size.
@@ -61,7 +59,7 @@ pub async fn run(args: &CacheMemoryArgs) -> anyhow::Result<String> {
     let mut checks = Vec::new();
     let mut sample: Option<ManagedFieldsSample> = None;
     for &n in &args.sizes {
-        let session = Session::start(args.kubeconfig.as_ref())?;
+        let session = Session::start(&args.server)?;
         let client = session.target().client().await?;
         populate::install_crd::<BenchWidget>(&client, &BenchWidget::crd()).await?;
         for ns in [FULL, EMPTY] {
@@ -91,7 +89,7 @@ pub async fn run(args: &CacheMemoryArgs) -> anyhow::Result<String> {
             format!("{:.2}", kbr_meta / kbr),
         ]);
         deployment_rows.extend(deployments::measure(&session, &client, n, args.runs).await?);
-        if session.target().is_cluster() {
+        if session.is_shared() {
             for ns in [FULL, EMPTY] {
                 populate::delete_namespace(&client, ns).await?;
             }

@@ -1,7 +1,5 @@
 //! The failover benchmark's command line: its options and the standby kinds it compares.
 
-use std::path::PathBuf;
-
 use super::replica::Election;
 
 /// Options of `kbr-bench failover`.
@@ -19,9 +17,8 @@ pub struct FailoverArgs {
     pub standby: Vec<Standby>,
     #[command(flatten)]
     pub election: Election,
-    /// Run against the cluster of this kubeconfig instead of fake API server processes.
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
+    #[command(flatten)]
+    pub server: crate::target::ServerArgs,
     /// Give up on one failover after this many seconds.
     #[arg(long, default_value_t = 300)]
     pub timeout_secs: u64,

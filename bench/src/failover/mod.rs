@@ -148,7 +148,7 @@ fn lease_name(standby: Standby) -> String {
 
 /// One series: N objects, two replicas, `runs` rounds of SIGKILL and SIGTERM.
 async fn measure(args: &FailoverArgs, standby: Standby) -> anyhow::Result<Vec<Sample>> {
-    let session = Session::start(args.kubeconfig.as_ref())?;
+    let session = Session::start(&args.server)?;
     let client = session.target().client().await?;
     let namespace = format!("kbr-bench-failover-{}", standby.as_str());
     populate::install_crd::<BenchWidget>(&client, &BenchWidget::crd()).await?;
@@ -206,7 +206,7 @@ async fn measure(args: &FailoverArgs, standby: Standby) -> anyhow::Result<Vec<Sa
         leader = next;
     }
     drop(leader);
-    if session.target().is_cluster() {
+    if session.is_shared() {
         populate::delete_namespace(&client, &namespace).await?;
     }
     Ok(samples)

@@ -1,7 +1,5 @@
 //! The options of `kbr-bench restart`, and the names of the Foos it writes.
 
-use std::path::PathBuf;
-
 use crate::sample::QueueMode;
 
 /// The name prefix of the Foos listed at the restart (`foo-00042`).
@@ -61,9 +59,8 @@ pub struct RestartArgs {
     /// The longest the stream runs, s from the caches synced.
     #[arg(long, default_value_t = 60)]
     pub stream_secs: u64,
-    /// Run against the cluster of this kubeconfig instead of fake API server processes.
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
+    #[command(flatten)]
+    pub server: crate::target::ServerArgs,
     /// Give up on a measurement after this many seconds.
     #[arg(long, default_value_t = 600)]
     pub timeout_secs: u64,

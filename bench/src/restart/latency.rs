@@ -103,7 +103,7 @@ pub async fn measure(
         .get(INITIAL)
         .filter(|s| s.count == n as u64)
         .with_context(|| format!("the controller did not serve all {n} initial Foos"))?;
-    if session.target().is_cluster() {
+    if session.is_shared() {
         populate::delete_namespace(&client, &namespace).await?;
     }
     Ok(Restart {

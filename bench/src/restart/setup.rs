@@ -29,7 +29,7 @@ pub async fn synced_foos(
     namespace: String,
     n: usize,
 ) -> anyhow::Result<Synced> {
-    let session = Session::start(args.kubeconfig.as_ref())?;
+    let session = Session::start(&args.server)?;
     let client = session.target().client().await?;
     populate::install_crd::<Foo>(&client, &foo::crd()).await?;
     populate::ensure_namespace(&client, &namespace).await?;

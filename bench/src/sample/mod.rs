@@ -25,7 +25,6 @@ pub(crate) mod served;
 pub(crate) mod stats;
 pub(crate) mod writers;
 
-use std::path::PathBuf;
 use std::pin::pin;
 use std::time::{Duration, Instant};
 
@@ -85,9 +84,8 @@ pub struct SampleArgs {
     /// Concurrent writers creating the Foos (one client).
     #[arg(long, default_value_t = 16)]
     pub writers: usize,
-    /// Run against the cluster of this kubeconfig instead of fake API server processes.
-    #[arg(long)]
-    pub kubeconfig: Option<PathBuf>,
+    #[command(flatten)]
+    pub server: crate::target::ServerArgs,
     /// Give up on a measurement after this many seconds.
     #[arg(long, default_value_t = 600)]
     pub timeout_secs: u64,
@@ -158,7 +156,7 @@ async fn measure(
     n: usize,
     run: usize,
 ) -> anyhow::Result<Sample> {
-    let session = Session::start(args.kubeconfig.as_ref())?;
+    let session = Session::start(&args.server)?;
     let client = session.target().client().await?;
     let namespace = format!("kbr-bench-sample-{}-{n}-{run}", contender.slug());
     populate::install_crd::<Foo>(&client, &foo::crd()).await?;
@@ -218,7 +216,9 @@ async fn measure(
         None => None,
     };
     drop(events);
-    populate::delete_namespace(&client, &namespace).await?;
+    if session.is_shared() {
+        populate::delete_namespace(&client, &namespace).await?;
+    }
     Ok(Sample {
         converged,
         created: created.unwrap_or(converged),
