@@ -37,6 +37,8 @@ step "kbr-runtime layers: no module uses one of its own or a higher layer (docs/
 cargo test -p kbr-runtime --all-features --test layers
 step "no files importing each other in a circle inside a module, in any crate"
 cargo test -p kbr-runtime --all-features --test file_cycles
+step "no source file over 600 lines, in any crate"
+cargo test -p kbr-runtime --all-features --test file_sizes
 
 step "cargo clippy (workspace, all targets, all features)"
 cargo clippy --workspace --all-targets --all-features -- -D warnings
