@@ -10,10 +10,9 @@ use kube::Api;
 use kube::api::PostParams;
 use kube::runtime::watcher;
 
-use super::args::{INITIAL, RestartArgs};
+use super::args::RestartArgs;
 use super::controller::{self, Launch};
-use super::setup::{Synced, synced_foos};
-use crate::populate;
+use super::setup::{Synced, initial_served, synced_foos};
 use crate::sample::convergence::Convergence;
 use crate::sample::foo::{self, Foo};
 use crate::sample::{self, QueueMode};
@@ -98,14 +97,7 @@ pub async fn measure(
     drop(events);
     running.drained(deadline).await?;
     let report = running.stop().await?;
-    let initial = report
-        .served
-        .get(INITIAL)
-        .filter(|s| s.count == n as u64)
-        .with_context(|| format!("the controller did not serve all {n} initial Foos"))?;
-    if session.is_shared() {
-        populate::delete_namespace(&client, &namespace).await?;
-    }
+    let initial = initial_served(&session, &client, &namespace, &report, n).await?;
     Ok(Restart {
         new_foo,
         drain: Duration::from_secs_f64(initial.last_ms.max(0.0) / 1000.0),

@@ -3,9 +3,11 @@
 
 use anyhow::Context as _;
 
-use super::args::RestartArgs;
+use super::args::{INITIAL, RestartArgs};
+use super::controller::Report;
 use crate::populate;
 use crate::sample::foo::{self, Foo};
+use crate::sample::served::Served;
 use crate::sample::writers;
 use crate::target::Session;
 
@@ -41,4 +43,27 @@ pub async fn synced_foos(
         client,
         namespace,
     })
+}
+
+/// When the controller of `report` first served the initial-list Foos (the synced ones), once
+/// it served all `n` of them; on a shared cluster it then deletes `namespace`.
+///
+/// # Errors
+/// When the controller did not serve all `n`, or the namespace cannot be deleted.
+pub async fn initial_served<'r>(
+    session: &Session,
+    client: &kube::Client,
+    namespace: &str,
+    report: &'r Report,
+    n: usize,
+) -> anyhow::Result<&'r Served> {
+    let initial = report
+        .served
+        .get(INITIAL)
+        .filter(|s| s.count == n as u64)
+        .with_context(|| format!("the controller did not serve all {n} initial Foos"))?;
+    if session.is_shared() {
+        populate::delete_namespace(client, namespace).await?;
+    }
+    Ok(initial)
 }

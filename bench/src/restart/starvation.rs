@@ -18,10 +18,9 @@ use futures::{StreamExt as _, TryStreamExt as _};
 use kube::Api;
 use kube::api::{Patch, PatchParams};
 
-use super::args::{HOT, INITIAL, RestartArgs};
+use super::args::{HOT, RestartArgs};
 use super::controller::{self, Launch};
-use super::setup::{Synced, synced_foos};
-use crate::populate;
+use super::setup::{Synced, initial_served, synced_foos};
 use crate::sample::foo::Foo;
 use crate::sample::{QueueMode, writers};
 
@@ -126,14 +125,7 @@ pub async fn measure(
         Err(_) => running.drained(deadline).await?,
     };
     let report = running.stop().await?;
-    let initial = report
-        .served
-        .get(INITIAL)
-        .filter(|s| s.count == n as u64)
-        .with_context(|| format!("the controller did not serve all {n} initial Foos"))?;
-    if session.is_shared() {
-        populate::delete_namespace(&client, &namespace).await?;
-    }
+    let initial = initial_served(&session, &client, &namespace, &report, n).await?;
     let secs = |ms: f64| Duration::from_secs_f64(ms.max(0.0) / 1000.0);
     Ok(Starvation {
         first_initial: secs(initial.first_ms),
