@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Response, StatusCode, header};
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Value, json};
 
 use super::api_error::ApiError;
@@ -21,14 +22,14 @@ use super::shared::{Shared, lock};
 use super::store::{WatchFilter, WatchStart};
 use super::subresource::Part;
 use super::warnings::Warnings;
-use super::watch::{self, StreamOptions, present};
+use super::watch::{self, Presented, StreamOptions, present};
 use super::write::key;
 
 /// The body of a response (a stream for watches).
 pub(crate) type Body = axum::body::Body;
 
 /// A JSON response with `code`.
-pub(crate) fn json_response(code: StatusCode, value: &Value) -> Response<Body> {
+pub(crate) fn json_response(code: StatusCode, value: &impl Serialize) -> Response<Body> {
     let body = serde_json::to_vec(value).unwrap_or_default();
     let mut resp = Response::new(Body::from(body));
     *resp.status_mut() = code;
@@ -37,6 +38,25 @@ pub(crate) fn json_response(code: StatusCode, value: &Value) -> Response<Body> {
         header::HeaderValue::from_static("application/json"),
     );
     resp
+}
+
+/// A list (`metav1.List` shape): keys in the order `serde_json` writes them.
+struct List<'a> {
+    api_version: &'a str,
+    kind: &'a str,
+    metadata: &'a Value,
+    items: &'a [Presented<'a>],
+}
+
+impl Serialize for List<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(4))?;
+        map.serialize_entry("apiVersion", self.api_version)?;
+        map.serialize_entry("items", self.items)?;
+        map.serialize_entry("kind", self.kind)?;
+        map.serialize_entry("metadata", self.metadata)?;
+        map.end()
+    }
 }
 
 /// The `Status` response of `err`.
@@ -131,17 +151,23 @@ impl Call<'_> {
             .store
             .range(&self.rt.storage(), self.path.namespace.as_deref(), after)
             .filter(|o| selectors.matches(o));
-        let mut items = Vec::new();
+        let mut found: Vec<Arc<Value>> = Vec::new();
         for obj in matching.by_ref() {
-            items.push(present(obj, &self.rt, partial, self.schema.as_deref()));
-            if limit.is_some_and(|l| items.len() as u64 >= l) {
+            found.push(obj.clone());
+            if limit.is_some_and(|l| found.len() as u64 >= l) {
                 break;
             }
         }
         let remaining = matching.count();
+        // The objects are immutable once stored: the list is written without the lock.
+        drop(state);
+        let items: Vec<_> = found
+            .iter()
+            .map(|obj| present(obj, &self.rt, partial, self.schema.as_deref()))
+            .collect();
         let mut metadata = json!({"resourceVersion": list_rv.to_string()});
         if remaining > 0
-            && let Some(last) = items.last()
+            && let Some(last) = items.last().map(Presented::object)
         {
             let ns = meta::text(last, "namespace").unwrap_or("");
             metadata["continue"] = json!(format!("{list_rv}:{ns}:{}", meta::name(last)));
@@ -150,7 +176,12 @@ impl Call<'_> {
         let (api_version, kind) = self.list_kind(partial);
         Ok(json_response(
             StatusCode::OK,
-            &json!({"apiVersion": api_version, "kind": kind, "metadata": metadata, "items": items}),
+            &List {
+                api_version: &api_version,
+                kind: &kind,
+                metadata: &metadata,
+                items: &items,
+            },
         ))
     }
 
@@ -216,13 +247,11 @@ impl Call<'_> {
                 (ns.to_owned(), meta::name(o).to_owned())
             })
             .collect();
-        let mut items = Vec::new();
+        let mut deleted = Vec::new();
         for (ns, name) in names {
             let key = key(&self.rt, Some(ns.as_str()), &name);
             match state.delete(&self.rt, key, &opts, self.query.dry_run()) {
-                Ok((obj, _)) => {
-                    items.push(present(&obj, &self.rt, partial, self.schema.as_deref()))
-                }
+                Ok((obj, _)) => deleted.push(obj),
                 Err(e) if e.code == 404 => {}
                 Err(e) => return Err(e),
             }
@@ -230,10 +259,19 @@ impl Call<'_> {
         converted?;
         let (api_version, kind) = self.list_kind(partial);
         let rv = state.store.current_rv().to_string();
+        drop(state);
+        let items: Vec<_> = deleted
+            .iter()
+            .map(|obj| present(obj, &self.rt, partial, self.schema.as_deref()))
+            .collect();
         Ok(json_response(
             StatusCode::OK,
-            &json!({"apiVersion": api_version, "kind": kind,
-                    "metadata": {"resourceVersion": rv}, "items": items}),
+            &List {
+                api_version: &api_version,
+                kind: &kind,
+                metadata: &json!({"resourceVersion": rv}),
+                items: &items,
+            },
         ))
     }
 }

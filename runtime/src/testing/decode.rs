@@ -107,7 +107,7 @@ pub(crate) fn duplicates(raw: &[u8]) -> Vec<String> {
     let found = RefCell::new(Vec::new());
     let mut deserializer = serde_json::Deserializer::from_slice(raw);
     let walk = Walk {
-        path: String::new(),
+        at: At::Root,
         found: &found,
     };
     // A body that is not JSON fails elsewhere with the parser's error.
@@ -122,8 +122,30 @@ pub(crate) fn duplicates(raw: &[u8]) -> Vec<String> {
 
 /// Walks a JSON document, recording repeated object keys.
 struct Walk<'a> {
-    path: String,
+    at: At<'a>,
     found: &'a RefCell<Vec<String>>,
+}
+
+/// Where a walked value sits; its path is only written out for a duplicate.
+#[derive(Clone, Copy)]
+enum At<'a> {
+    Root,
+    Key(&'a At<'a>, &'a str),
+    Item(&'a At<'a>, usize),
+}
+
+impl At<'_> {
+    /// `spec.items[0].name`.
+    fn path(&self) -> String {
+        match self {
+            Self::Root => String::new(),
+            Self::Key(parent, key) => match parent.path() {
+                p if p.is_empty() => (*key).to_owned(),
+                p => format!("{p}.{key}"),
+            },
+            Self::Item(parent, index) => format!("{}[{index}]", parent.path()),
+        }
+    }
 }
 
 impl<'de> DeserializeSeed<'de> for Walk<'_> {
@@ -144,18 +166,21 @@ impl<'de> Visitor<'de> for Walk<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let mut seen = HashSet::new();
         while let Some(key) = map.next_key::<String>()? {
-            let path = if self.path.is_empty() {
-                key.clone()
-            } else {
-                format!("{}.{key}", self.path)
-            };
-            if !seen.insert(key) && !self.found.borrow().contains(&path) {
-                self.found.borrow_mut().push(path.clone());
+            let at = At::Key(&self.at, &key);
+            let repeated = seen.contains(&key);
+            if repeated {
+                let path = at.path();
+                if !self.found.borrow().contains(&path) {
+                    self.found.borrow_mut().push(path);
+                }
             }
             map.next_value_seed(Walk {
-                path,
+                at,
                 found: self.found,
             })?;
+            if !repeated {
+                seen.insert(key);
+            }
         }
         Ok(())
     }
@@ -164,7 +189,7 @@ impl<'de> Visitor<'de> for Walk<'_> {
         let mut index = 0;
         while seq
             .next_element_seed(Walk {
-                path: format!("{}[{index}]", self.path),
+                at: At::Item(&self.at, index),
                 found: self.found,
             })?
             .is_some()

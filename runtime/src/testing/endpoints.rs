@@ -247,6 +247,7 @@ fn serve_object(
             let mut state = lock(&shared.state);
             let old = state.store.get(&key(&call.rt, ns, name)).cloned();
             let updated = state.update(&call.rt, ns, name, obj, part, &opts)?;
+            drop(state);
             call.warn_about_finalizers(&updated, old.as_deref(), part, warnings);
             // A PUT that created the object (AllowCreateOnUpdate) answers as a create.
             let code = if old.is_some() {
@@ -284,6 +285,7 @@ fn serve_object(
                 Some(obj) => (state.create(&call.rt, ns, obj, &computed)?, true),
                 None => state.patch(&call.rt, ns, name, &kind, body, part, &opts)?,
             };
+            drop(state);
             call.warn_about_finalizers(&patched, old.as_deref(), part, warnings);
             let code = if created {
                 StatusCode::CREATED

@@ -127,23 +127,25 @@ pub(crate) fn remove_owner_ref(obj: &mut Value, owner_uid: &str) {
     }
 }
 
-/// The object without `metadata` (and without `status` when `ignore_status`): what a
-/// `generation` bump compares.
-pub(crate) fn spec_view(obj: &Value, ignore_status: bool) -> Value {
-    match obj {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .filter(|(k, _)| {
-                    let k = k.as_str();
-                    k != "metadata"
-                        && k != "apiVersion"
-                        && k != "kind"
-                        && !(ignore_status && k == "status")
-                })
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
-        ),
-        other => other.clone(),
+/// Whether `a` and `b` are equal without `metadata`, `apiVersion`, `kind` (and `status` when
+/// `ignore_status`): what a `generation` bump compares. Compares in place, copying nothing.
+pub(crate) fn same_spec(a: &Value, b: &Value, ignore_status: bool) -> bool {
+    let counted = |k: &str| {
+        k != "metadata" && k != "apiVersion" && k != "kind" && !(ignore_status && k == "status")
+    };
+    match (a, b) {
+        (Value::Object(a), Value::Object(b)) => {
+            let mut a = a.iter().filter(|(k, _)| counted(k));
+            let mut b = b.iter().filter(|(k, _)| counted(k));
+            loop {
+                match (a.next(), b.next()) {
+                    (None, None) => return true,
+                    (Some(x), Some(y)) if x == y => {}
+                    _ => return false,
+                }
+            }
+        }
+        (a, b) => a == b,
     }
 }
 

@@ -12,12 +12,14 @@
 //! - `allowWatchBookmarks`: `BOOKMARK` events every configured interval and when the stream ends;
 //! - `timeoutSeconds` ends the stream.
 
+use std::borrow::Cow;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use serde_json::{Value, json};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
 use super::registry::ResourceType;
@@ -41,27 +43,99 @@ pub(crate) struct StreamOptions {
     pub(crate) timeout: Option<Duration>,
 }
 
-/// Writes an object the way the request asked for it (version, metadata-only), with the
-/// defaults of the version's schema applied, as the API server reads from storage.
-pub(crate) fn present(
-    obj: &Value,
-    rt: &ResourceType,
+/// An object the way the request asked for it (version, metadata-only), with the defaults of
+/// the version's schema applied, as the API server reads from storage; it serializes straight
+/// from the stored object (only a schema with defaults makes a copy to default).
+pub(crate) struct Presented<'a> {
+    obj: Cow<'a, Value>,
+    /// The `apiVersion` written on the object (not used for metadata-only).
+    api_version: String,
+    kind: &'a str,
+    partial: bool,
+}
+
+/// [`Presented`] view of `obj` for `rt`.
+pub(crate) fn present<'a>(
+    obj: &'a Value,
+    rt: &'a ResourceType,
     partial: bool,
     schema: Option<&crate::crd::ObjectSchema>,
-) -> Value {
+) -> Presented<'a> {
     if partial {
-        return json!({
-            "apiVersion": "meta.k8s.io/v1",
-            "kind": "PartialObjectMetadata",
-            "metadata": obj.get("metadata").cloned().unwrap_or_else(|| json!({})),
-        });
+        return Presented {
+            obj: Cow::Borrowed(obj),
+            api_version: String::new(),
+            kind: "",
+            partial,
+        };
     }
-    let mut out = super::schemas::defaulted(obj, schema).into_owned();
-    if let Value::Object(map) = &mut out {
-        map.insert("apiVersion".into(), Value::String(rt.api_version()));
-        map.insert("kind".into(), Value::String(rt.kind.clone()));
+    Presented {
+        obj: super::schemas::defaulted(obj, schema),
+        api_version: rt.api_version(),
+        kind: &rt.kind,
+        partial,
     }
-    out
+}
+
+impl Presented<'_> {
+    /// The object as stored, its defaults applied (its name and namespace are the sent ones).
+    pub(crate) fn object(&self) -> &Value {
+        &self.obj
+    }
+}
+
+impl Serialize for Presented<'_> {
+    /// The object's fields in key order (a `serde_json::Map` is sorted), with `apiVersion` and
+    /// `kind` the served ones; metadata-only: a `PartialObjectMetadata` of its `metadata`.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.partial {
+            let mut map = serializer.serialize_map(Some(3))?;
+            map.serialize_entry("apiVersion", "meta.k8s.io/v1")?;
+            map.serialize_entry("kind", "PartialObjectMetadata")?;
+            match self.obj.get("metadata") {
+                Some(metadata) => map.serialize_entry("metadata", metadata)?,
+                None => map.serialize_entry("metadata", &Map::new())?,
+            }
+            return map.end();
+        }
+        let Value::Object(fields) = &*self.obj else {
+            return self.obj.serialize(serializer);
+        };
+        let set = [
+            ("apiVersion", self.api_version.as_str()),
+            ("kind", self.kind),
+        ];
+        let added = set.iter().filter(|(k, _)| !fields.contains_key(*k)).count();
+        let mut map = serializer.serialize_map(Some(fields.len() + added))?;
+        let mut pending = set.iter().peekable();
+        for (key, value) in fields {
+            while let Some((k, v)) = pending.next_if(|(k, _)| *k <= key.as_str()) {
+                map.serialize_entry(k, v)?;
+            }
+            if !set.iter().any(|(k, _)| k == key) {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        for (k, v) in pending {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+/// A watch event (`metav1.WatchEvent`): keys in the order `serde_json` writes them.
+struct Event<'a, T: Serialize> {
+    kind: &'a str,
+    object: T,
+}
+
+impl<T: Serialize> Serialize for Event<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("object", &self.object)?;
+        map.serialize_entry("type", self.kind)?;
+        map.end()
+    }
 }
 
 /// One watch event as a JSON line; `None` when the event cannot be encoded and the stream
@@ -79,7 +153,11 @@ fn encode(item: &WatchItem, opts: &StreamOptions) -> Option<Bytes> {
     }
     let event = match item {
         WatchItem::Event(kind, obj) => {
-            json!({"type": kind.as_str(), "object": present(obj, &opts.rt, opts.partial, opts.schema.as_deref())})
+            let object = present(obj, &opts.rt, opts.partial, opts.schema.as_deref());
+            return Some(line(&Event {
+                kind: kind.as_str(),
+                object,
+            }));
         }
         WatchItem::Bookmark {
             rv,
@@ -103,9 +181,14 @@ fn encode(item: &WatchItem, opts: &StreamOptions) -> Option<Bytes> {
         }
         WatchItem::Error(err) => json!({"type": "ERROR", "object": err.to_status()}),
     };
-    let mut line = serde_json::to_vec(&event).unwrap_or_default();
+    Some(line(&event))
+}
+
+/// `event` as one JSON line.
+fn line(event: &impl Serialize) -> Bytes {
+    let mut line = serde_json::to_vec(event).unwrap_or_default();
     line.push(b'\n');
-    Some(Bytes::from(line))
+    Bytes::from(line)
 }
 
 /// A bookmark at the current resourceVersion, sent after everything queued before it.

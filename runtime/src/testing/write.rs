@@ -388,10 +388,7 @@ fn merge_for_update(rt: &ResourceType, old: &Value, body: Value, part: Part) -> 
             None => m.remove(field),
         };
     }
-    if meta::generation(old) > 0
-        && meta::spec_view(&new, rt.status_subresource)
-            != meta::spec_view(old, rt.status_subresource)
-    {
+    if meta::generation(old) > 0 && !meta::same_spec(&new, old, rt.status_subresource) {
         let generation = meta::generation(old) + 1;
         meta::set(&mut new, "generation", Some(Value::from(generation)));
     }

@@ -54,14 +54,17 @@ pub(crate) fn identifier(
 
 /// The parts of an identifier: (manager, operation, apiVersion, subresource).
 fn parts(id: &str) -> (String, String, String, String) {
-    let v: Value = serde_json::from_str(id).unwrap_or(Value::Null);
-    let text = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
-    (
-        text("manager"),
-        text("operation"),
-        text("apiVersion"),
-        text("subresource"),
-    )
+    /// An identifier's fields, read straight into strings.
+    #[derive(Default, serde::Deserialize)]
+    #[serde(default, rename_all = "camelCase")]
+    struct Parts {
+        manager: String,
+        operation: String,
+        api_version: String,
+        subresource: String,
+    }
+    let p: Parts = serde_json::from_str(id).unwrap_or_default();
+    (p.manager, p.operation, p.api_version, p.subresource)
 }
 
 /// Go's `%q` of a manager name (`printManager` in `conflict.go`), with ` with subresource

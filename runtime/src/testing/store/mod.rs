@@ -100,6 +100,10 @@ impl EtcdKey {
 
 impl Ord for EtcdKey {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        // Keys of one namespace share the `namespace/` prefix: their names decide.
+        if self.namespace == other.namespace {
+            return self.name.cmp(&other.name);
+        }
         self.bytes().cmp(other.bytes())
     }
 }
