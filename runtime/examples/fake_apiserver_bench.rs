@@ -97,11 +97,7 @@ async fn run_apply(api: Api<DynamicObject>) -> Result<(Duration, Duration), kube
         .buffer_unordered(16)
         .try_for_each(|_| async { Ok(()) })
         .await?;
-    let created = start.elapsed();
-    let list_start = Instant::now();
-    let list = api.list(&ListParams::default()).await?;
-    assert_eq!(list.items.len(), OBJECTS);
-    Ok((created, list_start.elapsed()))
+    listed_after(&api, start).await
 }
 
 /// Creates `OBJECTS` objects with `create` (16 in flight), then lists them: the durations.
@@ -119,6 +115,15 @@ where
         .buffer_unordered(16)
         .try_for_each(|_| async { Ok(()) })
         .await?;
+    listed_after(&api, start).await
+}
+
+/// The time since `start` (the creates) and the time of one full list of `api`, which must
+/// hold all `OBJECTS` objects.
+async fn listed_after<K>(api: &Api<K>, start: Instant) -> Result<(Duration, Duration), kube::Error>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
     let created = start.elapsed();
     let list_start = Instant::now();
     let list = api.list(&ListParams::default()).await?;
