@@ -188,8 +188,8 @@ async fn shutdown_gives_up_after_the_timeout() -> TestResult {
 }
 
 /// A manager stopped before its caches synced stops at once (controller-runtime's
-/// `WaitForCacheSync` returns when its context is cancelled): its workers, still waiting for
-/// the first list, have nothing in flight. Fake only: listing must fail for good, so the cache
+/// `WaitForSync` returns when its context is cancelled): its controller, still waiting for
+/// the informers' first list, has nothing in flight. Fake only: listing must fail for good, so the cache
 /// never syncs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_manager_stopped_before_its_caches_synced_stops_at_once() -> TestResult {

@@ -221,10 +221,13 @@ impl Cache {
     /// ```
     #[must_use]
     pub fn informer<K: Object>(&self) -> Informer<K> {
-        Informer::new(
-            self.shared_informer::<K>(),
-            self.core.settings.stop.subscribe(),
-        )
+        self.handle(self.shared_informer::<K>())
+    }
+
+    /// The public handle on `shared`, one of this cache's informers (typed, metadata-only or
+    /// dynamic): its waits end when the cache stops.
+    pub(crate) fn handle<K: Object>(&self, shared: Arc<SharedInformer<K>>) -> Informer<K> {
+        Informer::new(shared, self.core.settings.stop.subscribe())
     }
 
     /// Waits until the cache runs and every informer created so far (and any created while

@@ -111,6 +111,7 @@ pub use self::backoff::ExponentialBackoff;
 use self::handler::EventHandler;
 use self::predicate::Predicate;
 pub use self::queue::{DEFAULT_AGING_INTERVAL, LOW_PRIORITY, NORMAL_PRIORITY, QueueOptions};
+pub use self::run::CacheSyncTimeout;
 pub(crate) use self::run::{RunContext, Runnable};
 use self::source::{Kind, KindSource, READ, Source};
 use crate::rbac::Rule;
@@ -141,6 +142,7 @@ pub struct Controller<R: Reconciler> {
     backoff: (Duration, Duration),
     debounce: Duration,
     reconcile_timeout: Option<Duration>,
+    cache_sync_timeout: Duration,
     queue_options: QueueOptions,
 }
 
@@ -180,6 +182,7 @@ impl<R: Reconciler> Controller<R> {
             backoff: (Duration::from_millis(5), Duration::from_secs(1000)),
             debounce: DEFAULT_DEBOUNCE,
             reconcile_timeout: None,
+            cache_sync_timeout: DEFAULT_CACHE_SYNC_TIMEOUT,
             queue_options: QueueOptions::default(),
         }
     }
@@ -389,6 +392,20 @@ impl<R: Reconciler> Controller<R> {
         self
     }
 
+    /// Bounds the wait for the informers of every kind the controller reads — the reconciled,
+    /// owned and watched kinds — to hold their first full list before its workers start
+    /// (controller-runtime's `controller.Options.CacheSyncTimeout`; default
+    /// [`DEFAULT_CACHE_SYNC_TIMEOUT`], 2 minutes). Until then events only fill the queue, so no
+    /// reconcile reads a partial cache. When the time is up the controller fails with
+    /// [`CacheSyncTimeout`] ([`ManagerError::CacheSyncTimeout`](crate::ManagerError::CacheSyncTimeout)), which stops
+    /// the manager; under `--on-missing-rbac=continue` it logs the same error and keeps
+    /// waiting, since the permissions it lacks may be granted later.
+    #[must_use]
+    pub fn cache_sync_timeout(mut self, timeout: Duration) -> Self {
+        self.cache_sync_timeout = timeout;
+        self
+    }
+
     /// Sets how the work queue orders keys: the low priority of initial-list and resync events
     /// and how fast waiting keys age (see [`QueueOptions`] for the rule and its bound; the
     /// default ages the low priority to the normal one in 60 s).
@@ -415,6 +432,10 @@ impl<R: Reconciler> Controller<R> {
         self
     }
 }
+
+/// The default [`Controller::cache_sync_timeout`]: 2 minutes, controller-runtime's default
+/// `CacheSyncTimeout` (`pkg/controller/controller.go`).
+pub const DEFAULT_CACHE_SYNC_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// The default [`Controller::debounce`]: none, as in client-go and kube-runtime. Triggers for
 /// a key that waits in the queue or is being reconciled fold into one reconcile anyway; see

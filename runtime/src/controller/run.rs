@@ -8,13 +8,17 @@
 //!    queue grows with the event rate. The informers' initial lists fill the queue at a low
 //!    priority. Nothing is reconciled yet: a replica waiting for leadership can hold its
 //!    caches and queue warm (issue 27's warm standby).
-//! 2. [`Started::run`]: `max_concurrent_reconciles` workers (see [`super::worker`]) take keys
-//!    until the manager stops; then the handlers are removed, the sources' futures dropped, and
-//!    in-flight reconciles finish.
+//! 2. [`Started::run`]: once every source's informers synced (controller-runtime's
+//!    `WaitForSync` of each `SyncingSource`, bounded by the controller's cache sync timeout),
+//!    `max_concurrent_reconciles` workers (see [`super::worker`]) take keys until the manager
+//!    stops; then the handlers are removed, the sources' futures dropped, and in-flight
+//!    reconciles finish.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
+use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use kube::runtime::reflector::{ObjectRef, Store};
 use tokio::sync::watch;
@@ -37,6 +41,9 @@ pub(crate) struct RunContext {
     pub(crate) metrics: Arc<Metrics>,
     /// Turns `true` when the manager shuts down: stop taking new work, drain in-flight reconciles.
     pub(crate) stop: watch::Receiver<bool>,
+    /// Whether a controller whose informers miss the cache sync timeout fails (`true`), or logs
+    /// it and keeps waiting (`false`, under `--on-missing-rbac=continue`).
+    pub(crate) sync_timeout_fails: bool,
 }
 
 /// A type-erased controller the manager can run: controller-runtime's `manager.Runnable`.
@@ -52,8 +59,12 @@ pub(crate) trait Runnable: Send {
 
 /// A controller whose sources run (phase 2 in the module docs).
 pub(crate) trait Started: Send {
-    /// Runs the workers until the manager stops and in-flight reconciles finished.
-    fn run(self: Box<Self>) -> BoxFuture<'static, ()>;
+    /// Waits for the sources' informers to sync, then runs the workers until the manager stops
+    /// and in-flight reconciles finished.
+    ///
+    /// Errors: [`CacheSyncTimeout`] if the informers did not sync in time (and
+    /// [`RunContext::sync_timeout_fails`]).
+    fn run(self: Box<Self>) -> BoxFuture<'static, Result<(), CacheSyncTimeout>>;
 }
 
 impl<R: Reconciler> Runnable for Controller<R> {
@@ -79,8 +90,12 @@ struct Running<R: Reconciler> {
     workers: usize,
     state: Arc<State<R::Object>>,
     store: Store<R::Object>,
-    synced: watch::Receiver<bool>,
-    /// The manager's stop, which also ends the workers' wait for the cache sync.
+    /// Every source's wait for its informers' sync, joined: `true` once all synced.
+    synced: BoxFuture<'static, bool>,
+    cache: Cache,
+    sync_timeout: Duration,
+    sync_timeout_fails: bool,
+    /// The manager's stop, which also ends the wait for the sync.
     stop: watch::Receiver<bool>,
     /// The sources' task: ends (shutting the queue down) when the manager stops.
     sources: JoinHandle<()>,
@@ -128,9 +143,18 @@ fn start<R: Reconciler>(controller: Controller<R>, ctx: RunContext) -> Running<R
             deleted: Box::new(move |key, last| deleted_state.deleted(key, last)),
         },
     );
-    let sources: Vec<BoxFuture<'static, ()>> = std::iter::once(Box::new(primary) as Box<_>)
+    let sources: Vec<Box<dyn Source<R::Object>>> = std::iter::once(Box::new(primary) as Box<_>)
         .chain(controller.sources)
-        .map(|source: Box<dyn Source<R::Object>>| source.start(context.clone()))
+        .collect();
+    let syncs = sources
+        .iter()
+        .map(|source| source.wait_for_sync(&ctx.cache));
+    let synced = futures::future::join_all(syncs)
+        .map(|synced| synced.into_iter().all(|synced| synced))
+        .boxed();
+    let sources: Vec<BoxFuture<'static, ()>> = sources
+        .into_iter()
+        .map(|source| source.start(context.clone()))
         .collect();
     drop(context);
     let workers_stop = ctx.stop.clone();
@@ -155,7 +179,10 @@ fn start<R: Reconciler>(controller: Controller<R>, ctx: RunContext) -> Running<R
         workers,
         state,
         store: informer.store(),
-        synced: informer.synced(),
+        synced,
+        cache: ctx.cache,
+        sync_timeout: controller.cache_sync_timeout,
+        sync_timeout_fails: ctx.sync_timeout_fails,
         stop: workers_stop,
         sources,
         timers: AbortOnDrop(tokio::spawn(queue.run_timers(timers))),
@@ -163,7 +190,7 @@ fn start<R: Reconciler>(controller: Controller<R>, ctx: RunContext) -> Running<R
 }
 
 impl<R: Reconciler> Started for Running<R> {
-    fn run(self: Box<Self>) -> BoxFuture<'static, ()> {
+    fn run(self: Box<Self>) -> BoxFuture<'static, Result<(), CacheSyncTimeout>> {
         Box::pin(async move {
             let Running {
                 reconciler,
@@ -171,27 +198,81 @@ impl<R: Reconciler> Started for Running<R> {
                 state,
                 store,
                 synced,
-                stop,
+                cache,
+                sync_timeout,
+                sync_timeout_fails,
+                mut stop,
                 sources,
                 timers,
             } = *self;
             let name = state.name.clone();
-            tracing::info!(controller = %name, workers, "Starting workers");
-            let workers = (0..workers).map(|_| {
-                worker(
-                    reconciler.clone(),
-                    store.clone(),
-                    state.clone(),
-                    synced.clone(),
-                    stop.clone(),
-                )
-            });
-            futures::future::join_all(workers).await;
+            let sources = AbortOnDrop(sources);
+            let wait = wait_for_sync(synced, &cache, &name, sync_timeout, sync_timeout_fails);
+            // A stop ends the wait: nothing is in flight yet (controller-runtime's
+            // `WaitForSync` returns when its context is done).
+            let synced = tokio::select! {
+                synced = wait => synced?,
+                _ = stop.wait_for(|stopped| *stopped) => false,
+            };
+            if synced {
+                tracing::info!(controller = %name, workers, "Starting workers");
+                let workers =
+                    (0..workers).map(|_| worker(reconciler.clone(), store.clone(), state.clone()));
+                futures::future::join_all(workers).await;
+            }
             let _ = sources.await;
             drop(timers);
             tracing::info!(controller = %name, "All workers finished");
+            Ok(())
         })
     }
+}
+
+/// A controller's informers did not all sync within its
+/// [cache sync timeout](super::Controller::cache_sync_timeout) (controller-runtime's "failed to
+/// wait for caches to sync" from `Controller.Start`): a kind that is not served (its CRD is not
+/// installed) or that the manager may not list and watch. The manager stops with it
+/// ([`ManagerError::CacheSyncTimeout`](crate::ManagerError::CacheSyncTimeout)); under
+/// `--on-missing-rbac=continue` the controller logs it and keeps waiting instead.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "controller {controller:?}: informers not synced within the cache sync timeout of {timeout:?} (unsynced: {}); install the kinds' CRDs and grant list and watch on them, or raise Controller::cache_sync_timeout",
+    unsynced.join(", ")
+)]
+pub struct CacheSyncTimeout {
+    /// The controller's name.
+    pub controller: String,
+    /// The timeout that elapsed.
+    pub timeout: Duration,
+    /// The kinds whose informers had not synced: all of the cache's, as its `/readyz` check
+    /// lists them (`Secret`, `Widget (example.com/v1)` for a dynamic kind).
+    pub unsynced: Vec<String>,
+}
+
+/// Waits for `synced` (every source's informers) within `timeout`: `Ok(true)` once they
+/// synced, `Ok(false)` if the cache stopped first. At the timeout, fails with
+/// [`CacheSyncTimeout`] naming the `cache`'s unsynced informers, or — unless `fails` — logs
+/// the same error and waits on.
+async fn wait_for_sync(
+    mut synced: BoxFuture<'static, bool>,
+    cache: &Cache,
+    controller: &str,
+    timeout: Duration,
+    fails: bool,
+) -> Result<bool, CacheSyncTimeout> {
+    if let Ok(synced) = tokio::time::timeout(timeout, &mut synced).await {
+        return Ok(synced);
+    }
+    let error = CacheSyncTimeout {
+        controller: controller.to_string(),
+        timeout,
+        unsynced: cache.unsynced_kinds(),
+    };
+    if fails {
+        return Err(error);
+    }
+    tracing::error!(%error, "Could not wait for Cache to sync; waiting on (--on-missing-rbac=continue)");
+    Ok(synced.await)
 }
 
 #[cfg(test)]

@@ -17,7 +17,6 @@ use std::time::{Duration, Instant};
 
 use kube::Resource as _;
 use kube::runtime::reflector::{ObjectRef, Store};
-use tokio::sync::watch;
 use tokio::task::{JoinError, JoinHandle};
 use tracing::Instrument;
 
@@ -104,20 +103,9 @@ pub(super) async fn worker<R: Reconciler>(
     reconciler: Arc<R>,
     store: Store<R::Object>,
     state: Arc<State<R::Object>>,
-    mut synced: watch::Receiver<bool>,
-    mut stop: watch::Receiver<bool>,
 ) {
-    // Keys from owned or watched kinds may arrive before the reconciled kind's cache is filled;
-    // looking them up now would drop them as deleted. A stop ends the wait: nothing is in
-    // flight yet (controller-runtime's WaitForCacheSync returns when its context is done).
-    tokio::select! {
-        synced = synced.wait_for(|synced| *synced) => {
-            if synced.is_err() {
-                return;
-            }
-        }
-        _ = stop.wait_for(|stopped| *stopped) => return,
-    }
+    // Started once every source's informers synced (see `run`): a key looked up now and not
+    // found is gone, not merely not listed yet.
     while let Some(key) = state.queue.get().await {
         let current = store.get(&key);
         let gone = state

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::cache::IndexError;
+use crate::controller::CacheSyncTimeout;
 use crate::error::BoxError;
 use crate::tls::TlsError;
 use crate::webhook::WebhookError;
@@ -105,6 +106,11 @@ pub enum ManagerError {
         /// The timeout that elapsed.
         timeout: Duration,
     },
+
+    /// A controller's informers did not all sync within its
+    /// [cache sync timeout](crate::Controller::cache_sync_timeout); see [`CacheSyncTimeout`].
+    #[error(transparent)]
+    CacheSyncTimeout(#[from] CacheSyncTimeout),
 
     /// A signal handler could not be installed.
     #[error("could not install a signal handler: {0}")]

@@ -11,7 +11,7 @@ use tokio::task::JoinSet;
 
 use super::leader_election::LeaderElector;
 use super::tasks::Tasks;
-use super::{ManagerError, ManagerOptions};
+use super::{ManagerError, ManagerOptions, OnMissingRbac};
 use crate::cache::Cache;
 use crate::controller::{RunContext, Runnable};
 use crate::metrics::Metrics;
@@ -104,6 +104,7 @@ pub(crate) async fn run<F: Future<Output = ()> + Send>(
             cache: cache.clone(),
             metrics: metrics.clone(),
             stop: stop_rx.clone(),
+            sync_timeout_fails: options.on_missing_rbac == OnMissingRbac::Fail,
         };
         tracing::info!(controller = %name, "Starting EventSources");
         (name, controller.start(ctx))
@@ -140,10 +141,7 @@ pub(crate) async fn run<F: Future<Output = ()> + Send>(
         for (name, controller) in started.drain(..) {
             tracing::info!(controller = %name, "Starting Controller");
             let fut = controller.run();
-            tasks.spawn(async move {
-                fut.await;
-                (name, Ok(()))
-            });
+            tasks.spawn(async move { (name, fut.await.map_err(ManagerError::from)) });
         }
         for runnable in leader_only {
             spawn_user(&mut tasks, runnable, &stop_rx);

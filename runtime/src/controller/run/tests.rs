@@ -62,6 +62,7 @@ mod started {
             cache: cache.clone(),
             metrics: metrics.clone(),
             stop: stopped,
+            sync_timeout_fails: true,
         };
         let running = start(controller, context);
         Ok(Harness {
@@ -104,7 +105,7 @@ mod started {
                 }
             }
             stop.send_replace(true);
-            assert!(workers.await.is_ok());
+            assert!(matches!(workers.await, Ok(Ok(()))));
             cache.stop().await;
             names
         }
@@ -259,4 +260,165 @@ async fn a_stopped_controller_leaves_no_event_handler_behind() {
     let _ = stop.send(());
     assert!(matches!(running.await, Ok(Ok(()))));
     assert_eq!(counts(), [0, 0, 0]);
+}
+
+/// What the sync tests below need: a manager on a fake API server whose ConfigMap controller
+/// owns Secrets, and whose reconciler reports, for each reconcile, whether the Secrets'
+/// informer had synced by then.
+#[cfg(feature = "testing")]
+mod sync {
+    use std::time::Duration;
+
+    use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+    use tokio::sync::mpsc;
+
+    use super::*;
+    use crate::controller::source::Kind;
+    use crate::manager::OnMissingRbac;
+    use crate::testing::{FakeApiServer, Verb};
+    use crate::{ManagerError, ManagerOptions};
+
+    /// Sends, for each reconcile, whether the owned Secrets' informer had synced.
+    struct SecretsSynced {
+        cache: Cache,
+        reconciled: mpsc::UnboundedSender<bool>,
+    }
+
+    impl Reconciler for SecretsSynced {
+        type Object = ConfigMap;
+        type Error = crate::Error;
+        async fn reconcile(&self, _: Arc<ConfigMap>) -> Result<Action, crate::Error> {
+            let synced = self.cache.informer::<Secret>().has_synced();
+            let _ = self.reconciled.send(synced);
+            Ok(Action::await_change())
+        }
+    }
+
+    /// A started manager (its result comes out of the join handle), the stop switch and the
+    /// reconciles' reports.
+    struct Running {
+        manager: tokio::task::JoinHandle<Result<(), ManagerError>>,
+        stop: tokio::sync::oneshot::Sender<()>,
+        reconciled: mpsc::UnboundedReceiver<bool>,
+    }
+
+    /// Creates ConfigMap `a` on `server`, then starts a manager (`on_missing_rbac`) whose
+    /// controller reconciles ConfigMaps, owns Secrets and waits `timeout` for their sync.
+    async fn start(
+        server: &FakeApiServer,
+        on_missing_rbac: OnMissingRbac,
+        timeout: Duration,
+    ) -> Result<Running, crate::Error> {
+        let mut cm = ConfigMap::default();
+        cm.metadata.name = Some("a".into());
+        cm.metadata.namespace = Some("default".into());
+        crate::Client::new(server.kube_client()).create(&cm).await?;
+        let options = ManagerOptions {
+            health_probe_bind_address: "0".into(),
+            metrics_bind_address: "0".into(),
+            on_missing_rbac,
+            ..ManagerOptions::default()
+        };
+        let mut manager =
+            crate::Manager::with_client(server.kube_client(), crate::Scheme::new(), options);
+        let (tx, reconciled) = mpsc::unbounded_channel();
+        let reconciler = SecretsSynced {
+            cache: manager.cache().clone(),
+            reconciled: tx,
+        };
+        let controller = Controller::new(reconciler)
+            .owns(Kind::<Secret>::new())
+            .cache_sync_timeout(timeout);
+        assert!(manager.add_controller(controller).is_ok());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let manager = tokio::spawn(manager.start_with_shutdown(async move {
+            let _ = stopped.await;
+        }));
+        Ok(Running {
+            manager,
+            stop,
+            reconciled,
+        })
+    }
+
+    /// The next reconcile's report; panics with the manager's result if it ended first.
+    async fn next_reconcile(running: &mut Running) -> bool {
+        tokio::select! {
+            synced = running.reconciled.recv() => synced.unwrap_or(false),
+            ended = &mut running.manager => panic!("the manager ended first: {ended:?}"),
+        }
+    }
+
+    /// controller-runtime's `Controller.Start` waits for every source's `WaitForSync`: the
+    /// reconciled ConfigMaps sync at once, but the owned Secrets' first list fails, so their
+    /// informer syncs one backoff later; no reconcile runs before it did.
+    #[tokio::test]
+    async fn workers_start_once_the_owned_kinds_informer_synced() -> Result<(), crate::Error> {
+        let server = FakeApiServer::new();
+        server.faults().fail_next_for::<Secret>(1, Verb::List, 500);
+        let mut running = start(&server, OnMissingRbac::Fail, Duration::from_secs(60)).await?;
+        assert!(
+            next_reconcile(&mut running).await,
+            "reconciled before the Secrets' informer synced"
+        );
+        assert!(server.requests().count_for::<Secret>(Verb::List) >= 2);
+        let _ = running.stop.send(());
+        assert!(matches!(running.manager.await, Ok(Ok(()))));
+        Ok(())
+    }
+
+    /// A kind whose informer never syncs (every list refused) stops the manager at the
+    /// controller's cache sync timeout, naming the kind.
+    #[tokio::test]
+    async fn an_informer_that_never_syncs_fails_the_controller_at_its_timeout()
+    -> Result<(), crate::Error> {
+        let server = FakeApiServer::new();
+        server
+            .faults()
+            .fail_next_for::<Secret>(usize::MAX, Verb::List, 403);
+        let running = start(&server, OnMissingRbac::Fail, Duration::from_millis(200)).await?;
+        // Bounded, so that a manager that does not fail is reported rather than waited for.
+        let ended = tokio::time::timeout(Duration::from_secs(60), running.manager).await;
+        match ended {
+            Ok(Ok(Err(ManagerError::CacheSyncTimeout(error)))) => {
+                assert_eq!(error.controller, "configmap");
+                assert_eq!(error.timeout, Duration::from_millis(200));
+                assert_eq!(error.unsynced, ["Secret"]);
+            }
+            other => panic!("expected a cache sync timeout, got {other:?}"),
+        }
+        Ok(())
+    }
+
+    /// Under `--on-missing-rbac=continue` the timeout is logged and the controller waits on:
+    /// once the Secrets can be listed (the permission granted), it reconciles.
+    #[tokio::test]
+    async fn with_on_missing_rbac_continue_the_controller_waits_past_its_timeout()
+    -> Result<(), crate::Error> {
+        let server = FakeApiServer::new();
+        server
+            .faults()
+            .fail_next_for::<Secret>(usize::MAX, Verb::List, 403);
+        let timeout = Duration::from_millis(1);
+        let mut running = start(&server, OnMissingRbac::Continue, timeout).await?;
+        // Two refused lists are a backoff (800 ms) apart: the 1 ms timeout has passed.
+        let refused = async {
+            while server.requests().count_for::<Secret>(Verb::List) < 2 {
+                tokio::task::yield_now().await;
+            }
+        };
+        tokio::select! {
+            () = refused => {}
+            ended = &mut running.manager => panic!("the manager ended: {ended:?}"),
+        }
+        assert!(
+            running.reconciled.try_recv().is_err(),
+            "reconciled unsynced"
+        );
+        server.faults().clear();
+        assert!(next_reconcile(&mut running).await);
+        let _ = running.stop.send(());
+        assert!(matches!(running.manager.await, Ok(Ok(()))));
+        Ok(())
+    }
 }

@@ -95,6 +95,8 @@ type ViewHandler<T> = Box<dyn Fn(EventRef<'_, T>, Origin) + Send + Sync>;
 trait Informs<T>: Send + Sync {
     /// Creates the informer (so the manager starts it and `/readyz` waits for it).
     fn register(&self, cache: &Cache);
+    /// Waits for the informer's first full list (see [`Source::wait_for_sync`]).
+    fn wait_for_sync(&self, cache: &Cache) -> BoxFuture<'static, bool>;
     /// Registers `handler` on the informer.
     fn subscribe(&self, cache: &Cache, handler: ViewHandler<T>) -> EventHandlerRegistration;
     /// The resource the informer lists and watches.
@@ -107,6 +109,11 @@ struct Typed<T>(PhantomData<fn() -> T>);
 impl<T: Object> Informs<T> for Typed<T> {
     fn register(&self, cache: &Cache) {
         cache.shared_informer::<T>();
+    }
+
+    fn wait_for_sync(&self, cache: &Cache) -> BoxFuture<'static, bool> {
+        let informer = cache.informer::<T>();
+        Box::pin(async move { informer.wait_for_sync().await })
     }
 
     fn subscribe(&self, cache: &Cache, handler: ViewHandler<T>) -> EventHandlerRegistration {
@@ -131,6 +138,11 @@ struct Dynamic {
 impl Informs<DynamicObject> for Dynamic {
     fn register(&self, cache: &Cache) {
         cache.dynamic_informer(&self.resource, &self.scope);
+    }
+
+    fn wait_for_sync(&self, cache: &Cache) -> BoxFuture<'static, bool> {
+        let informer = cache.handle(cache.dynamic_informer(&self.resource, &self.scope));
+        Box::pin(async move { informer.wait_for_sync().await })
     }
 
     fn subscribe(
@@ -298,6 +310,10 @@ where
 {
     fn register(&self, cache: &Cache) {
         self.kind.informer.register(cache);
+    }
+
+    fn wait_for_sync(&self, cache: &Cache) -> BoxFuture<'static, bool> {
+        self.kind.informer.wait_for_sync(cache)
     }
 
     /// Owned kinds: everything ([`OWN`]), and `update` on the owner's `finalizers`: the

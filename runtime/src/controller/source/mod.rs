@@ -72,6 +72,22 @@ pub trait Source<K: Resource<DynamicType = ()>>: Send + 'static {
         let _ = cache;
     }
 
+    /// Waits until the cache holds the first full list of every kind the source reads
+    /// (controller-runtime's `source.SyncingSource.WaitForSync`): `true` then, `false` if the
+    /// cache stopped first. The controller starts its workers only once every source's wait
+    /// returned, so no reconcile reads a partial cache; it gives up after its
+    /// [cache sync timeout](super::Controller::cache_sync_timeout). Called once, after
+    /// [`Source::register`] and before [`Source::start`]; the future must not borrow `self`.
+    ///
+    /// Default: synced at once, as for a [`Channel`] or a [`Periodic`] resync (which reads the
+    /// reconciled kind, whose informer the controller waits for anyway). A source of your own
+    /// that reads other kinds from the cache should wait for their informers
+    /// ([`Informer::wait_for_sync`](crate::cache::Informer::wait_for_sync)).
+    fn wait_for_sync(&self, cache: &Cache) -> BoxFuture<'static, bool> {
+        let _ = cache;
+        Box::pin(std::future::ready(true))
+    }
+
     /// The RBAC rules the source needs to read what it reads, each with its
     /// [`origin`](Rule#structfield.origin) (`watches apps/v1 Deployment`), which the controller
     /// prefixes with its own name: what [`Controller::rbac_rules`](super::Controller::rbac_rules)
