@@ -341,6 +341,15 @@ mod sync {
         })
     }
 
+    /// A fake API server that refuses every list of Secrets (403), as without the permission.
+    fn refusing_secret_lists() -> FakeApiServer {
+        let server = FakeApiServer::new();
+        server
+            .faults()
+            .fail_next_for::<Secret>(usize::MAX, Verb::List, 403);
+        server
+    }
+
     /// The next reconcile's report; panics with the manager's result if it ended first.
     async fn next_reconcile(running: &mut Running) -> bool {
         tokio::select! {
@@ -372,10 +381,7 @@ mod sync {
     #[tokio::test]
     async fn an_informer_that_never_syncs_fails_the_controller_at_its_timeout()
     -> Result<(), crate::Error> {
-        let server = FakeApiServer::new();
-        server
-            .faults()
-            .fail_next_for::<Secret>(usize::MAX, Verb::List, 403);
+        let server = refusing_secret_lists();
         let running = start(&server, OnMissingRbac::Fail, Duration::from_millis(200)).await?;
         // Bounded, so that a manager that does not fail is reported rather than waited for.
         let ended = tokio::time::timeout(Duration::from_secs(60), running.manager).await;
@@ -395,10 +401,7 @@ mod sync {
     #[tokio::test]
     async fn with_on_missing_rbac_continue_the_controller_waits_past_its_timeout()
     -> Result<(), crate::Error> {
-        let server = FakeApiServer::new();
-        server
-            .faults()
-            .fail_next_for::<Secret>(usize::MAX, Verb::List, 403);
+        let server = refusing_secret_lists();
         let timeout = Duration::from_millis(1);
         let mut running = start(&server, OnMissingRbac::Continue, timeout).await?;
         // Two refused lists are a backoff (800 ms) apart: the 1 ms timeout has passed.
