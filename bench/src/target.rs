@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use http_body_util::BodyExt;
 use hyper_util::rt::TokioIo;
-use kbr_runtime::testing::FakeApiServer;
-use kbr_runtime::testing::envtest::Environment;
+use kbr_testing::FakeApiServer;
+use kbr_testing::envtest::Environment;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use tower::Service;
 

@@ -16,6 +16,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+// Every published crate documents its whole public API.
+#![deny(missing_docs)]
+
 pub mod builtin;
 pub mod cli;
 pub mod commands;

@@ -1,6 +1,9 @@
 //! The `kbr` binary: parses flags, runs the command, prints `Error: <message>` and exits 1 on
 //! failure (clap's usage errors keep clap's message and exit code 2).
 
+// Every published crate documents its whole public API.
+#![deny(missing_docs)]
+
 use std::process::ExitCode;
 
 use clap::Parser;

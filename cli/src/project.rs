@@ -85,6 +85,25 @@ pub enum Runtime {
     Version(String),
 }
 
+impl Runtime {
+    /// For [`Runtime::Path`], where kbr-testing sits: the `testing` directory beside the
+    /// kbr-runtime crate, as in a kbr checkout (`../../runtime` -> `../../testing`), with `/`
+    /// separators; `None` for a version.
+    pub fn testing_path(&self) -> Option<String> {
+        let Runtime::Path(path) = self else {
+            return None;
+        };
+        let trimmed = path.trim_end_matches('/');
+        Some(match trimmed.rsplit_once('/') {
+            Some((parent, _)) => format!("{parent}/testing"),
+            None if trimmed.is_empty() || trimmed == "." || trimmed == ".." => {
+                format!("{trimmed}/../testing")
+            }
+            None => "testing".to_owned(),
+        })
+    }
+}
+
 /// The whole `PROJECT` file. Field order is the serialized key order (alphabetical).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

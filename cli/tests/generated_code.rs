@@ -247,7 +247,7 @@ const BOTH_BROKERS_RECONCILE: &str = r#"
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
-use kbr_runtime::testing::TestEnv;
+use kbr_testing::TestEnv;
 use kbr_runtime::{Manager, ManagerOptions};
 use knative_lite::api::{eventing, messaging};
 

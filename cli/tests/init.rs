@@ -220,18 +220,29 @@ fn relative_runtime_path_is_written_verbatim() {
     let runtime = tmp.path().join("kbr/runtime");
     fs::create_dir_all(&runtime).unwrap();
     fs::write(runtime.join("Cargo.toml"), "[package]\n").unwrap();
-    kbr_ok(
+    let args = [
+        "init",
+        "--domain",
+        "example.com",
+        "--runtime-path",
+        "../kbr/runtime",
+    ];
+    // The tests' kbr-testing must sit beside the runtime, as in a kbr checkout.
+    assert_fails(
         &dir,
-        &[
-            "init",
-            "--domain",
-            "example.com",
-            "--runtime-path",
-            "../kbr/runtime",
-        ],
+        &args,
+        &format!(
+            "invalid runtime path \"../kbr/runtime\": the tests need kbr-testing beside kbr-runtime, but {}/../kbr/testing/Cargo.toml does not exist; pass --runtime-path with the runtime directory of a kbr checkout (it has testing/ beside runtime/), or --runtime-version",
+            dir.display()
+        ),
     );
+    let testing = tmp.path().join("kbr/testing");
+    fs::create_dir_all(&testing).unwrap();
+    fs::write(testing.join("Cargo.toml"), "[package]\n").unwrap();
+    kbr_ok(&dir, &args);
     let cargo = fs::read_to_string(dir.join("Cargo.toml")).unwrap();
     assert!(cargo.contains("kbr-runtime = { path = \"../kbr/runtime\", features = [\"latest\"] }"));
+    assert!(cargo.contains("kbr-testing = { path = \"../kbr/testing\" }"));
 }
 
 const ALREADY: &str = "; run kbr init in a new directory or remove the scaffolded files";

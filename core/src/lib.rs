@@ -12,7 +12,8 @@
 //! A plain library: no proc-macro crate of its own, no syn/quote, so the CLI, the derive and
 //! the runtime can all depend on it.
 
-#![warn(missing_docs)]
+// Every published crate documents its whole public API.
+#![deny(missing_docs)]
 
 pub mod dns;
 pub mod kind;

@@ -10,6 +10,9 @@
 //! - `#[derive(Rbac)]` + `#[rbac(...)]` on a reconciler: `+kubebuilder:rbac` markers. See
 //!   [`macro@Rbac`].
 
+// Every published crate documents its whole public API.
+#![deny(missing_docs)]
+
 mod custom_resource;
 mod keys;
 mod names;

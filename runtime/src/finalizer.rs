@@ -62,7 +62,7 @@ pub use kube::runtime::finalizer::Event;
 
 use crate::Action;
 use crate::client::{Client, Object};
-use crate::resource::scoped::{self, Scoped, is_namespaced, kind_of};
+use crate::scoped::{self, Scoped, is_namespaced, kind_of};
 
 /// Runs `reconcile` inside the finalizer protocol of `finalizer_name` (see the
 /// [module docs](self)): kube-runtime's `finalizer`, with kbr's [`Client`] and error type.

@@ -42,7 +42,7 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::Resource;
 
-use crate::resource::scoped::{is_namespaced, kind_of};
+use crate::scoped::{is_namespaced, kind_of};
 
 /// Why an owner reference could not be set.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

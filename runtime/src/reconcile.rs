@@ -17,7 +17,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::resource::Object;
+use kbr_crd::resource::Object;
 
 /// What to do after a successful reconcile: controller-runtime's `reconcile.Result`, with the
 /// constructors of kube-runtime's `controller::Action`.

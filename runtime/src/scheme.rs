@@ -35,8 +35,8 @@ use std::collections::BTreeMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::core::{ApiResource, GroupVersionKind};
 
-use crate::crd::{self, CrdError};
-use crate::resource::{CustomResource, ResourceInfo, Scope};
+use kbr_crd::CrdError;
+use kbr_crd::resource::{CustomResource, ResourceInfo, Scope};
 
 /// Why [`Scheme::crds`] failed.
 #[derive(Debug, thiserror::Error)]
@@ -82,7 +82,7 @@ impl Registration {
             info: K::INFO,
             type_id: TypeId::of::<K>(),
             type_name: std::any::type_name::<K>(),
-            crd: Some(crd::build::<K>),
+            crd: Some(kbr_crd::build::<K>),
         }
     }
 
@@ -131,11 +131,11 @@ impl Registration {
     }
 
     /// The single-version CRD of this kind version
-    /// ([`CustomResourceExt::try_crd`](crd::CustomResourceExt::try_crd)); `None` for a
+    /// ([`CustomResourceExt::try_crd`](kbr_crd::CustomResourceExt::try_crd)); `None` for a
     /// built-in kind.
     ///
     /// # Errors
-    /// See [`crd::build`].
+    /// See [`kbr_crd::build`].
     pub fn crd(&self) -> Option<Result<CustomResourceDefinition, CrdError>> {
         self.crd.map(|build| build())
     }
@@ -153,7 +153,7 @@ impl Ord for Key {
     fn cmp(&self, other: &Self) -> Ordering {
         (self.group, self.kind)
             .cmp(&(other.group, other.kind))
-            .then_with(|| crd::compare_versions(other.version, self.version))
+            .then_with(|| kbr_crd::compare_versions(other.version, self.version))
     }
 }
 
@@ -322,7 +322,7 @@ impl Scheme {
         self.kinds.is_empty()
     }
 
-    /// One CRD per registered custom kind, its versions merged ([`crd::merge`]), sorted by CRD
+    /// One CRD per registered custom kind, its versions merged ([`kbr_crd::merge`]), sorted by CRD
     /// name (`<plural>.<group>`); built-in kinds have none.
     ///
     /// # Errors
@@ -352,7 +352,7 @@ impl Scheme {
         by_name
             .into_iter()
             .map(|(name, versions)| {
-                crd::merge(versions).map_err(|source| SchemeError::Crd {
+                kbr_crd::merge(versions).map_err(|source| SchemeError::Crd {
                     crd: name,
                     source: Box::new(source),
                 })

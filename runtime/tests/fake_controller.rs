@@ -1,6 +1,5 @@
 //! kube-runtime's `Controller` and kbr's `Manager` against the fake API server: watch-driven
 //! reconciliation of 100 custom resources installed from a `Scheme`.
-#![cfg(feature = "testing")]
 
 mod runtime_support;
 
@@ -9,8 +8,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
-use kbr_runtime::testing::{TestEnv, Verb};
 use kbr_runtime::{CustomResource, Manager, Scheme};
+use kbr_testing::{TestEnv, Verb};
 use kube::api::{Api, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::watcher;

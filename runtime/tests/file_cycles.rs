@@ -439,7 +439,9 @@ fn no_crate_has_files_importing_each_other_in_a_circle() {
         ("kbr_core", "core", "lib.rs"),
         ("kbr", "cli", "lib.rs"),
         ("kbr_derive", "derive", "lib.rs"),
+        ("kbr_crd", "crd", "lib.rs"),
         ("kbr_runtime", "runtime", "lib.rs"),
+        ("kbr_testing", "testing", "lib.rs"),
         ("kbr_bench", "bench", "main.rs"),
     ];
     let mut circles = Vec::new();

@@ -43,10 +43,12 @@ fn over_the_limit(workspace: &Path, dir: &str) -> Vec<String> {
 #[test]
 fn no_source_file_is_over_the_limit() {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let over: Vec<String> = ["core", "cli", "derive", "runtime", "bench"]
-        .iter()
-        .flat_map(|dir| over_the_limit(&workspace, dir))
-        .collect();
+    let over: Vec<String> = [
+        "core", "cli", "derive", "crd", "runtime", "testing", "bench",
+    ]
+    .iter()
+    .flat_map(|dir| over_the_limit(&workspace, dir))
+    .collect();
     assert!(
         over.is_empty(),
         "split these files along their concepts (at most {MAX_LINES} lines each):\n{}",

@@ -2,12 +2,11 @@
 //! list-map (`x-kubernetes-list-type: map`): both entries stay, each owned by its manager
 //! (structured-merge-diff `typed/merge.go`, `merge/update.go`). Runs on the fake API server,
 //! and on a real kube-apiserver when `KUBEBUILDER_ASSETS` is set (issue 26, acceptance 5).
-#![cfg(feature = "testing")]
 
 use std::sync::Arc;
 
-use kbr_runtime::testing::TestEnv;
 use kbr_runtime::{Action, Client, CustomResource, Error, Reconciler, Scheme};
+use kbr_testing::TestEnv;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

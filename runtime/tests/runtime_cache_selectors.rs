@@ -2,7 +2,6 @@
 //! informer for a restricted kind only holds matching objects, so non-matching ones are neither
 //! reconciled nor returned by cached reads, and objects that stop matching leave the cache. On
 //! the fake API server, or on envtest when `KUBEBUILDER_ASSETS` is set.
-#![cfg(feature = "testing")]
 
 mod runtime_support;
 
@@ -12,8 +11,8 @@ use kbr_runtime::cache::CacheOptions;
 use kbr_runtime::client::ListOptions;
 use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
 use kbr_runtime::kube::core::Selector;
-use kbr_runtime::testing::TestEnv;
 use kbr_runtime::{Action, Client, Controller, Error, Scheme};
+use kbr_testing::TestEnv;
 use runtime_support::*;
 use tokio::sync::mpsc;
 

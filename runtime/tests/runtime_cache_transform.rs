@@ -3,7 +3,6 @@
 //! the manager's cache receives — listed, watched, and written through the manager's client —
 //! before controllers or cached reads see it; the default transform runs on the kinds without
 //! one of their own. On the fake API server, or on envtest when `KUBEBUILDER_ASSETS` is set.
-#![cfg(feature = "testing")]
 
 mod runtime_support;
 
@@ -15,8 +14,8 @@ use kbr_runtime::k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
 use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Container, PodSpec, PodTemplateSpec};
 use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kbr_runtime::kube::core::PartialObjectMeta;
-use kbr_runtime::testing::TestEnv;
 use kbr_runtime::{Client, Scheme};
+use kbr_testing::TestEnv;
 use runtime_support::*;
 use tokio::sync::mpsc;
 

@@ -1,7 +1,6 @@
 //! kbr's Client: CRUD for namespaced and cluster-scoped kinds (built-in and derived), status,
 //! patches, error classification, and cached reads through a manager. On the fake API server,
 //! or on envtest when `KUBEBUILDER_ASSETS` is set.
-#![cfg(feature = "testing")]
 
 mod runtime_support;
 
@@ -10,10 +9,10 @@ use std::sync::Arc;
 use kbr_runtime::cache::Namespaces;
 use kbr_runtime::client::{ListOptions, Patch, PatchParams};
 use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use kbr_runtime::testing::TestEnv;
 use kbr_runtime::{
     Action, Client, Controller, CustomResource, Error, ManagerOptions, Reconciler, Scheme,
 };
+use kbr_testing::TestEnv;
 use runtime_support::*;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -283,7 +282,7 @@ async fn cached_reads_through_the_manager() -> TestResult {
     ));
     // Request counts exist on the fake API server only.
     if let Some(server) = env.fake() {
-        use kbr_runtime::testing::Verb;
+        use kbr_testing::Verb;
         assert_eq!(server.requests().count_for::<ConfigMap>(Verb::Get), 0);
         // The informer started by the first cached read lists, then watches.
         eventually("the ConfigMap watch", || async {

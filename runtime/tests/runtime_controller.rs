@@ -3,7 +3,6 @@
 //! predicates, one watch per kind across controllers. On the fake API server, or on envtest
 //! when `KUBEBUILDER_ASSETS` is set; tests that need the fake's request counters or fault
 //! injection say so and are skipped there.
-#![cfg(feature = "testing")]
 
 mod runtime_support;
 
@@ -23,8 +22,8 @@ use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1::{
     LabelSelector, ObjectMeta, OwnerReference,
 };
 use kbr_runtime::kube::runtime::reflector::ObjectRef;
-use kbr_runtime::testing::{FakeApiServer, TestEnv, Verb};
 use kbr_runtime::{Action, Client, Controller, Error, ManagerError, Scheme};
+use kbr_testing::{FakeApiServer, TestEnv, Verb};
 use runtime_support::*;
 use serde_json::json;
 use tokio::sync::{Barrier, Notify, mpsc};

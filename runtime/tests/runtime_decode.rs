@@ -2,7 +2,6 @@
 //! of the kind is reconciled, the object is counted in `kbr_informer_decode_errors_total`, a
 //! Warning Event names it, and `/readyz` turns ready. On the fake API server, or on envtest
 //! when `KUBEBUILDER_ASSETS` is set.
-#![cfg(feature = "testing")]
 
 mod runtime_support;
 
@@ -11,8 +10,8 @@ use std::sync::Arc;
 
 use kbr_runtime::client::ListOptions;
 use kbr_runtime::k8s_openapi::api::events::v1::Event as K8sEvent;
-use kbr_runtime::testing::TestEnv;
 use kbr_runtime::{Action, Controller, ManagerOptions, Scheme};
+use kbr_testing::TestEnv;
 use runtime_support::*;
 use tokio::sync::mpsc;
 

@@ -2,7 +2,6 @@
 //! `Controller::watches_dynamic[_with]` and `Controller::owns_dynamic`. On the fake API server,
 //! or on envtest when `KUBEBUILDER_ASSETS` is set; tests that need the fake's request counters
 //! say so and are skipped there.
-#![cfg(feature = "testing")]
 
 mod runtime_support;
 
@@ -15,8 +14,8 @@ use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, Serv
 use kbr_runtime::kube::core::discovery::Scope;
 use kbr_runtime::kube::core::{ApiResource, DynamicObject};
 use kbr_runtime::kube::runtime::reflector::ObjectRef;
-use kbr_runtime::testing::{TestEnv, Verb};
 use kbr_runtime::{Action, Controller, Scheme};
+use kbr_testing::{TestEnv, Verb};
 use runtime_support::*;
 use tokio::sync::mpsc;
 

@@ -1,6 +1,5 @@
 //! The reconciler helpers on a real API server shape (the fake one, or envtest when
 //! `KUBEBUILDER_ASSETS` is set): finalizers, owner references, conditions and events.
-#![cfg(feature = "testing")]
 
 mod runtime_support;
 
@@ -18,8 +17,8 @@ use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kbr_runtime::k8s_openapi::api::events::v1::Event as K8sEvent;
 use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1 as metav1;
 use kbr_runtime::ownership::{OwnershipError, controller_of, set_controller_reference};
-use kbr_runtime::testing::TestEnv;
 use kbr_runtime::{Action, Controller, CustomResource, Error, Manager, Scheme};
+use kbr_testing::TestEnv;
 use runtime_support::*;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

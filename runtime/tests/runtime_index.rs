@@ -1,14 +1,13 @@
 //! Cache indexes (`Client::index_field`, `Client::list_by_index`, cached `MatchingFields`) on
 //! the fake API server, or envtest when `KUBEBUILDER_ASSETS` is set.
-#![cfg(feature = "testing")]
 
 mod runtime_support;
 
 use kbr_runtime::cache::IndexError;
 use kbr_runtime::client::ListOptions;
 use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use kbr_runtime::testing::{TestEnv, Verb};
 use kbr_runtime::{Client, Error, Manager, Scheme};
+use kbr_testing::{TestEnv, Verb};
 use runtime_support::*;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;

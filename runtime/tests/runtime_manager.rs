@@ -1,6 +1,5 @@
 //! Manager behaviour: probes, metrics, graceful shutdown, leader election. On the fake API
 //! server, or on envtest when `KUBEBUILDER_ASSETS` is set (fake-only checks are marked).
-#![cfg(feature = "testing")]
 
 mod runtime_support;
 
@@ -12,8 +11,8 @@ use kbr_runtime::k8s_openapi::api::coordination::v1::Lease;
 use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
 use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use kbr_runtime::prometheus_client::metrics::counter::Counter;
-use kbr_runtime::testing::{TestEnv, Verb};
 use kbr_runtime::{Action, Controller, Manager, ManagerError, ManagerOptions, Scheme};
+use kbr_testing::{TestEnv, Verb};
 use runtime_support::*;
 use tokio::sync::{Notify, mpsc};
 

@@ -3,7 +3,6 @@
 //! `Controller::watches_metadata`, `Client::get_metadata` / `Client::list_metadata`. On the fake
 //! API server, or on envtest when `KUBEBUILDER_ASSETS` is set; tests that need the fake's
 //! request counters say so and are skipped there.
-#![cfg(feature = "testing")]
 
 mod runtime_support;
 
@@ -16,8 +15,8 @@ use kbr_runtime::controller::source::Kind;
 use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
 use kbr_runtime::kube::core::PartialObjectMeta;
 use kbr_runtime::kube::runtime::reflector::ObjectRef;
-use kbr_runtime::testing::{TestEnv, Verb};
 use kbr_runtime::{Action, Client, Controller, Scheme};
+use kbr_testing::{TestEnv, Verb};
 use runtime_support::*;
 use serde_json::json;
 use tokio::sync::mpsc;
@@ -292,7 +291,7 @@ async fn predicates_on_owned_metadata_filter_creates_updates_and_deletes() -> Te
 
 /// Fails every list and watch of Secrets and ends the open watches: until [`Faults::clear`],
 /// no Secret change reaches the cache by the watch.
-fn stall_secret_watches(server: &kbr_runtime::testing::FakeApiServer) {
+fn stall_secret_watches(server: &kbr_testing::FakeApiServer) {
     let faults = server.faults();
     faults.fail_next(usize::MAX, Verb::Watch, "secrets", 503);
     faults.fail_next(usize::MAX, Verb::List, "secrets", 503);

@@ -3,7 +3,6 @@
 //! `SelfSubjectAccessReview`s: on the fake API server (denials scripted) and on envtest, whose
 //! kube-apiserver enforces RBAC for a ServiceAccount the test impersonates (skipped, saying
 //! why, when `KUBEBUILDER_ASSETS` is unset).
-#![cfg(feature = "testing")]
 
 mod runtime_support;
 
@@ -24,12 +23,12 @@ use kbr_runtime::kube::runtime::reflector::ObjectRef;
 use kbr_runtime::manager::OnMissingRbac;
 use kbr_runtime::ownership::set_controller_reference;
 use kbr_runtime::rbac::Rule;
-use kbr_runtime::testing::FakeApiServer;
-use kbr_runtime::testing::Verb;
 use kbr_runtime::{
     Action, Client, Controller, CustomResource, Error, Manager, ManagerError, ManagerOptions,
     Reconciler, Scheme,
 };
+use kbr_testing::FakeApiServer;
+use kbr_testing::Verb;
 use runtime_support::*;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -679,7 +678,7 @@ async fn grant(admin: &Client, name: &str, rules: &[Rule]) -> TestResult {
 /// A client of `plane` acting as the ServiceAccount `name` of [`NAMESPACE`] (the admin
 /// impersonates it, as `kubectl --as` does).
 fn impersonating(
-    plane: &kbr_runtime::testing::envtest::ControlPlane,
+    plane: &kbr_testing::envtest::ControlPlane,
     name: &str,
 ) -> Result<kbr_runtime::kube::Client, Box<dyn std::error::Error>> {
     let mut config = plane.config();
@@ -696,7 +695,7 @@ fn impersonating(
 async fn on_envtest_the_generated_role_is_all_the_manager_needs() -> TestResult {
     use kbr_runtime::k8s_openapi::api::events::v1::Event as EventObject;
     use kbr_runtime::kube::Api;
-    use kbr_runtime::testing::TestEnv;
+    use kbr_testing::TestEnv;
 
     if !TestEnv::envtest_available() {
         eprintln!(
@@ -803,7 +802,7 @@ async fn on_envtest_the_generated_role_is_all_the_manager_needs() -> TestResult 
 #[tokio::test]
 async fn on_envtest_leader_election_needs_only_its_rules() -> TestResult {
     use kbr_runtime::k8s_openapi::api::coordination::v1::Lease;
-    use kbr_runtime::testing::TestEnv;
+    use kbr_testing::TestEnv;
     use std::time::Duration;
 
     if !TestEnv::envtest_available() {

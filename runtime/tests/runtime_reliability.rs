@@ -6,7 +6,6 @@
 //! `runtime_controller::a_relist_after_a_lost_watch_catches_up_creates_and_deletes`, and the
 //! drain of an in-flight reconcile on shutdown by
 //! `runtime_manager::shutdown_drains_an_in_flight_reconcile`.
-#![cfg(feature = "testing")]
 
 mod runtime_support;
 
@@ -16,8 +15,8 @@ use std::sync::{Arc, Mutex};
 
 use kbr_runtime::client::{Patch, PatchParams};
 use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
-use kbr_runtime::testing::{TestEnv, Verb};
 use kbr_runtime::{Action, Client, Controller, Error, Scheme};
+use kbr_testing::{TestEnv, Verb};
 use runtime_support::*;
 use serde_json::json;
 use tokio::sync::Notify;

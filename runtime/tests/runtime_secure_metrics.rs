@@ -1,7 +1,6 @@
 //! `metrics_secure`: `/metrics` over HTTPS, callers authenticated by TokenReview and authorized
 //! by SubjectAccessReview (`get` on `/metrics`), on the fake API server's review responders
 //! (skipped, saying so, under envtest).
-#![cfg(feature = "testing")]
 
 mod runtime_support;
 
@@ -14,9 +13,9 @@ use kbr_runtime::k8s_openapi::api::authorization::v1::{
 };
 use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
 use kbr_runtime::manager::ServingAddresses;
-use kbr_runtime::testing::{FakeApiServer, Verb};
 use kbr_runtime::tls::SelfSignedCertificate;
 use kbr_runtime::{Action, Controller, ManagerOptions};
+use kbr_testing::{FakeApiServer, Verb};
 use runtime_support::*;
 
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;

@@ -12,7 +12,6 @@
 //! stops (by design), so shorter timings test the machine's load, not sharding. Waits poll an
 //! observable state with [`until`]'s deadline as the failure bound only; nothing asserts how
 //! fast (that is for the benchmarks).
-#![cfg(feature = "testing")]
 
 mod runtime_support;
 
@@ -32,8 +31,8 @@ use kbr_runtime::k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kbr_runtime::sharding::{
     Sharded, ShardingError, ShardingOptions, assign, drain_label, shard_label,
 };
-use kbr_runtime::testing::{FakeApiServer, TestEnv};
 use kbr_runtime::{Action, Client, Controller, Error, ManagerError, Reconciler, Scheme};
+use kbr_testing::{FakeApiServer, TestEnv};
 use runtime_support::*;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;

@@ -3,7 +3,6 @@
 //! `informer`, `wait_for_cache_sync` and event handlers; and a slow controller whose queue
 //! holds one entry per object however many events arrive. On the fake API server, or on
 //! envtest when `KUBEBUILDER_ASSETS` is set.
-#![cfg(feature = "testing")]
 
 mod runtime_support;
 
@@ -22,10 +21,10 @@ use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
 use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kbr_runtime::kube::core::Selector;
 use kbr_runtime::kube::runtime::reflector::ObjectRef;
-use kbr_runtime::testing::TestEnv;
 use kbr_runtime::{
     Action, Client, Controller, CustomResource, Error, ManagerOptions, Reconciler, Scheme,
 };
+use kbr_testing::TestEnv;
 use runtime_support::*;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

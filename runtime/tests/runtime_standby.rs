@@ -4,7 +4,6 @@
 //! once it leads; a graceful stop releases the Lease as client-go's `ReleaseOnCancel` does. On
 //! the fake API server, or on envtest when `KUBEBUILDER_ASSETS` is set (the request counts are
 //! checked on the fake only).
-#![cfg(feature = "testing")]
 
 mod runtime_support;
 
@@ -17,8 +16,8 @@ use kbr_runtime::k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
 use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use kbr_runtime::k8s_openapi::jiff::Timestamp;
-use kbr_runtime::testing::{TestEnv, Verb};
 use kbr_runtime::{Action, Controller, Manager, ManagerOptions, Scheme};
+use kbr_testing::{TestEnv, Verb};
 use runtime_support::*;
 use tokio::sync::mpsc;
 

@@ -14,10 +14,10 @@ use kbr_runtime::k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
 use kbr_runtime::kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use kbr_runtime::testing::envtest::WebhookInstallOptions;
-use kbr_runtime::testing::{ServedWebhooks, TestEnv};
 use kbr_runtime::webhook::{self, ClientConfig};
 use kbr_runtime::{Scheme, kube};
+use kbr_testing::envtest::WebhookInstallOptions;
+use kbr_testing::{ServedWebhooks, TestEnv};
 use webhook_support::channel::{Channel, ChannelSpec, Provisioner};
 use webhook_support::{v1, v2, webhooks, within};
 

@@ -9,9 +9,9 @@ use kbr_runtime::k8s_openapi::api::admissionregistration::v1::{
 use kbr_runtime::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kbr_runtime::kube::Api;
 use kbr_runtime::resource::CustomResource as _;
-use kbr_runtime::testing::FakeApiServer;
 use kbr_runtime::webhook::{self, ClientConfig, WebhookServer, WebhookServerOptions, Webhooks};
 use kbr_runtime::{Manager, ManagerOptions, Scheme};
+use kbr_testing::FakeApiServer;
 use serde_json::json;
 use webhook_support::{
     MUTATE, admission_review, channel_json, request, response_of, v1, v2, webhooks, within,

@@ -21,7 +21,9 @@ const MARKER_FILES: &[&str] = &["PROJECT", "Cargo.toml", "src/main.rs"];
 /// Scaffolded files that an otherwise empty directory may hold already; the user's are kept.
 const USERS_IF_PRESENT: &[&str] = &[".gitignore", ".dockerignore", "README.md"];
 
-/// The runtime source kbr was built from, used as the default `--runtime-path`.
+/// The runtime source kbr was built from, used as the default `--runtime-path` when kbr was
+/// built from a checkout (kbr-testing beside it); a kbr built from its package (`cargo install
+/// kbr`) has none, and projects get the crates.io release of its own version.
 const BUILT_RUNTIME: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../runtime");
 
 /// `kbr init` failed; nothing was written.
@@ -224,7 +226,10 @@ fn runtime(args: &InitArgs, dir: &Path) -> Result<Runtime, InitError> {
     }
     let built = PathBuf::from(BUILT_RUNTIME);
     match (built.canonicalize(), dir.canonicalize()) {
-        (Ok(path), Ok(dir)) if path.join("Cargo.toml").is_file() => {
+        (Ok(path), Ok(dir))
+            if path.join("Cargo.toml").is_file()
+                && path.join("../testing/Cargo.toml").is_file() =>
+        {
             Ok(Runtime::Path(relative_path(&dir, &path)))
         }
         _ => Ok(Runtime::Version(KBR_VERSION.to_owned())),

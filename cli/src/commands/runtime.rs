@@ -19,6 +19,16 @@ pub enum RuntimeError {
         /// The directory it resolves to.
         resolved: String,
     },
+    /// `--runtime-path` holds kbr-runtime but no kbr-testing beside it.
+    #[error(
+        "invalid runtime path {path:?}: the tests need kbr-testing beside kbr-runtime, but {resolved}/Cargo.toml does not exist; pass --runtime-path with the runtime directory of a kbr checkout (it has testing/ beside runtime/), or --runtime-version"
+    )]
+    Testing {
+        /// The flag's value.
+        path: String,
+        /// Where kbr-testing was looked for.
+        resolved: String,
+    },
     /// `--runtime-version` is not a Cargo version requirement.
     #[error(
         "invalid runtime version {0:?}: pass a crates.io version requirement, e.g. --runtime-version {KBR_VERSION}"
@@ -46,7 +56,17 @@ pub fn from_flags(
                 resolved: resolved.display().to_string(),
             });
         }
-        return Ok(Some(Runtime::Path(path.to_owned())));
+        let runtime = Runtime::Path(path.to_owned());
+        if let Some(testing) = runtime.testing_path() {
+            let resolved = dir.join(testing);
+            if !resolved.join("Cargo.toml").is_file() {
+                return Err(RuntimeError::Testing {
+                    path: path.to_owned(),
+                    resolved: resolved.display().to_string(),
+                });
+            }
+        }
+        return Ok(Some(runtime));
     }
     if let Some(version) = version {
         // Cargo's own grammar for a dependency's `version = "..."` (a bare `0.1.0` means

@@ -46,6 +46,9 @@ pub struct ProjectContext {
     pub header_html: String,
     /// The body of the kbr-runtime dependency's inline table, e.g. `path = "../../runtime"`.
     pub runtime_dependency: String,
+    /// The body of the kbr-testing dev-dependency's inline table: the crate beside a path
+    /// runtime (`path = "../../testing"`), else the same version requirement as the runtime's.
+    pub testing_dependency: String,
     /// The kbr version that generated the project.
     pub kbr_version: &'static str,
 }
@@ -68,6 +71,7 @@ impl ProjectContext {
             header_rust: headers.rust,
             header_html: headers.html,
             runtime_dependency: runtime_dependency(&project.runtime),
+            testing_dependency: testing_dependency(&project.runtime),
             kbr_version: KBR_VERSION,
         }
     }
@@ -85,6 +89,14 @@ fn runtime_dependency(runtime: &Runtime) -> String {
     match runtime {
         Runtime::Path(path) => format!("path = {}", toml_string(path)),
         Runtime::Version(version) => format!("version = {}", toml_string(version)),
+    }
+}
+
+/// The TOML inline-table body for the kbr-testing dev-dependency.
+fn testing_dependency(runtime: &Runtime) -> String {
+    match runtime.testing_path() {
+        Some(path) => format!("path = {}", toml_string(&path)),
+        None => runtime_dependency(runtime),
     }
 }
 
@@ -121,5 +133,22 @@ mod tests {
             let table: toml::Table = line.parse().unwrap_or_else(|e| panic!("{line}: {e}"));
             assert_eq!(table["path"].as_str(), Some(value), "{line}");
         }
+    }
+
+    #[test]
+    fn kbr_testing_sits_beside_a_path_runtime() {
+        let path = |p: &str| Runtime::Path(p.to_owned()).testing_path();
+        assert_eq!(path("../../runtime").as_deref(), Some("../../testing"));
+        assert_eq!(
+            path("/opt/kbr/runtime/").as_deref(),
+            Some("/opt/kbr/testing")
+        );
+        assert_eq!(path("runtime").as_deref(), Some("testing"));
+        assert_eq!(path("..").as_deref(), Some("../../testing"));
+        assert_eq!(Runtime::Version("0.1.0".into()).testing_path(), None);
+        assert_eq!(
+            testing_dependency(&Runtime::Version("0.1.0".into())),
+            "version = \"0.1.0\""
+        );
     }
 }

@@ -22,7 +22,7 @@ use serde::de::{Deserialize, DeserializeOwned, Deserializer};
 use serde_json::Value;
 
 use crate::metrics::InformerMetrics;
-use crate::resource::scoped::{Scoped, rescoped_resource};
+use crate::scoped::{Scoped, rescoped_resource};
 
 /// The reason of the Warning Event about an object that does not decode. Kubernetes names the
 /// failure of an action `Failed<Action>` (kubelet's `FailedMount`, the ReplicaSet controller's
@@ -38,7 +38,7 @@ const NOTE_LIMIT: usize = 1024;
 
 /// One item of a list or watch of `K`, decoded on its own: `K` itself, or what is left of an
 /// object that does not decode into `K`. Its JSON shape, url and scope are `K`'s (the scope
-/// dynamic, as [`Scoped`](crate::resource::scoped::Scoped)'s), so
+/// dynamic, as [`Scoped`](crate::scoped::Scoped)'s), so
 /// `Api<Decoded<K>>` lists and watches `K`'s resource.
 #[derive(Clone, Debug)]
 pub(crate) enum Decoded<K> {

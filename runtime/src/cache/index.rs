@@ -14,8 +14,8 @@ use kube::runtime::reflector::{ObjectRef, Store};
 
 use crate::Error;
 use crate::field_selector::{FieldSelector, Operator, Requirement};
-use crate::resource::Object;
-use crate::resource::scoped::kind_of;
+use crate::scoped::kind_of;
+use kbr_crd::resource::Object;
 
 /// An index function: the values an object is indexed under (controller-runtime's
 /// `client.IndexerFunc`). Must be cheap and must not panic (it runs inside the informer).

@@ -10,7 +10,7 @@ use tokio::sync::watch;
 use super::event::{Event, Origin};
 use super::index::IndexError;
 use super::shared_informer::SharedInformer;
-use crate::resource::Object;
+use kbr_crd::resource::Object;
 
 /// One kind's shared informer: controller-runtime's `cache.Informer`, from
 /// [`Cache::informer`](super::Cache::informer). A cheap handle; clones share the informer.

@@ -13,7 +13,7 @@ use super::decode::DecodeReporter;
 use super::options::CacheOptions;
 use super::shared_informer::SharedInformer;
 use super::transform::{DefaultTransform, Transform};
-use crate::resource::Object;
+use kbr_crd::resource::Object;
 
 /// What every informer of a cache lists and watches with.
 pub(super) struct Settings {

@@ -13,7 +13,7 @@
 //!
 //! Like controller-runtime (which wraps the metadata watch in a GVK fix-up watcher and sets the
 //! GVK on each listed item), every object is stored with the `apiVersion`/`kind` of `C` instead
-//! of `PartialObjectMetadata` — the deserialization of [`Scoped`](crate::resource::scoped)
+//! of `PartialObjectMetadata` — the deserialization of [`Scoped`](crate::scoped)
 //! does it for every metadata-only read — so a cached [`PartialObjectMeta<C>`] says which kind
 //! it describes. The informer is keyed by the `TypeId` of `PartialObjectMeta<C>`, apart from a
 //! full informer of `C`, and takes the `ByObject` selectors of `C` (options are keyed by
@@ -23,7 +23,7 @@ use std::marker::PhantomData;
 
 use kube::core::{PartialObjectMeta, TypeMeta};
 
-use crate::resource::Object;
+use kbr_crd::resource::Object;
 
 /// `metadata` as a [`PartialObjectMeta<C>`] with the `apiVersion`/`kind` of `C`.
 fn typed<C: kube::Resource<DynamicType = ()>>(

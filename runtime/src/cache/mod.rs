@@ -101,7 +101,7 @@ mod informers;
 mod metadata;
 mod options;
 mod shared_informer;
-#[cfg(all(test, feature = "testing"))]
+#[cfg(test)]
 mod tests;
 pub mod transform;
 
@@ -120,7 +120,7 @@ pub use self::informer::{EventHandlerRegistration, Informer};
 use self::informers::{InformerKey, Informers, Settings, gvk_of};
 pub(crate) use self::shared_informer::SharedInformer;
 use self::shared_informer::full_objects;
-use crate::resource::Object;
+use kbr_crd::resource::Object;
 
 pub use self::options::{CacheOptions, Namespaces};
 use self::transform::Transform;

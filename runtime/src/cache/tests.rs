@@ -11,7 +11,7 @@ use super::*;
 
 #[tokio::test]
 async fn options_are_fixed_once_the_cache_starts() {
-    let server = crate::testing::FakeApiServer::new();
+    let server = kbr_testing::FakeApiServer::new();
     let cache = Cache::new(
         server.kube_client(),
         CacheConfig {
@@ -40,7 +40,7 @@ async fn options_are_fixed_once_the_cache_starts() {
 
 #[tokio::test]
 async fn an_informer_takes_its_types_transform_else_the_default() {
-    let server = crate::testing::FakeApiServer::new();
+    let server = kbr_testing::FakeApiServer::new();
     let cache = Cache::new(
         server.kube_client(),
         CacheConfig {
@@ -71,7 +71,7 @@ async fn an_informer_takes_its_types_transform_else_the_default() {
 
 #[tokio::test]
 async fn metadata_informers_count_for_readiness_and_stop_with_the_cache() {
-    let server = crate::testing::FakeApiServer::new();
+    let server = kbr_testing::FakeApiServer::new();
     let cache = Cache::new(
         server.kube_client(),
         CacheConfig {

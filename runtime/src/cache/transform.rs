@@ -57,7 +57,8 @@ use std::sync::Arc;
 
 use kube::core::ObjectMeta;
 
-use crate::resource::{Object, scoped};
+use crate::scoped;
+use kbr_crd::resource::Object;
 
 /// A transform of every object's metadata: the [`DefaultTransform::Custom`] function.
 pub type MetaTransformFn = Arc<dyn Fn(&mut ObjectMeta) + Send + Sync>;

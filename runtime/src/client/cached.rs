@@ -10,8 +10,8 @@ use super::ListOptions;
 use crate::Error;
 use crate::cache::{Cache, SharedInformer, parse_exact_selector};
 use crate::field_selector::Requirement;
-use crate::resource::Object;
-use crate::resource::scoped::{is_namespaced, kind_of};
+use crate::scoped::{is_namespaced, kind_of};
+use kbr_crd::resource::Object;
 
 /// A cached list of `K` in `namespace` (`None` = all) from the informer of `K` (full, or
 /// metadata-only for `PartialObjectMeta<_>`), filtered by `options`, sorted by namespace then

@@ -11,7 +11,7 @@ use super::{Client, ListOptions, Object};
 use crate::Error;
 use crate::cache::IndexError;
 use crate::field_selector::{Operator, Requirement, escape_value};
-use crate::resource::scoped::kind_of;
+use crate::scoped::kind_of;
 
 impl Client {
     /// Registers an index named `name` over kind `K` in the manager's cache: controller-runtime's

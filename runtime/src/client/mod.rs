@@ -104,9 +104,9 @@ use self::cached::{get_cached, list_cached};
 pub use self::options::ListOptions;
 use crate::Error;
 use crate::cache::Cache;
+use crate::scoped::{self, Scoped, is_namespaced, kind_of};
 /// The bounds of every kind a [`Client`] reads or writes (controller-runtime's `client.Object`).
-pub use crate::resource::Object;
-use crate::resource::scoped::{self, Scoped, is_namespaced, kind_of};
+pub use kbr_crd::resource::Object;
 
 /// Reads and writes objects of any kind: controller-runtime's `client.Client`.
 ///

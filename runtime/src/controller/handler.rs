@@ -29,7 +29,7 @@ use super::echo::{self, ControllerId};
 use super::predicate::Predicate;
 use crate::cache::{Dyn, Event, Origin};
 use crate::ownership::controller_of;
-use crate::resource::scoped::is_namespaced;
+use crate::scoped::is_namespaced;
 
 /// How urgent a queued key is: controller-runtime's priorities of `handler` events
 /// (`LowPriority` for objects the informer listed rather than saw change).

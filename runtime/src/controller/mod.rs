@@ -208,7 +208,7 @@ impl<R: Reconciler> Controller<R> {
     ///
     /// - the reconciled kind: `get`, `list`, `watch`; `update` and `patch` of its `status`
     ///   subresource when `scheme` registers the kind with one
-    ///   ([`ResourceInfo::status_subresource`](crate::resource::ResourceInfo::status_subresource),
+    ///   ([`ResourceInfo::status_subresource`](kbr_crd::resource::ResourceInfo::status_subresource),
     ///   `#[kbr(status = ...)]`; built-in kinds' status belongs to Kubernetes' own controllers);
     /// - each [owned](Controller::owns) kind: `get`, `list`, `watch`, `create`, `update`, `patch`,
     ///   `delete`, and `update` of the reconciled kind's `finalizers` (what kube-apiserver asks of

@@ -258,11 +258,11 @@ impl LeaseLock {
     }
 }
 
-#[cfg(all(test, feature = "testing"))]
+#[cfg(test)]
 mod tests {
     use super::*;
 
-    fn lock(server: &crate::testing::FakeApiServer, identity: &str) -> LeaseLock {
+    fn lock(server: &kbr_testing::FakeApiServer, identity: &str) -> LeaseLock {
         let duration = Duration::from_secs(15);
         LeaseLock::new(server.kube_client(), "default", "lock", identity, duration)
     }
@@ -275,7 +275,7 @@ mod tests {
     /// while it is valid; the holder renews it keeping its acquire time.
     #[tokio::test]
     async fn a_valid_lease_is_held_and_renewed_by_its_holder_only() -> Result<(), kube::Error> {
-        let server = crate::testing::FakeApiServer::new();
+        let server = kbr_testing::FakeApiServer::new();
         let (mut a, mut b) = (lock(&server, "a"), lock(&server, "b"));
         assert!(a.try_acquire_or_renew().await?);
         let created = a.api.get("lock").await?;
@@ -302,7 +302,7 @@ mod tests {
     /// taken over (one more transition); the former holder then fails to renew.
     #[tokio::test]
     async fn an_expired_lease_is_taken_over() -> Result<(), kube::Error> {
-        let server = crate::testing::FakeApiServer::new();
+        let server = kbr_testing::FakeApiServer::new();
         let (mut a, mut b) = (lock(&server, "a"), lock(&server, "b"));
         assert!(a.try_acquire_or_renew().await?);
         assert!(!b.try_acquire_or_renew().await?);
@@ -323,7 +323,7 @@ mod tests {
     /// takes at once; only the holder releases.
     #[tokio::test]
     async fn a_released_lease_is_free_at_once() -> Result<(), kube::Error> {
-        let server = crate::testing::FakeApiServer::new();
+        let server = kbr_testing::FakeApiServer::new();
         let (mut a, mut b) = (lock(&server, "a"), lock(&server, "b"));
         assert!(a.try_acquire_or_renew().await?);
         assert!(!b.release().await?, "b does not hold the Lease");

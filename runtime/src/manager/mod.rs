@@ -71,7 +71,7 @@ use crate::cache::{Cache, CacheConfig, CacheOptions, DecodeReporter};
 use crate::controller::Runnable;
 use crate::metrics::Metrics;
 use crate::rbac::Rule;
-use crate::resource::scoped::kind_of;
+use crate::scoped::kind_of;
 use crate::{Client, Controller, Reconciler, Scheme};
 
 /// The `reportingController` of the cache's Events about objects it cannot decode.

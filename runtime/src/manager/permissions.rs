@@ -335,7 +335,7 @@ mod tests {
 
     use super::*;
     use crate::manager::Shutdown;
-    use crate::testing::FakeApiServer;
+    use kbr_testing::FakeApiServer;
 
     #[tokio::test(start_paused = true)]
     async fn a_manager_that_went_on_asks_again_until_it_holds_every_rule() {

@@ -15,7 +15,7 @@ use crate::cache::{Cache, CacheOptions};
 use crate::client::{ListOptions, Object, Patch, PatchParams};
 use crate::controller::source::ResourceRef;
 use crate::ownership::controller_of;
-use crate::resource::scoped;
+use crate::scoped;
 
 /// What the sharder needs to know of one object: its key and its ring labels.
 #[derive(Clone, Debug, PartialEq, Eq)]

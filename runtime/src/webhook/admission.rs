@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::denial::AdmissionError;
 use super::patch;
 use crate::client::Object;
-use crate::resource::ResourceInfo;
+use kbr_crd::resource::ResourceInfo;
 
 /// Warnings returned to the client with an allowed (or denied) request: controller-runtime's
 /// `admission.Warnings`. Keep each under 120 characters.

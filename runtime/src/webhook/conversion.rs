@@ -12,7 +12,7 @@ use std::marker::PhantomData;
 use serde_json::Value;
 
 use super::WebhookError;
-use crate::resource::CustomResource;
+use kbr_crd::resource::CustomResource;
 
 /// Marks the hub version of a kind, the one every other version converts to and from:
 /// controller-runtime's `conversion.Hub` (Kubebuilder scaffolds `func (*Kind) Hub() {}`).

@@ -1,11 +1,11 @@
 //! Why a webhook refused an object: [`AdmissionError`] (the `error` a controller-runtime
 //! `Default`/`Validate*` method returns), made of [`FieldError`]s (apimachinery's
-//! `field.Error`, the one in [`crate::field_error`]).
+//! `field.Error`, the one in [`kbr_crd::field_error`]).
 
 use kube::core::Status;
 use kube::core::response::StatusDetails;
 
-use crate::field_error::{FieldError, aggregate};
+use kbr_crd::field_error::{FieldError, aggregate};
 
 /// Why a [`Defaulter`](super::Defaulter) or [`Validator`](super::Validator) refused an object:
 /// the `error` returned by controller-runtime's `Default`/`ValidateCreate`/… methods.

@@ -96,7 +96,7 @@ pub use self::registry::{
 };
 pub use self::routes::MAX_REQUEST_BYTES;
 pub use self::server::{WebhookServer, WebhookServerOptions};
-pub use crate::field_error::{BadValue, FieldError, FieldErrorType};
+pub use kbr_crd::field_error::{BadValue, FieldError, FieldErrorType};
 
 /// Whether webhooks should run: `false` only when the environment variable `ENABLE_WEBHOOKS` is
 /// exactly `false`, as Kubebuilder's `main.go` checks (`os.Getenv("ENABLE_WEBHOOKS") != "false"`).

@@ -10,7 +10,7 @@ use super::admission::{AdmissionHandler, Defaulter, Mutating, Validating, Valida
 use super::conversion::{Conversion, Conversions, Hub};
 use crate::Client;
 use crate::client::Object;
-use crate::resource::ResourceInfo;
+use kbr_crd::resource::ResourceInfo;
 
 /// The path of every conversion: `/convert` (controller-runtime's conversion webhook path).
 pub const CONVERT_PATH: &str = "/convert";

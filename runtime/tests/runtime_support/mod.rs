@@ -10,10 +10,10 @@ use std::time::Duration;
 use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kbr_runtime::kube::api::{Patch, PatchParams};
-use kbr_runtime::testing::{FakeApiServer, TestEnv};
 use kbr_runtime::{
     Action, Controller, Error, Manager, ManagerError, ManagerOptions, Reconciler, Scheme,
 };
+use kbr_testing::{FakeApiServer, TestEnv};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;

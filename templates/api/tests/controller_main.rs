@@ -12,8 +12,8 @@ use std::time::Duration;
 use kbr_runtime::k8s_openapi::jiff::Timestamp;
 use kbr_runtime::sharding::ShardingOptions;
 {% endif -%}
-use kbr_runtime::testing::TestEnv;
 use kbr_runtime::{Manager, ManagerOptions};
+use kbr_testing::TestEnv;
 
 // +kbr:scaffold:tests
 

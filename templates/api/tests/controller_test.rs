@@ -5,8 +5,8 @@ use std::sync::Arc;
 {% if r.builtin -%}
 use {{ r.module_path }};
 {% endif -%}
-use kbr_runtime::testing::TestEnv;
 use kbr_runtime::{Action, Reconciler};
+use kbr_testing::TestEnv;
 
 {% if !r.builtin -%}
 use {{ r.module_path }};

@@ -14,9 +14,6 @@ use kbr_runtime::resource::ResourceInfo;
 {%- else -%}
 use kbr_runtime::resource::CustomResource as _;
 {%- endif %}
-{%- if (w.defaulting || w.validation) && !r.builtin %}
-use kbr_runtime::testing::TestEnv;
-{%- endif %}
 {%- if w.defaulting || w.validation %}
 {%- if w.test_imports_one_line %}
 use kbr_runtime::webhook::{{ "{" }}{{ w.test_imports|join(", ") }}{{ "}" }};
@@ -27,6 +24,9 @@ use kbr_runtime::webhook::{{ "{" }}
 {%- endfor %}
 {{ "}" }};
 {%- endif %}
+{%- endif %}
+{%- if (w.defaulting || w.validation) && !r.builtin %}
+use kbr_testing::TestEnv;
 {%- endif %}
 
 use {{ w.test_api_use }};

@@ -21,8 +21,9 @@ pub(super) struct Scratch {
     root: TempDir,
     /// Where the commands run: `root`, or a directory below it (see [`Scratch::new`]).
     dir: PathBuf,
-    /// The stand-in `Cargo.toml` made for a missing runtime, removed before the tree is read.
-    stand_in: Option<PathBuf>,
+    /// The stand-in `Cargo.toml`s made for a missing runtime (kbr-runtime's and kbr-testing's),
+    /// removed before the tree is read.
+    stand_ins: Vec<PathBuf>,
 }
 
 impl Scratch {
@@ -52,7 +53,7 @@ impl Scratch {
             return Ok(Self {
                 root,
                 dir,
-                stand_in: None,
+                stand_ins: Vec::new(),
             });
         };
         let root = temp_dir_in(&std::env::temp_dir())?;
@@ -72,12 +73,20 @@ impl Scratch {
                 fs::create_dir_all(&crate_dir)?;
             }
         }
-        let stand_in = crate_dir.join("Cargo.toml");
-        fs::write(&stand_in, STAND_IN)?;
+        let mut stand_ins = vec![crate_dir.join("Cargo.toml")];
+        // kbr-testing beside it, where `kbr init` looks for it.
+        if let Some(testing) = project.runtime.testing_path() {
+            let testing = dir.join(testing);
+            fs::create_dir_all(&testing)?;
+            stand_ins.push(testing.join("Cargo.toml"));
+        }
+        for stand_in in &stand_ins {
+            fs::write(stand_in, STAND_IN)?;
+        }
         Ok(Self {
             root,
             dir,
-            stand_in: Some(stand_in),
+            stand_ins,
         })
     }
 
@@ -89,7 +98,7 @@ impl Scratch {
     /// Every file the commands wrote (without the stand-in runtime), then removes the
     /// directory.
     pub(super) fn into_tree(self) -> io::Result<Tree> {
-        if let Some(stand_in) = &self.stand_in {
+        for stand_in in &self.stand_ins {
             fs::remove_file(stand_in)?;
         }
         let tree = read_tree(&self.dir)?;
@@ -106,11 +115,14 @@ fn temp_dir_in(parent: &Path) -> io::Result<TempDir> {
 }
 
 /// PROJECT's kbr-runtime path when it holds no crate seen from the project directory `dir`
-/// (no `<dir>/<path>/Cargo.toml`: the project or the runtime moved); `None` for a crate that is
-/// there or a crates.io version.
+/// (no `<dir>/<path>/Cargo.toml`, or no kbr-testing beside it: the project or the runtime
+/// moved); `None` for crates that are there or a crates.io version.
 pub fn missing_runtime<'a>(project: &'a Project, dir: &Path) -> Option<&'a str> {
-    match &project.runtime {
-        Runtime::Path(path) if !dir.join(path).join("Cargo.toml").is_file() => Some(path),
+    let holds_crate = |path: &str| dir.join(path).join("Cargo.toml").is_file();
+    match (&project.runtime, project.runtime.testing_path()) {
+        (Runtime::Path(path), Some(testing)) if !holds_crate(path) || !holds_crate(&testing) => {
+            Some(path)
+        }
         _ => None,
     }
 }

@@ -20,7 +20,7 @@
 //! each file directly under `tests/` would be a binary of its own, linked and stored
 //! separately. `kbr create api` adds a module here.
 
-use kbr_runtime::testing::TestEnv;
+use kbr_testing::TestEnv;
 use kbr_runtime::{Manager, ManagerOptions};
 
 #[path = "../support/mod.rs"]

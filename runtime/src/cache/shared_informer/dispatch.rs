@@ -8,7 +8,7 @@
 use kube::Resource;
 
 use super::super::event::{Event, Origin};
-use crate::resource::scoped;
+use crate::scoped;
 
 /// An event handler: called with each event and where it comes from (see the module docs for
 /// what it may do).
@@ -46,7 +46,7 @@ impl<K: Resource<DynamicType = ()>> Handlers<K> {
     }
 
     /// How many handlers are registered.
-    #[cfg(all(test, feature = "testing"))]
+    #[cfg(test)]
     pub(super) fn len(&self) -> usize {
         self.handlers.len()
     }

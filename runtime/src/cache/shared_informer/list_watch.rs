@@ -8,7 +8,8 @@ use kube::runtime::watcher::{self, watcher};
 
 use super::super::decode::{Decoded, Undecodable};
 use super::super::transform::Transform;
-use crate::resource::{Object, scoped};
+use crate::scoped;
+use kbr_crd::resource::Object;
 
 /// How an informer lists and watches one partition: given the client, the namespace (`None`
 /// = all, or a cluster-scoped kind) and the watcher config (selectors), the stream of watcher

@@ -45,7 +45,8 @@ use super::index::{IndexError, IndexFn};
 use super::options::CacheOptions;
 use super::transform::Transform;
 use crate::field_selector::Requirement;
-use crate::resource::{Object, scoped};
+use crate::scoped;
+use kbr_crd::resource::Object;
 
 /// A shared informer for kind `K`.
 pub(crate) struct SharedInformer<K: Object> {
@@ -173,7 +174,7 @@ impl<K: Object> SharedInformer<K> {
     }
 
     /// How many event handlers are registered.
-    #[cfg(all(test, feature = "testing"))]
+    #[cfg(test)]
     pub(crate) fn handler_count(&self) -> usize {
         self.lock().store.handler_count()
     }

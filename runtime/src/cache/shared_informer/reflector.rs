@@ -22,7 +22,7 @@ use kube::runtime::watcher;
 use super::super::decode::{Reported, Undecodable};
 use super::super::event::Origin;
 use super::store::CacheStore;
-use crate::resource::Object;
+use kbr_crd::resource::Object;
 
 /// One list+watch of an informer: all namespaces (`None`) or one namespace.
 struct Partition<K: Resource<DynamicType = ()>> {

@@ -15,7 +15,7 @@ use super::super::event::{Event, Origin};
 use super::super::index::{IndexError, IndexFn, Indexes};
 use super::dispatch::{Handler, Handlers, call};
 use crate::field_selector::Requirement;
-use crate::resource::Object;
+use kbr_crd::resource::Object;
 
 /// How many uids of recently deleted objects an informer remembers, so a late write response
 /// cannot bring a deleted object back into the cache.
@@ -90,7 +90,7 @@ impl<K: Object> CacheStore<K> {
         self.handlers.remove(id)
     }
 
-    #[cfg(all(test, feature = "testing"))]
+    #[cfg(test)]
     pub(super) fn handler_count(&self) -> usize {
         self.handlers.len()
     }

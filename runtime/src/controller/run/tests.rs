@@ -1,7 +1,6 @@
 use super::*;
 use crate::Action;
 
-#[cfg(feature = "testing")]
 mod started {
     use k8s_openapi::api::core::v1::ConfigMap;
     use tokio::sync::mpsc;
@@ -9,7 +8,7 @@ mod started {
     use super::*;
     use crate::cache::{CacheConfig, DecodeReporter, DefaultTransform, Origin};
     use crate::controller::{NORMAL_PRIORITY, QueueOptions};
-    use crate::testing::FakeApiServer;
+    use kbr_testing::FakeApiServer;
 
     /// Sends the name of each object it reconciles.
     struct Sends(mpsc::UnboundedSender<String>);
@@ -204,7 +203,6 @@ mod started {
 }
 
 /// A controller's event handlers (For, Owns, Watches) leave the informers when it stops.
-#[cfg(feature = "testing")]
 #[tokio::test]
 async fn a_stopped_controller_leaves_no_event_handler_behind() {
     use k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
@@ -220,7 +218,7 @@ async fn a_stopped_controller_leaves_no_event_handler_behind() {
         }
     }
 
-    let server = crate::testing::FakeApiServer::new();
+    let server = kbr_testing::FakeApiServer::new();
     let options = crate::ManagerOptions {
         health_probe_bind_address: "0".into(),
         metrics_bind_address: "0".into(),
@@ -265,7 +263,6 @@ async fn a_stopped_controller_leaves_no_event_handler_behind() {
 /// What the sync tests below need: a manager on a fake API server whose ConfigMap controller
 /// owns Secrets, and whose reconciler reports, for each reconcile, whether the Secrets'
 /// informer had synced by then.
-#[cfg(feature = "testing")]
 mod sync {
     use std::time::Duration;
 
@@ -275,8 +272,8 @@ mod sync {
     use super::*;
     use crate::controller::source::Kind;
     use crate::manager::OnMissingRbac;
-    use crate::testing::{FakeApiServer, Verb};
     use crate::{ManagerError, ManagerOptions};
+    use kbr_testing::{FakeApiServer, Verb};
 
     /// Sends, for each reconcile, whether the owned Secrets' informer had synced.
     struct SecretsSynced {

@@ -14,8 +14,8 @@ use super::super::predicate::Predicate;
 use super::{BoxFuture, Source, SourceContext};
 use crate::cache::{Cache, EventHandlerRegistration, Origin};
 use crate::rbac::Rule;
-use crate::resource::Object;
-use crate::resource::scoped::is_namespaced;
+use crate::scoped::is_namespaced;
+use kbr_crd::resource::Object;
 
 /// What RBAC lets a controller do to the kinds it reconciles and watches: read (the informer's
 /// list and watch, and the uncached client's get).

@@ -8,7 +8,7 @@ use kube::runtime::reflector::ObjectRef;
 
 use super::super::handler::Priority;
 use super::{BoxFuture, Source, SourceContext};
-use crate::resource::Object;
+use kbr_crd::resource::Object;
 
 /// The keys a [`Periodic`] source enqueues on each tick.
 type KeysFn<K> = Box<dyn Fn() -> Vec<ObjectRef<K>> + Send + Sync>;

@@ -16,8 +16,8 @@
 
 use std::sync::Arc;
 
-use kbr_runtime::testing::TestEnv;
 use kbr_runtime::{Action, Reconciler};
+use kbr_testing::TestEnv;
 
 use knative_lite::api::eventing::v1alpha1;
 use knative_lite::controller::eventing::ChannelReconciler;

@@ -18,10 +18,10 @@
 //! kbr-runtime's own tests cover the HTTPS server and the review format.
 
 use kbr_runtime::resource::CustomResource as _;
-use kbr_runtime::testing::TestEnv;
 use kbr_runtime::webhook::{
     AdmissionContext, Defaulter, Operation, Validator, mutate_path, validate_path,
 };
+use kbr_testing::TestEnv;
 
 use knative_lite::api::eventing as api;
 use knative_lite::webhook::eventing::v1alpha1::channel as webhook;

@@ -16,8 +16,8 @@
 
 use std::sync::Arc;
 
-use kbr_runtime::testing::TestEnv;
 use kbr_runtime::{Action, Reconciler};
+use kbr_testing::TestEnv;
 
 use project::api::crew::v1;
 use project::controller::crew::CaptainReconciler;

@@ -17,8 +17,8 @@
 use std::sync::Arc;
 
 use kbr_runtime::k8s_openapi::api::apps::v1;
-use kbr_runtime::testing::TestEnv;
 use kbr_runtime::{Action, Reconciler};
+use kbr_testing::TestEnv;
 
 use project::controller::apps::DeploymentReconciler;
 

@@ -24,8 +24,8 @@ use std::time::Duration;
 
 use kbr_runtime::k8s_openapi::jiff::Timestamp;
 use kbr_runtime::sharding::ShardingOptions;
-use kbr_runtime::testing::TestEnv;
 use kbr_runtime::{Manager, ManagerOptions};
+use kbr_testing::TestEnv;
 
 mod captain;
 mod deployment;

@@ -18,10 +18,10 @@
 //! kbr-runtime's own tests cover the HTTPS server and the review format.
 
 use kbr_runtime::resource::CustomResource as _;
-use kbr_runtime::testing::TestEnv;
 use kbr_runtime::webhook::{
     AdmissionContext, Defaulter, Operation, Validator, mutate_path, validate_path,
 };
+use kbr_testing::TestEnv;
 
 use project::api::crew as api;
 use project::webhook::crew::v1::captain as webhook;

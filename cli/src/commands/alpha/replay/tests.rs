@@ -30,11 +30,14 @@ fn kbr(dir: &Path, args: &[&str]) {
     crate::run(cli, &env, &mut io::sink()).unwrap_or_else(|err| panic!("{args:?}: {err}"));
 }
 
-/// A project using every recorded flag, next to a stand-in kbr-runtime at `../runtime`.
+/// A project using every recorded flag, next to a stand-in kbr-runtime at `../runtime` (and
+/// kbr-testing at `../testing`).
 fn every_flag() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     fs::create_dir(tmp.path().join("runtime")).unwrap();
     fs::write(tmp.path().join("runtime/Cargo.toml"), "[package]\n").unwrap();
+    fs::create_dir(tmp.path().join("testing")).unwrap();
+    fs::write(tmp.path().join("testing/Cargo.toml"), "[package]\n").unwrap();
     let dir = tmp.path().join("fleet");
     fs::create_dir(&dir).unwrap();
     fn api(rest: &[&'static str]) -> Vec<&'static str> {
@@ -122,9 +125,9 @@ fn replay_reproduces_the_project() {
         .render(&project, &dir, Some("1767225600"))
         .unwrap();
     assert_same_tree(&rendered, &read_tree(&dir).unwrap());
-    // The scratch directory beside the project is gone.
+    // The scratch directory beside the project is gone: runtime, testing and the project remain.
     let siblings: Vec<_> = fs::read_dir(tmp.path()).unwrap().collect();
-    assert_eq!(siblings.len(), 2, "{siblings:?}");
+    assert_eq!(siblings.len(), 3, "{siblings:?}");
 }
 
 #[test]

@@ -1,0 +1,597 @@
+//! [`ObjectSchema`]: what the API server does to a custom resource with its CRD version's
+//! schema, in its order — prune, default, validate the OpenAPI schema, validate the CEL rules.
+//!
+//! One implementation, used by kbr's fake API server for every write and read of a custom
+//! resource, and by the schema round-trip tests of derived types.
+
+use serde_json::Value;
+
+use super::defaulting;
+use super::listtype;
+use super::node::Node;
+use super::objectmeta;
+use super::pruning;
+use super::validation::Validator;
+use crate::field_error::{FieldError, FieldErrorType};
+
+/// Whether the API server skips CEL rules after an error of this type
+/// (`customresource/strategy.go`, `hasBlockingErr`): unsupported (enum), required, too long,
+/// too many and type errors.
+fn blocks_rules(type_: FieldErrorType) -> bool {
+    matches!(
+        type_,
+        FieldErrorType::NotSupported
+            | FieldErrorType::Required
+            | FieldErrorType::TooLong
+            | FieldErrorType::TooMany
+            | FieldErrorType::TypeInvalid
+    )
+}
+
+/// A CRD version's `openAPIV3Schema`, compiled for the object semantics of
+/// apiextensions-apiserver (`pkg/apiserver/schema`, `pkg/registry/customresource`).
+///
+/// ```
+/// use kbr_crd::ObjectSchema;
+/// use serde_json::json;
+///
+/// let schema = ObjectSchema::new(&json!({
+///     "type": "object",
+///     "properties": {"spec": {"type": "object", "properties": {
+///         "replicas": {"type": "integer", "maximum": 10, "default": 1}
+///     }}}
+/// }))
+/// .unwrap();
+/// let mut widget = json!({"spec": {"unknown": true}});
+/// assert!(schema.admit(&mut widget, None).is_ok());
+/// assert_eq!(widget, json!({"spec": {"replicas": 1}}));
+///
+/// let mut too_many = json!({"spec": {"replicas": 11}});
+/// let errors = schema.admit(&mut too_many, None).unwrap_err();
+/// assert_eq!(
+///     errors[0].to_string(),
+///     "spec.replicas: Invalid value: 11: spec.replicas in body should be less than or equal to 10"
+/// );
+/// ```
+#[derive(Debug)]
+pub struct ObjectSchema {
+    root: Node,
+    /// Whether the root is a resource (`apiVersion`, `kind`, `metadata` are the API
+    /// server's), or a standalone value ([`ObjectSchema::for_value`]).
+    resource_root: bool,
+}
+
+impl ObjectSchema {
+    /// Compiles a version's `openAPIV3Schema` (the object root).
+    ///
+    /// # Errors
+    /// The API server's CRD validation errors for what it would refuse at install and kbr
+    /// cannot evaluate: a `pattern` that is not a regular expression, a CEL rule or
+    /// `messageExpression` that does not compile (or calls a Kubernetes CEL library the fake
+    /// does not implement), at paths below `openAPIV3Schema`.
+    pub fn new(open_api_v3_schema: &Value) -> Result<Self, Vec<FieldError>> {
+        Self::at(open_api_v3_schema, "openAPIV3Schema")
+    }
+
+    /// [`ObjectSchema::new`] with errors reported below `path` (e.g.
+    /// `spec.versions[0].schema.openAPIV3Schema`).
+    ///
+    /// # Errors
+    /// As [`ObjectSchema::new`].
+    pub fn at(open_api_v3_schema: &Value, path: &str) -> Result<Self, Vec<FieldError>> {
+        let mut errors = Vec::new();
+        let root = Node::compile(open_api_v3_schema, path, &mut errors);
+        if errors.is_empty() {
+            Ok(Self {
+                root,
+                resource_root: true,
+            })
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// Compiles the schema of a value that is not a resource (a Spec type's schema, as
+    /// [`crate::structural_schema_for`] builds it): `apiVersion`, `kind` and `metadata`
+    /// at its root are ordinary fields.
+    ///
+    /// # Errors
+    /// As [`ObjectSchema::new`].
+    pub fn for_value(schema: &Value) -> Result<Self, Vec<FieldError>> {
+        let mut compiled = Self::at(schema, "schema")?;
+        compiled.resource_root = false;
+        Ok(compiled)
+    }
+
+    /// Whether any node has a `default` (reads need defaulting only then).
+    pub fn has_defaults(&self) -> bool {
+        self.root.has_defaults
+    }
+
+    /// Drops the fields the schema does not specify (`schema/pruning`), keeping `apiVersion`,
+    /// `kind` and `metadata` at the root and in embedded resources, where `metadata` keeps
+    /// only `ObjectMeta`'s fields (`schema/objectmeta`; a `metadata` that does not decode as
+    /// `ObjectMeta` is left as it is).
+    pub fn prune(&self, object: &mut Value) {
+        let _ = self.decode(object);
+    }
+
+    /// What the API server's codec does to a custom resource it decodes
+    /// (`customresource_handler.go`, `unstructuredSchemaCoercer.apply`): the root `metadata`
+    /// decoded as `ObjectMeta`, then pruning, then every embedded resource's `metadata`. Returns
+    /// the paths of the fields it dropped in that order — the `unknown field "…"` that
+    /// `fieldValidation=Warn` warns about and `Strict` refuses.
+    ///
+    /// # Errors
+    /// The first decoding error (a `metadata` field of the wrong type, as Go's `encoding/json`
+    /// words it; the rest of the object is still pruned).
+    pub fn decode(&self, object: &mut Value) -> Result<Vec<String>, String> {
+        let mut dropped = Vec::new();
+        let mut error = None;
+        if self.resource_root
+            && let Some(metadata) = object.get_mut("metadata")
+        {
+            let place = objectmeta::MetaPlace {
+                path: "metadata",
+                go_prefix: "",
+            };
+            match objectmeta::coerce(metadata, place) {
+                Ok(unknown) => dropped.extend(unknown),
+                Err(e) => error = Some(e),
+            }
+        }
+        let mut pruned = Vec::new();
+        pruning::prune(object, &self.root, self.resource_root, "", &mut pruned);
+        pruned.sort();
+        dropped.extend(pruned);
+        let mut embedded = Vec::new();
+        if let Err(e) = pruning::coerce_embedded(object, &self.root, "", &mut embedded) {
+            error.get_or_insert(e);
+        }
+        embedded.sort();
+        dropped.extend(embedded);
+        match error {
+            Some(e) => Err(e),
+            None => Ok(dropped),
+        }
+    }
+
+    /// Applies the schema's defaults (`schema/defaulting`), then drops `null`s of
+    /// non-nullable fields without a default. The API server does this to request bodies and
+    /// to objects read from storage.
+    pub fn default(&self, object: &mut Value) {
+        defaulting::default(object, &self.root);
+        defaulting::prune_nulls(object, &self.root);
+    }
+
+    /// Validates `object` against the schema and then its CEL rules; `old` is the stored
+    /// object on update (transition rules run only then; unchanged nodes are not reported,
+    /// as the API server ratchets them). Returns every error, schema errors first: what
+    /// [`ObjectSchema::validate_openapi`] then [`ObjectSchema::validate_rules`] report.
+    pub fn validate(&self, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
+        let mut errors = self.validate_openapi(object, old);
+        self.validate_rules(object, old, &mut errors);
+        errors
+    }
+
+    /// The OpenAPI schema's errors (kube-openapi's validator, with ratcheting on update), then
+    /// the list types' (`schema/listtype`: on update only when `old` has none, as
+    /// `customresource/strategy.go` ratchets them).
+    pub fn validate_openapi(&self, object: &Value, old: Option<&Value>) -> Vec<FieldError> {
+        let mut validator = Validator { errors: Vec::new() };
+        validator.node(&self.root, object, old, "");
+        let mut errors = validator.errors;
+        let old_has_duplicates = old.is_some_and(|old| {
+            let mut old_errors = Vec::new();
+            listtype::validate(&self.root, old, "", &mut old_errors);
+            !old_errors.is_empty()
+        });
+        if !old_has_duplicates {
+            listtype::validate(&self.root, object, "", &mut errors);
+        }
+        errors
+    }
+
+    /// Evaluates the CEL rules (`x-kubernetes-validations`) after `errors`, everything the API
+    /// server validated before them (metadata, schema, list types), and appends theirs. As
+    /// `customresource/strategy.go` (`hasBlockingErr`) does, when `errors` holds a type,
+    /// required, enum, too-long or too-many error the rules are not evaluated: one error at
+    /// `<nil>` says so instead. Nothing happens when the schema has no rules.
+    pub fn validate_rules(
+        &self,
+        object: &Value,
+        old: Option<&Value>,
+        errors: &mut Vec<FieldError>,
+    ) {
+        if !self.root.has_rules {
+            return;
+        }
+        if errors.iter().any(|e| blocks_rules(e.type_)) {
+            errors.push(FieldError::new(
+                FieldErrorType::Invalid,
+                "<nil>",
+                Some(&Value::Null),
+                "some validation rules were not checked because the object was invalid; \
+                 correct the existing errors to complete validation",
+            ));
+            return;
+        }
+        #[cfg(feature = "cel")]
+        cel_walk::walk(&self.root, object, old, "", errors);
+        #[cfg(not(feature = "cel"))]
+        let _ = (object, old);
+    }
+
+    /// Validates `object` against the OpenAPI schema only, without the CEL rules: how the API
+    /// server checks a schema's `default` values at CRD creation
+    /// (`apiextensions-apiserver/pkg/apiserver/schema/defaulting/validation.go` runs the
+    /// kube-openapi validator, not CEL, on each default).
+    pub fn validate_schema(&self, object: &Value) -> Vec<FieldError> {
+        let mut validator = Validator { errors: Vec::new() };
+        validator.node(&self.root, object, None, "");
+        validator.errors
+    }
+
+    /// Prunes, defaults and validates `object` in the API server's order: what a create
+    /// (`old` `None`), update, patch, apply or status write stores.
+    ///
+    /// # Errors
+    /// The field errors of [`ObjectSchema::validate`] (a 422 `Invalid` on the API server).
+    pub fn admit(&self, object: &mut Value, old: Option<&Value>) -> Result<(), Vec<FieldError>> {
+        self.prune(object);
+        self.default(object);
+        let errors = self.validate(object, old);
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
+    }
+}
+
+/// The CEL side of [`ObjectSchema::validate`]: `apiextensions-apiserver/pkg/apiserver/schema/
+/// cel/validation.go`'s walk (`validate`, `validateMap`, `validateArray`).
+#[cfg(feature = "cel")]
+mod cel_walk {
+    use std::collections::HashMap;
+    use std::sync::Arc;
+
+    use serde_json::Value;
+
+    use super::super::listtype::correlated_item;
+    use super::super::node::Node;
+    use super::super::rules;
+    use crate::field_error::FieldError;
+
+    /// `value` as the CEL value bound to `self`: integers of `type: number` nodes are doubles.
+    pub(super) fn to_cel(value: &Value, node: Option<&Node>) -> cel::Value {
+        match value {
+            Value::Null => cel::Value::Null,
+            Value::Bool(b) => cel::Value::Bool(*b),
+            Value::Number(n) => {
+                let double = node.is_some_and(|n| n.type_ == "number");
+                match n.as_i64() {
+                    Some(i) if !double => cel::Value::Int(i),
+                    _ => match n.as_u64() {
+                        Some(u) if !double && n.as_i64().is_none() => cel::Value::UInt(u),
+                        _ => cel::Value::Float(n.as_f64().unwrap_or_default()),
+                    },
+                }
+            }
+            Value::String(s) => cel::Value::String(Arc::new(s.clone())),
+            Value::Array(items) => {
+                let item = node.and_then(|n| n.items.as_deref());
+                cel::Value::List(Arc::new(items.iter().map(|i| to_cel(i, item)).collect()))
+            }
+            Value::Object(fields) => {
+                let map: HashMap<String, cel::Value> = fields
+                    .iter()
+                    .map(|(k, v)| (k.clone(), to_cel(v, node.and_then(|n| n.field(k)))))
+                    .collect();
+                cel::Value::from(map)
+            }
+        }
+    }
+
+    fn child(path: &str, name: &str) -> String {
+        if path.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{path}.{name}")
+        }
+    }
+
+    pub(super) fn walk(
+        node: &Node,
+        value: &Value,
+        old: Option<&Value>,
+        path: &str,
+        errors: &mut Vec<FieldError>,
+    ) {
+        if value.is_null() {
+            return;
+        }
+        let unchanged = old.is_some_and(|o| o == value);
+        if !node.rules.is_empty() {
+            let this = to_cel(value, Some(node));
+            let previous = old.map(|o| to_cel(o, Some(node)));
+            rules::evaluate(
+                &node.rules,
+                &node.type_,
+                &this,
+                value,
+                previous.as_ref(),
+                unchanged,
+                path,
+                errors,
+            );
+        }
+        for branch in &node.all_of {
+            walk(branch, value, old, path, errors);
+        }
+        match value {
+            Value::Object(fields) => {
+                let correlates = node.map_type.as_deref() != Some("atomic");
+                let old_fields = old.and_then(Value::as_object).filter(|_| correlates);
+                for (name, field) in fields {
+                    let old_field = old_fields.and_then(|o| o.get(name));
+                    if let Some(property) = node.properties.get(name) {
+                        walk(property, field, old_field, &child(path, name), errors);
+                    } else if let Some(values) = node.additional.as_deref() {
+                        walk(values, field, old_field, &format!("{path}[{name}]"), errors);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                if let Some(item) = node.items.as_deref() {
+                    let old_items = old.and_then(Value::as_array);
+                    for (index, value) in items.iter().enumerate() {
+                        let old_item = old_items.and_then(|o| correlated_item(node, value, o));
+                        walk(item, value, old_item, &format!("{path}[{index}]"), errors);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::ObjectSchema;
+    use crate::field_error::FieldErrorType;
+
+    fn schema(spec: Value) -> ObjectSchema {
+        ObjectSchema::new(&json!({"type": "object", "properties": {"spec": spec}})).unwrap()
+    }
+
+    fn messages(schema: &ObjectSchema, object: Value, old: Option<Value>) -> Vec<String> {
+        schema
+            .validate(&object, old.as_ref())
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn prunes_nested_unknown_fields_and_keeps_embedded_resources_and_preserved_ones() {
+        let schema = schema(json!({"type": "object", "properties": {
+            "a": {"type": "object", "properties": {"b": {"type": "string"}}},
+            "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                     "properties": {"known": {"type": "object", "properties": {}}}},
+            "pod": {"type": "object", "x-kubernetes-embedded-resource": true,
+                    "properties": {"spec": {"type": "object"}}},
+            "list": {"type": "array", "items": {"type": "object", "properties": {"x": {"type": "integer"}}}},
+            "map": {"type": "object", "additionalProperties": {"type": "object", "properties": {"y": {"type": "integer"}}}}
+        }}));
+        let mut object = json!({"apiVersion": "v", "kind": "K", "metadata": {"name": "n", "x": 1},
+            "top": 1,
+            "spec": {"a": {"b": "s", "c": 1}, "gone": true,
+                     "free": {"anything": [1], "known": {"dropped": 1}},
+                     "pod": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "u": 1}, "spec": {}, "other": 1},
+                     "list": [{"x": 1, "z": 2}],
+                     "map": {"k": {"y": 1, "z": 2}}}});
+        let dropped = schema.decode(&mut object).unwrap();
+        assert_eq!(
+            dropped,
+            [
+                "metadata.x",
+                "spec.a.c",
+                "spec.free.known.dropped",
+                "spec.gone",
+                "spec.list[0].z",
+                "spec.map.k.z",
+                "spec.pod.other",
+                "top",
+                "spec.pod.metadata.u",
+            ]
+        );
+        assert_eq!(
+            object,
+            json!({"apiVersion": "v", "kind": "K", "metadata": {"name": "n"},
+                "spec": {"a": {"b": "s"},
+                         "free": {"anything": [1], "known": {}},
+                         "pod": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {}},
+                         "list": [{"x": 1}],
+                         "map": {"k": {"y": 1}}}})
+        );
+    }
+
+    #[test]
+    fn defaults_apply_inside_existing_parents_and_inside_defaults() {
+        let schema = schema(json!({"type": "object", "properties": {
+            "outer": {"type": "object", "default": {}, "properties": {
+                "inner": {"type": "string", "default": "x"}}},
+            "absent": {"type": "object", "properties": {"deep": {"type": "integer", "default": 3}}},
+            "items": {"type": "array", "items": {"type": "object", "properties": {
+                "n": {"type": "integer", "default": 7}}}},
+            "nullable": {"type": "string", "nullable": true, "default": "d"}
+        }}));
+        let mut object = json!({"spec": {"items": [{}, {"n": 1}], "nullable": null}});
+        schema.default(&mut object);
+        assert_eq!(
+            object,
+            json!({"spec": {"outer": {"inner": "x"}, "items": [{"n": 7}, {"n": 1}], "nullable": null}})
+        );
+        assert!(schema.has_defaults());
+    }
+
+    #[test]
+    fn schema_errors_use_the_api_servers_wording() {
+        let schema = schema(
+            json!({"type": "object", "required": ["must"], "properties": {
+                "must": {"type": "string"},
+                "short": {"type": "string", "maxLength": 3},
+                "tags": {"type": "array", "maxItems": 1, "minItems": 1, "items": {"type": "string"},
+                         "x-kubernetes-list-type": "set"},
+                "ratio": {"type": "number", "minimum": 0.5, "exclusiveMinimum": true},
+                "at": {"type": "string", "format": "date-time"},
+                "port": {"x-kubernetes-int-or-string": true}
+            }}),
+        );
+        assert_eq!(
+            messages(
+                &schema,
+                json!({"spec": {"short": "abcd", "tags": ["a", "a"], "ratio": 0.5,
+                                "at": "yesterday", "port": true}}),
+                None
+            ),
+            [
+                r#"spec.at: Invalid value: "yesterday": spec.at in body must be of type date-time: "yesterday""#,
+                r#"spec.port: Invalid value: "boolean": spec.port in body must be of type integer,string: "boolean""#,
+                "spec.ratio: Invalid value: 0.5: spec.ratio in body should be greater than 0.5",
+                "spec.short: Too long: may not be more than 3 bytes",
+                "spec.tags: Too many: 2: must have at most 1 items",
+                "spec.must: Required value",
+                r#"spec.tags[1]: Duplicate value: "a""#,
+            ]
+        );
+    }
+
+    #[test]
+    fn junctors_report_at_the_root_like_kube_openapi() {
+        let schema = schema(json!({"type": "object", "properties": {
+            "x": {"type": "string", "anyOf": [{"maxLength": 2}, {"pattern": "^a"}]}}}));
+        assert_eq!(
+            messages(&schema, json!({"spec": {"x": "bbb"}}), None),
+            [
+                r#"<nil>: Invalid value: "": "spec.x" must validate at least one schema (anyOf)"#,
+                "spec.x: Too long: may not be more than 2 bytes",
+            ]
+        );
+        assert!(messages(&schema, json!({"spec": {"x": "abc"}}), None).is_empty());
+    }
+
+    #[test]
+    fn the_schema_of_a_resources_metadata_is_checked_too() {
+        let schema = ObjectSchema::new(&json!({"type": "object", "properties": {
+            "metadata": {"type": "object", "properties": {
+                "name": {"type": "string", "maxLength": 5}}}}}))
+        .unwrap();
+        assert_eq!(
+            messages(&schema, json!({"metadata": {"name": "toolong"}}), None),
+            ["metadata.name: Too long: may not be more than 5 bytes"]
+        );
+        assert!(messages(&schema, json!({"metadata": {"name": "ok"}}), None).is_empty());
+    }
+
+    #[test]
+    fn unchanged_nodes_are_not_reported_on_update() {
+        let schema = schema(json!({"type": "object", "properties": {
+            "a": {"type": "integer", "maximum": 1}, "b": {"type": "integer", "maximum": 1}}}));
+        let old = json!({"spec": {"a": 5, "b": 0}});
+        assert_eq!(
+            messages(
+                &schema,
+                json!({"spec": {"a": 5, "b": 1}}),
+                Some(old.clone())
+            ),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            messages(&schema, json!({"spec": {"a": 6, "b": 1}}), Some(old)).len(),
+            1
+        );
+    }
+
+    #[cfg(feature = "cel")]
+    #[test]
+    fn rules_that_do_not_compile_are_refused() {
+        let with_rule = |rule: &str| {
+            ObjectSchema::new(&json!({"type": "object", "properties": {"spec": {
+                "type": "object", "x-kubernetes-validations": [{"rule": rule}]}}}))
+        };
+        let errors = with_rule("self.a ==").unwrap_err();
+        assert_eq!(
+            errors[0].field,
+            "openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule"
+        );
+        assert!(
+            errors[0].body().contains("compilation failed"),
+            "{errors:?}"
+        );
+        assert!(with_rule("has(self.a)").is_ok());
+        assert!(with_rule("quantity(self.q).isGreaterThan(quantity('1'))").is_ok());
+    }
+
+    #[cfg(feature = "cel")]
+    #[test]
+    fn cel_rules_report_message_expression_reason_and_field_path() {
+        let schema = schema(json!({"type": "object",
+        "properties": {"low": {"type": "integer"}, "high": {"type": "integer"},
+                       "id": {"type": "string", "x-kubernetes-validations": [
+                           {"rule": "self == oldSelf", "message": "field is immutable"}]}},
+        "x-kubernetes-validations": [
+            {"rule": "self.low <= self.high",
+             "messageExpression": "'low ' + string(self.low) + ' above high'"},
+            {"rule": "has(self.id)", "reason": "FieldValueRequired", "fieldPath": ".id",
+             "message": "id is required"},
+            {"rule": "self.low >= 0"}
+        ]}));
+        let errors = schema.validate(&json!({"spec": {"low": -2, "high": -3}}), None);
+        let shown: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "spec: Invalid value: low -2 above high",
+                "spec.id: Required value: id is required",
+                "spec: Invalid value: failed rule: self.low >= 0",
+            ]
+        );
+        assert_eq!(errors[1].type_, FieldErrorType::Required);
+
+        // optionalOldSelf: on create too, with oldSelf an optional.
+        let optional = ObjectSchema::new(&json!({"type": "object", "properties": {"spec": {
+            "type": "object", "properties": {"id": {"type": "string"}},
+            "x-kubernetes-validations": [{
+                "rule": "!oldSelf.hasValue() || self.id == oldSelf.value().id",
+                "message": "id is immutable", "optionalOldSelf": true}]}}}))
+        .unwrap();
+        let created = json!({"spec": {"id": "a"}});
+        assert!(optional.validate(&created, None).is_empty());
+        assert_eq!(
+            messages(&optional, json!({"spec": {"id": "b"}}), Some(created)),
+            ["spec: Invalid value: id is immutable"]
+        );
+        let never = ObjectSchema::new(&json!({"type": "object", "properties": {"spec": {
+            "type": "object", "x-kubernetes-validations": [{
+                "rule": "oldSelf.hasValue()", "optionalOldSelf": true}]}}}))
+        .unwrap();
+        assert_eq!(
+            messages(&never, json!({"spec": {}}), None),
+            ["spec: Invalid value: failed rule: oldSelf.hasValue()"],
+            "runs on create"
+        );
+
+        // Transition rules: not on create, on update against the old value.
+        let object = json!({"spec": {"low": 1, "high": 2, "id": "b"}});
+        assert!(schema.validate(&object, None).is_empty());
+        let old = json!({"spec": {"low": 1, "high": 2, "id": "a"}});
+        assert_eq!(
+            messages(&schema, object, Some(old)),
+            [r#"spec.id: Invalid value: "b": field is immutable"#]
+        );
+    }
+}

@@ -1,0 +1,365 @@
+//! Testing: the [`TestEnv`] generated projects' tests start — an in-process fake Kubernetes
+//! API server, or [`envtest`] (a real etcd + kube-apiserver) when its binaries are available
+//! (feature `testing`).
+//!
+//! controller-runtime tests controllers against `pkg/client/fake` (no watches) or `envtest` (a
+//! real kube-apiserver and etcd, downloaded binaries). kbr's [`FakeApiServer`] sits between the
+//! two: an unmodified `kube::Client` talks to it over a tower `Service`, so `kube::Api`,
+//! kube-runtime's watcher, reflector and `Controller`, and kbr's [`kbr_runtime::Client`] all run
+//! against it exactly as against a cluster, including streaming watches — with no binaries and
+//! no network. [`envtest`] is kbr's port of controller-runtime's `pkg/envtest`.
+//!
+//! # Which server: how envtest is selected
+//! [`TestEnv::start`] looks at `KUBEBUILDER_ASSETS` (Kubebuilder's variable, the folder
+//! `setup-envtest use -p path` prints, holding `etcd`, `kube-apiserver` and `kubectl`):
+//! - **unset or empty** → the fake API server. `cargo test` passes on a fresh machine.
+//! - **set** → envtest: etcd and kube-apiserver start on free loopback ports with a temporary
+//!   data directory, the scheme's CRDs are installed and established, and the clients are the
+//!   admin user's. If the folder lacks a binary or a process fails, `start` returns
+//!   [`Error::Envtest`] naming the variable, the expected files or the end of the process's
+//!   output — it does not silently fall back to the fake.
+//!
+//! [`TestEnv::envtest_available`] tells a test which one it will get; [`TestEnv::start_fake`]
+//! and [`TestEnv::start_envtest`] pick one explicitly (tests that use [`TestEnv::fake`] for
+//! fault injection or request counts should call `start_fake`). Every envtest `TestEnv` runs its
+//! own processes (seconds to start): share one across the cases of a file when that matters.
+//! The fake is checked against the real server by a conformance suite
+//! (`runtime/tests/conformance/`), run on both.
+//!
+//! # Writing a reconciler test
+//! Start a `TestEnv` with your project's scheme, create the object the way a user would, call
+//! the reconciler directly with it, and assert on what it wrote. The same test runs on the fake
+//! server and, with `KUBEBUILDER_ASSETS` set, on a real kube-apiserver.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use kbr_testing::TestEnv;
+//! use kbr_runtime::{Action, Client, CustomResource, Error, Reconciler, Scheme};
+//! use schemars::JsonSchema;
+//! use serde::{Deserialize, Serialize};
+//!
+//! /// WidgetSpec defines the desired state of Widget.
+//! #[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+//! #[kbr(group = "example.com", version = "v1", kind = "Widget", plural = "widgets")]
+//! #[kbr(namespaced, status = "WidgetStatus")]
+//! pub struct WidgetSpec {
+//!     /// How big.
+//!     #[serde(default)]
+//!     pub size: i32,
+//! }
+//!
+//! /// WidgetStatus defines the observed state of Widget.
+//! #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+//! #[serde(rename_all = "camelCase")]
+//! pub struct WidgetStatus {
+//!     /// The generation this status describes.
+//!     #[serde(default, skip_serializing_if = "Option::is_none")]
+//!     pub observed_generation: Option<i64>,
+//! }
+//!
+//! /// Records which generation it has seen.
+//! pub struct WidgetReconciler {
+//!     pub client: Client,
+//! }
+//!
+//! impl Reconciler for WidgetReconciler {
+//!     type Object = Widget;
+//!     type Error = Error;
+//!
+//!     async fn reconcile(&self, widget: Arc<Widget>) -> Result<Action, Error> {
+//!         let mut widget = (*widget).clone();
+//!         widget.status = Some(WidgetStatus { observed_generation: widget.metadata.generation });
+//!         self.client.update_status(&widget).await?;
+//!         Ok(Action::await_change())
+//!     }
+//! }
+//!
+//! #[tokio::main(flavor = "current_thread")]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let mut scheme = Scheme::new();
+//!     scheme.add::<Widget>();
+//!     let env = TestEnv::start(scheme).await?; // fake, or envtest with KUBEBUILDER_ASSETS
+//!     let client = env.client();
+//!
+//!     let mut widget = Widget::new("test-widget", WidgetSpec { size: 1 });
+//!     widget.metadata.namespace = Some("default".into()); // exists on both servers
+//!     let widget = client.create(&widget).await?;
+//!
+//!     let reconciler = WidgetReconciler { client: client.clone() };
+//!     let action = reconciler.reconcile(Arc::new(widget)).await?;
+//!     assert_eq!(action, Action::await_change());
+//!
+//!     let stored: Widget = client.get(Some("default"), "test-widget").await?;
+//!     assert_eq!(stored.status.and_then(|s| s.observed_generation), Some(1));
+//!     Ok(())
+//! }
+//! ```
+//!
+//! To test the controller wiring too (watches, owned objects, the work queue), run a
+//! [`kbr_runtime::Manager`] made with [`kbr_runtime::Manager::with_client`]`(env.kube_client(), ..)` on a
+//! task and wait for the effect with a bounded wait (a channel, `tokio::sync::Notify`, or on
+//! the fake [`FakeApiServer::wait_for_watches`]) — never a fixed sleep.
+//!
+//! # The fake API server
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use futures::{StreamExt, TryStreamExt};
+//! use k8s_openapi::api::core::v1::ConfigMap;
+//! use kube::api::{Api, PostParams, WatchEvent, WatchParams};
+//! use kbr_testing::FakeApiServer;
+//!
+//! let server = FakeApiServer::new();
+//! let api: Api<ConfigMap> = Api::namespaced(server.kube_client(), "default");
+//! let mut events = api.watch(&WatchParams::default(), "0").await?.boxed();
+//! let mut cm = ConfigMap::default();
+//! cm.metadata.generate_name = Some("settings-".into());
+//! let created = api.create(&PostParams::default(), &cm).await?;
+//! match events.try_next().await? {
+//!     Some(WatchEvent::Added(seen)) => assert_eq!(seen.metadata.name, created.metadata.name),
+//!     other => panic!("expected ADDED, got {other:?}"),
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! # What is modelled (as kube-apiserver does it)
+//! - **Discovery** (`/version`, `/api`, `/api/v1`, `/apis`, `/apis/<group>[/<version>]`) for the
+//!   built-in kinds (core/v1 Namespace, ConfigMap, Secret, Service, Pod, ServiceAccount, Event;
+//!   apps/v1 Deployment, ReplicaSet; coordination.k8s.io/v1 Lease; events.k8s.io/v1 Event;
+//!   apiextensions.k8s.io/v1 CustomResourceDefinition; admissionregistration.k8s.io/v1
+//!   Mutating/ValidatingWebhookConfiguration) and every kind of a [`kbr_runtime::Scheme`],
+//!   every installed or created CRD, and every [`ResourceType`] registered by hand; namespaced
+//!   and cluster-scoped URLs.
+//! - **Verbs**: get, list, watch, create, update, patch (JSON merge patch, strategic merge
+//!   patch treated as merge — a 415 for custom resources, as on the real server —, JSON patch,
+//!   server-side apply), delete, deletecollection;
+//!   `?dryRun=All` (another value is a 422 on the write's options).
+//! - **Decoding and `fieldValidation`** (`endpoints/handlers`, `customresource_handler.go`,
+//!   `schema/objectmeta`): a write's body is decoded into its kind before admission — custom
+//!   resources through their schema, built-in kinds through their k8s-openapi type — and
+//!   `metadata` keeps only `ObjectMeta`'s fields (empty ones omitted); unknown and duplicate
+//!   fields are dropped and, as `fieldValidation` says, sent as `Warning: 299 - "unknown field
+//!   \"spec.x\""` headers (`Warn`, the default), refused (`Strict`: a create's or update's 400
+//!   `… cannot be handled as a …: strict decoding error: …`, a patch's 422 at `patch`) or
+//!   ignored (`Ignore`); a `metadata` field of the wrong type is a 400 with Go's decoding error.
+//!   Warnings are deduplicated and truncated as the real server does, also on failures.
+//! - **Metadata**: `generateName` (5 random characters from the apiserver's alphabet), `uid`,
+//!   `creationTimestamp`, one global monotonically increasing `resourceVersion`, `generation`
+//!   for the kinds that have one — custom resources, CRDs, apps/v1 kinds, Pods; not ConfigMaps,
+//!   Secrets, Namespaces, Services, ServiceAccounts, Events, Leases — (1 on create, +1 on a
+//!   change outside `metadata` — and outside `status` for kinds with a status subresource — and
+//!   when `deletionTimestamp` is set). An update that changes nothing keeps the resourceVersion
+//!   and sends no event.
+//! - **Errors** as `metav1.Status`: 404 NotFound, 409 AlreadyExists, 409 Conflict (stale
+//!   `resourceVersion`, failed preconditions, server-side apply conflicts), 422 Invalid with field
+//!   causes (`ValidateObjectMetaAccessor`: name, `generateName`, namespace, labels, annotation
+//!   keys and size, owner references, finalizer names — core kinds' finalizers standard or
+//!   fully qualified — and finalizers added while deleting; on update the metadata causes come as
+//!   often as kube-apiserver repeats them for custom resources; CRD schema violations), 410
+//!   Gone/Expired, 405 MethodNotAllowed, 400 BadRequest, 415 UnsupportedMediaType.
+//! - **Updates** (`generic/registry/store.go` and each kind's strategy): a `PUT` without
+//!   `metadata.resourceVersion` is a 422 (`must be specified for an update`) for custom
+//!   resources, CRDs, Leases and webhook configurations, and overwrites for the core and apps
+//!   kinds; a `PUT` creates a missing Lease, Event or Service (201); a body naming another object
+//!   is a 400 first.
+//! - **Status subresource**: `/status` writes change only `.status`; main-resource writes ignore
+//!   `.status`; create drops `.status`.
+//! - **Lists**: in etcd key order (`<namespace>/<name>` byte-wise, so a cluster-wide list puts
+//!   namespace `a-b` before `a`); label selectors (`=`, `==`, `!=`, `in`, `notin`, `key`,
+//!   `!key`), field selectors (`metadata.name`, `metadata.namespace`), `limit`/`continue` (a continue token older than the
+//!   watch history gets 410), the list's `resourceVersion`, metadata-only lists
+//!   (`as=PartialObjectMetadataList`).
+//! - **Watches** (chunked JSON lines, one event per line): `ADDED`/`MODIFIED`/`DELETED` in
+//!   commit order; from `resourceVersion` `0`/unset (synthetic `ADDED` for current objects first)
+//!   or from a version (replayed from a bounded history of changes, see
+//!   [`FakeApiServerBuilder::watch_history`]; an older version gets an `ERROR` event carrying a
+//!   410 `Expired` Status, as the real server sends); `BOOKMARK`s with `allowWatchBookmarks`;
+//!   `sendInitialEvents`; `timeoutSeconds`; selectors (an object leaving or entering a selector
+//!   is sent as `DELETED`/`ADDED`); metadata-only watches (`as=PartialObjectMetadata`).
+//! - **Metadata-only responses** as kube-apiserver's `response.go` converts them: any single
+//!   object (get, writes) with `as=PartialObjectMetadata`, lists with
+//!   `as=PartialObjectMetadataList`, 406 `NotAcceptable` for a list asked for as one object or
+//!   one object asked for as a list (after a write took effect), and a watch asked for as a
+//!   list ends at its first object event, as the real server's watch encoder fails on it.
+//! - **Deletion**: an object deleted at once is answered with a `Success` Status (the deleted
+//!   object for Pods and ServiceAccounts), one held by finalizers with its new state;
+//!   finalizers and `deletionTimestamp`; removing the last finalizer deletes;
+//!   garbage collection of dependents by ownerReference uid with `Background` (default),
+//!   `Foreground` (+ `blockOwnerDeletion`, the `foregroundDeletion` finalizer) and `Orphan`
+//!   propagation; deleting a Namespace deletes its contents; deleting a CRD deletes its objects.
+//! - **Test knobs**: [`Faults`] (fail the next N requests matching verb and resource, latency,
+//!   close all watches, force 410 on the next watch, compact the history) and
+//!   [`RequestCounters`] (requests by verb and resource, and those asking for metadata only).
+//! - **Reviews**: `TokenReview` and `SubjectAccessReview` creates answered by test functions
+//!   ([`FakeApiServer::answer_token_reviews`], [`FakeApiServer::answer_subject_access_reviews`]),
+//!   for code that delegates authentication and authorization to the API server.
+//! - **Admission webhooks**: creates, updates, patches and deletes matched by the `rules` of a
+//!   stored Mutating/ValidatingWebhookConfiguration are sent as `AdmissionReview`s to the
+//!   webhook's `clientConfig.url` over HTTPS (trusting its `caBundle`): mutating webhooks'
+//!   JSON patches are applied in order, then validating webhooks decide; denials come back as
+//!   `admission webhook "<name>" denied the request: …` with the webhook's code, warnings as
+//!   `Warning` headers, `failurePolicy`/`timeoutSeconds` honoured. Not modelled: service
+//!   references, namespace/object selectors, `matchConditions`, `matchPolicy: Equivalent`,
+//!   reinvocation, deletecollection. [`TestEnv::install_webhooks`] registers a test's webhook
+//!   server on either backend.
+//!
+//! - **Field management and server-side apply**, by structured-merge-diff's rules
+//!   (kube-apiserver's field manager): every create, update and patch records an
+//!   `operation: Update` entry in `metadata.managedFields` for its field manager
+//!   (`?fieldManager=`, else the User-Agent's product name, else `unknown`) owning the fields
+//!   it changed; an apply (`application/apply-patch+yaml`) merges its configuration —
+//!   `x-kubernetes-list-type: map` lists by key (`k:{"name":"a"}`), `set` lists by value
+//!   (`v:"x"`), `atomic` lists and `x-kubernetes-map-type: atomic` maps as a whole, other maps
+//!   by key — records an `operation: Apply` entry, removes what its manager applied before and
+//!   left out unless another manager owns it, answers 409 with the API server's text for
+//!   fields another manager owns with a different value (unless `force=true`), 201 when it
+//!   creates the object, and 500 `field not declared in schema` for fields the schema lacks;
+//!   `/status` writes carry `subresource: status` and own only `status` (the main resource
+//!   never owns `status` of a kind with a status subresource); at most ten `Update` entries
+//!   (older ones fold into `ancient-changes`); `managedFields: []` resets them, after which
+//!   updates are not tracked until the first apply (`before-first-apply`). The merge types
+//!   come from each CRD version's schema, and for built-in kinds (Namespace, ConfigMap,
+//!   Secret, Service, Pod, ServiceAccount, Event, Deployment, ReplicaSet, Lease, webhook
+//!   configurations, CRDs) from kube-apiserver v1.36's OpenAPI (e.g. containers by `name`,
+//!   container ports by `containerPort` and `protocol`, env by `name`).
+//!
+//! - **Custom resources follow their CRD's schema** (every served version's
+//!   `openAPIV3Schema`, with [`kbr_runtime::crd::ObjectSchema`]), in the API server's order, on
+//!   create, update, every patch type, server-side apply and `/status`: unknown fields are
+//!   pruned (kept under `x-kubernetes-preserve-unknown-fields`; `apiVersion`, `kind` and
+//!   `metadata` — as `ObjectMeta` — of embedded resources kept), defaults applied where the
+//!   parent exists (and to `null`s of non-nullable fields; other such `null`s dropped), then
+//!   metadata, the OpenAPI schema, list types and the `x-kubernetes-validations` CEL rules are
+//!   checked, refusing with one 422 with the API server's text; finalizers without a
+//!   domain-qualified name draw warnings. Reads (get, list, watch) apply the current schema's
+//!   defaults. See the table below.
+//! - **CRD objects** (`apiextensions/validation`): named `<plural>.<group>`, one storage
+//!   version, scope, group, kind and plural immutable, stored versions kept in `spec.versions`,
+//!   rules that compile; Namespaces get `spec.finalizers: [kubernetes]` and their
+//!   `kubernetes.io/metadata.name` label.
+//!
+//! # CRD semantics: what is modelled and what is not
+//!
+//! | API server behaviour (apiextensions-apiserver) | fake |
+//! |---|---|
+//! | pruning of unknown fields, nested, in lists and maps (`schema/pruning`) | yes |
+//! | `x-kubernetes-preserve-unknown-fields`, `x-kubernetes-embedded-resource` | yes (embedded `metadata` decoded as ObjectMeta) |
+//! | `metadata` pruned to ObjectMeta, empty fields omitted, wrong types a 400 (`schema/objectmeta`) | yes |
+//! | unknown and duplicate fields reported: `Warning` headers, `fieldValidation=Strict`, `Ignore` (`customresource_handler.go`) | yes; a server-side apply body with an undeclared field fails instead (500 `field not declared in schema`, above) |
+//! | whole floats stored as integers (`2.0` is `2`) | yes |
+//! | defaults: absent field, parent must exist, `null` of a non-nullable field (`schema/defaulting`) | yes |
+//! | defaults applied on read from storage | yes (get, list, watch) |
+//! | `type`, `enum`, `minimum`/`maximum` (exclusive), `multipleOf`, `minLength`/`maxLength`, `pattern`, `minItems`/`maxItems`, `minProperties`/`maxProperties`, `required`, `nullable`, int-or-string | yes, kube-openapi's wording (`should be less than or equal to`, `should match`, `Unsupported value`, `Required value`, `Too long`, `Too many`) |
+//! | `allOf`/`anyOf`/`oneOf`/`not` | yes (kube-openapi's messages, at the field path `<nil>` as the API server reports them) |
+//! | `format` (`validation/formats.go`) | yes: every format of the v1.36 registry (`strfmt`; `email` and `uri` approximated), unsupported ones stripped; int32/int64/float/double ranges (`Checked value must be of type integer with format int32 in …`); a float for an `int32` (`must be of type int32: "float64"`) |
+//! | `x-kubernetes-list-type: set`/`map` duplicates | yes (`Duplicate value`, after the schema's errors, once per repeated value) |
+//! | CEL rules not run after a type, enum, required, too-long or too-many error, with the `<nil>` cause saying so (`hasBlockingErr`) | yes |
+//! | CEL `x-kubernetes-validations`: `self`, `oldSelf` (transition rules on update only), `message`, `messageExpression`, `reason`, `fieldPath` | yes, with cel-rust in kube-apiserver v1.36's environment (`crd::cel`); evaluation errors in cel-go's words |
+//! | a CRD whose rule does not compile is refused | yes (422 on create/update of the CRD; `install_crd` errors): syntax errors, undeclared functions and variables (`cel.bind`, `math.*` and `base64.*` are not in Kubernetes' environment), invalid regex literals and rules that plainly are not bools, with cel-go's text. Type errors (`found no matching overload`, e.g. `quantity(self).sign()`, `'abc'.reverse()`, `%d` of a string) are not found: the rule fails when evaluated instead |
+//! | Kubernetes CEL libraries: `quantity`, `url`/`isURL`, `ip`/`isIP`, `cidr`/`isCIDR`, `format.*`, `semver`/`isSemver`, regex `find`/`findAll`, lists (`isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf`); cel-go's strings (v2), lists (v3), sets, two-variable comprehensions and optional types (v2) | yes, with kube-apiserver's results and error texts (ports of apimachinery's Quantity, Go's `net/netip`, `net/url`, `regexp` errors, blang/semver, kube-openapi's strfmt) |
+//! | CEL `duration`/`timestamp`, and `date`/`date-time`/`duration`/`byte` string formats as CEL timestamps, durations and bytes | no (they are strings; `duration()` and `timestamp()` fail when evaluated) |
+//! | which error a rule reports when both sides of `&&`/`\|\|` fail | the right-hand one (cel-go reports the left-hand one) |
+//! | `optionalOldSelf`: the rule also runs on create, `oldSelf` an optional | yes |
+//! | CEL estimated cost at CRD create/update: per rule and `messageExpression` (`StaticEstimatedCostLimit`, 10 000 000, times how often the rule's node can occur), per schema (`StaticEstimatedCRDCostLimit`, 100 000 000), sizes from `maxItems`/`maxLength`/`maxProperties`/`enum`/`format` or what fits in a 3 MiB request | yes: cel-go's estimator and the Kubernetes libraries' costs, the same `Forbidden` causes and factor (422); `make manifests` refuses the same rules, naming the bound to add |
+//! | the estimated per-rule limit skipped on update when a version's schema is unchanged | no: the fake applies it on every create and update |
+//! | rules at or above a schema error (an invalid `pattern`) neither compiled nor estimated (`validation.go`: `len(allErrs.SchemaErrors) == 0`) | no: the fake reports their compile and cost errors beside the `pattern` error (a 422 either way) |
+//! | a CRD whose schema is not structural refused (`ValidateStructural`; its rules then neither compiled nor estimated) | no: the fake installs it, compiling and estimating its rules |
+//! | CEL runtime cost while rules run (`PerCallLimit` 1 000 000 per rule, `RuntimeCELCostBudget` 10 000 000 per object) | no |
+//! | ratcheting: unchanged invalid values pass on update | yes (whole unchanged nodes) |
+//! | pruning and defaulting before admission webhooks, schema and CEL validation after them | yes |
+//! | defaulting of a mutating webhook's patch result | no |
+//! | version conversion between CRD versions | no (each version's schema applies to the object as stored) |
+//! | `metadata` validation: names, labels, annotations, owner references, finalizers, and what the schema says of `metadata.name`/`generateName` | yes |
+//! | finalizer-name warnings on create and update (`WarningsOnCreate`/`WarningsOnUpdate`) | yes |
+//! | `PUT` without `resourceVersion` is a 422 (`AllowUnconditionalUpdate` false) | yes |
+//! | a CRD's metadata or update-rule errors and its schemas' errors in one 422 | no (two answers, the schemas' second) |
+//!
+//! # What the fake does not model
+//! - **Namespaces need not exist**: objects can be created in any namespace without a Namespace
+//!   object (the real apiserver's `NamespaceLifecycle` admission plugin would refuse; create the
+//!   Namespace first, or use `default`, so tests pass on envtest too).
+//! - No scheduler, kubelet or controllers (Deployments make no ReplicaSets, Pods never run), no
+//!   built-in admission plugins, no authentication or RBAC (every request is allowed;
+//!   reviews are answered by the test's functions only), no validation of built-in kinds
+//!   beyond metadata (a Pod without containers is accepted) and no defaulting of them (a
+//!   Deployment gets no `strategy` or `revisionHistoryLimit`), no version conversion (all
+//!   versions of a kind share storage; `apiVersion` is rewritten).
+//! - Built-in kinds are decoded through k8s-openapi's types, whose serde is not Go's: a value of
+//!   the wrong type is a 400 worded by serde, and a `null` map value or list item, which Go
+//!   reads as `""`, is refused; fields k8s-openapi's (newer) types know but v1.36 does not are
+//!   kept. Their duplicate fields are listed before their unknown ones (Go interleaves them in
+//!   the body's order). A kind's own strategy may repeat a metadata cause once more than the
+//!   fake does on update.
+//! - Garbage collection is synchronous (inside the deleting request), and a dependent whose
+//!   owner never existed is kept.
+//! - Strategic merge patches of built-in kinds are JSON merge patches (no merge keys); custom
+//!   resources refuse them with 415, as the real server does.
+//! - Server-side apply (see above) does not convert between versions (every manager's fields
+//!   are compared on the one stored object), does not upgrade `kubectl`'s client-side-apply
+//!   annotation (`last-applied-configuration`), does not reconcile recorded fields after a
+//!   CRD's list or map types change, and knows the list types of the built-in kinds listed
+//!   above only (others are deduced: maps granular, lists atomic). Admission webhooks see the
+//!   object with its managedFields already recorded, and a mutating webhook's changes to a
+//!   create or update are recorded as the request's field manager's.
+//! - List pages after the first are read from the current state (not a snapshot at the list's
+//!   resourceVersion); `resourceVersionMatch` is ignored.
+//! - JSON only (no protobuf, no Table output, no aggregated discovery).
+//!
+//! And envtest does not model what kube-controller-manager, the scheduler and kubelets do:
+//! no garbage collection, no namespace finalization (a deleted Namespace stays `Terminating`),
+//! no `default` ServiceAccounts or `kube-root-ca.crt` ConfigMaps, no Pods running.
+
+// Every published crate documents its whole public API.
+#![deny(missing_docs)]
+
+mod admission;
+mod api_error;
+mod apply;
+mod builtin;
+mod collection;
+mod crds;
+mod decode;
+mod discovery;
+mod endpoints;
+mod env;
+pub mod envtest;
+mod error;
+mod fault_state;
+mod faults;
+mod field_validation;
+mod gc;
+mod handlers;
+mod meta;
+mod names;
+mod partial;
+mod patch;
+mod registry;
+mod request;
+mod reviews;
+mod schemas;
+mod selector;
+mod server;
+mod shared;
+mod state;
+mod store;
+mod subresource;
+mod validation;
+mod warnings;
+mod watch;
+mod webhook_client;
+mod write;
+
+pub use env::{ServedWebhooks, TestEnv};
+pub use error::Error;
+pub use faults::{Faults, RequestCounters};
+pub use registry::ResourceType;
+pub use request::Verb;
+pub use server::{FakeApiServer, FakeApiServerBuilder, FakeService};
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+
+/// The CRDs of a scheme, its error wrapped into [`Error::Scheme`].
+fn scheme_crds(scheme: &kbr_runtime::Scheme) -> Result<Vec<CustomResourceDefinition>, Error> {
+    Ok(scheme.crds()?)
+}

@@ -1,0 +1,209 @@
+//! Deletion on the fake API server: finalizers, deletionTimestamp, garbage collection.
+
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kbr_testing::FakeApiServer;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use serde_json::json;
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+fn config_map(name: &str) -> ConfigMap {
+    let mut cm = ConfigMap::default();
+    cm.metadata.name = Some(name.into());
+    cm
+}
+
+fn owned_secret(name: &str, owner: &ConfigMap, block: bool) -> Secret {
+    let mut secret = Secret::default();
+    secret.metadata.name = Some(name.into());
+    secret.metadata.owner_references = Some(vec![OwnerReference {
+        api_version: "v1".into(),
+        kind: "ConfigMap".into(),
+        name: owner.metadata.name.clone().unwrap_or_default(),
+        uid: owner.metadata.uid.clone().unwrap_or_default(),
+        controller: Some(true),
+        block_owner_deletion: Some(block),
+    }]);
+    secret
+}
+
+async fn exists<K>(api: &Api<K>, name: &str) -> Result<bool, kube::Error>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    Ok(api.get_opt(name).await?.is_some())
+}
+
+#[tokio::test]
+async fn finalizers_delay_deletion_until_the_last_one_is_removed() -> TestResult {
+    let server = FakeApiServer::new();
+    let api: Api<ConfigMap> = Api::default_namespaced(server.kube_client());
+    let mut cm = config_map("guarded");
+    cm.metadata.finalizers = Some(vec!["example.com/a".into(), "example.com/b".into()]);
+    let created = api.create(&PostParams::default(), &cm).await?;
+    assert_eq!(
+        created.metadata.generation, None,
+        "ConfigMaps have no generation"
+    );
+
+    let marked = api
+        .delete("guarded", &DeleteParams::default())
+        .await?
+        .left()
+        .ok_or("object expected")?;
+    assert!(marked.metadata.deletion_timestamp.is_some());
+    // (For kinds with a generation, setting deletionTimestamp bumps it: see the conformance
+    // suite's finalizer case.)
+    assert_eq!(marked.metadata.generation, None);
+    assert!(exists(&api, "guarded").await?);
+
+    // No new finalizers while deleting.
+    let add = Patch::Merge(
+        json!({"metadata": {"finalizers": ["example.com/a", "example.com/b", "example.com/c"]}}),
+    );
+    let err = api
+        .patch("guarded", &PatchParams::default(), &add)
+        .await
+        .err()
+        .ok_or("finalizer added")?;
+    assert!(matches!(err, kube::Error::Api(s) if s.code == 422));
+
+    let one_left = Patch::Merge(json!({"metadata": {"finalizers": ["example.com/b"]}}));
+    api.patch("guarded", &PatchParams::default(), &one_left)
+        .await?;
+    assert!(exists(&api, "guarded").await?);
+    let none_left = Patch::Merge(json!({"metadata": {"finalizers": null}}));
+    api.patch("guarded", &PatchParams::default(), &none_left)
+        .await?;
+    assert!(!exists(&api, "guarded").await?);
+    Ok(())
+}
+
+#[tokio::test]
+async fn background_deletion_collects_dependents() -> TestResult {
+    let server = FakeApiServer::new();
+    let owners: Api<ConfigMap> = Api::default_namespaced(server.kube_client());
+    let secrets: Api<Secret> = Api::default_namespaced(server.kube_client());
+    let owner = owners
+        .create(&PostParams::default(), &config_map("owner"))
+        .await?;
+    let other = owners
+        .create(&PostParams::default(), &config_map("other-owner"))
+        .await?;
+    secrets
+        .create(
+            &PostParams::default(),
+            &owned_secret("dependent", &owner, false),
+        )
+        .await?;
+    // A dependent with a second, live owner only loses the reference. (At most one reference
+    // is the controller: apimachinery's ValidateOwnerReferences refuses two.)
+    let mut shared = owned_secret("shared", &owner, false);
+    if let (Some(refs), Some(extra)) = (
+        shared.metadata.owner_references.as_mut(),
+        owned_secret("x", &other, false).metadata.owner_references,
+    ) {
+        refs.extend(extra.into_iter().map(|mut r| {
+            r.controller = None;
+            r
+        }));
+    }
+    secrets.create(&PostParams::default(), &shared).await?;
+
+    owners.delete("owner", &DeleteParams::background()).await?;
+    assert!(!exists(&secrets, "dependent").await?);
+    let shared = secrets.get("shared").await?;
+    let refs = shared.metadata.owner_references.unwrap_or_default();
+    assert_eq!(
+        refs.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+        ["other-owner"]
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn foreground_deletion_waits_for_blocking_dependents() -> TestResult {
+    let server = FakeApiServer::new();
+    let owners: Api<ConfigMap> = Api::default_namespaced(server.kube_client());
+    let secrets: Api<Secret> = Api::default_namespaced(server.kube_client());
+    let owner = owners
+        .create(&PostParams::default(), &config_map("owner"))
+        .await?;
+    let mut blocking = owned_secret("blocking", &owner, true);
+    blocking.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+    secrets.create(&PostParams::default(), &blocking).await?;
+
+    let answer = owners.delete("owner", &DeleteParams::foreground()).await?;
+    let marked = answer.left().ok_or("object expected")?;
+    assert!(marked.metadata.deletion_timestamp.is_some());
+    assert_eq!(
+        marked.metadata.finalizers,
+        Some(vec!["foregroundDeletion".to_owned()])
+    );
+    // The dependent is being deleted but holds on; so does the owner.
+    assert!(
+        secrets
+            .get("blocking")
+            .await?
+            .metadata
+            .deletion_timestamp
+            .is_some()
+    );
+    assert!(exists(&owners, "owner").await?);
+
+    secrets
+        .patch(
+            "blocking",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await?;
+    assert!(!exists(&secrets, "blocking").await?);
+    assert!(
+        !exists(&owners, "owner").await?,
+        "the owner goes with its last blocking dependent"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn orphan_deletion_keeps_dependents() -> TestResult {
+    let server = FakeApiServer::new();
+    let owners: Api<ConfigMap> = Api::default_namespaced(server.kube_client());
+    let secrets: Api<Secret> = Api::default_namespaced(server.kube_client());
+    let owner = owners
+        .create(&PostParams::default(), &config_map("owner"))
+        .await?;
+    secrets
+        .create(&PostParams::default(), &owned_secret("kept", &owner, true))
+        .await?;
+    owners.delete("owner", &DeleteParams::orphan()).await?;
+    assert!(!exists(&owners, "owner").await?);
+    let kept = secrets.get("kept").await?;
+    assert_eq!(kept.metadata.owner_references, None);
+    Ok(())
+}
+
+#[tokio::test]
+async fn deleting_a_namespace_deletes_its_contents() -> TestResult {
+    let server = FakeApiServer::new();
+    let namespaces: Api<Namespace> = Api::all(server.kube_client());
+    let mut ns = Namespace::default();
+    ns.metadata.name = Some("doomed".into());
+    namespaces.create(&PostParams::default(), &ns).await?;
+    let inside: Api<ConfigMap> = Api::namespaced(server.kube_client(), "doomed");
+    inside
+        .create(&PostParams::default(), &config_map("a"))
+        .await?;
+    let outside: Api<ConfigMap> = Api::namespaced(server.kube_client(), "safe");
+    outside
+        .create(&PostParams::default(), &config_map("a"))
+        .await?;
+    namespaces
+        .delete("doomed", &DeleteParams::default())
+        .await?;
+    assert!(!exists(&inside, "a").await?);
+    assert!(exists(&outside, "a").await?);
+    Ok(())
+}
