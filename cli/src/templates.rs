@@ -48,7 +48,7 @@ macro_rules! templates {
 
 templates! {
     /// `Cargo.toml` of the generated project.
-    CargoToml(p: ProjectContext) => "init/Cargo.toml";
+    CargoToml(p: ProjectContext) => "init/Cargo.toml.askama";
     /// `src/main.rs`: the manager.
     MainRs(p: ProjectContext) => "init/src/main.rs";
     /// `src/lib.rs`: the scheme, RBAC and controller registries.

@@ -26,23 +26,13 @@ pub fn run(out: &mut dyn Write) -> io::Result<()> {
 mod tests {
     use super::*;
 
-    /// The constants match the workspace's pinned dependencies.
+    /// The first line names this kbr; the second the runtime's Kubernetes libraries.
     #[test]
-    fn versions_match_the_workspace() {
-        let manifest = include_str!("../../../Cargo.toml");
-        assert!(
-            manifest.contains(&format!("kube = {{ version = \"{KUBE_VERSION}\"")),
-            "update KUBE_VERSION"
-        );
-        assert!(
-            manifest.contains(&format!(
-                "k8s-openapi = {{ version = \"{K8S_OPENAPI_VERSION}\""
-            )),
-            "update K8S_OPENAPI_VERSION"
-        );
+    fn prints_the_versions() {
         let mut out = Vec::new();
         run(&mut out).unwrap();
         let out = String::from_utf8(out).unwrap();
         assert!(out.starts_with(&format!("kbr {KBR_VERSION}\n")), "{out}");
+        assert!(out.contains(&format!("kube {KUBE_VERSION}")), "{out}");
     }
 }

@@ -8,9 +8,15 @@
 //! 3. every file of base or theirs is merged ([`crate::commands::merge`]) into one plan, applied
 //!    atomically: either every file is written or none is.
 //!
+//! A runtime requirement equal to the `cliVersion` that wrote PROJECT is that kbr's default
+//! (`kbr init` pins the kbr-runtime of its own version), so the new render pins the new kbr's
+//! version: the scaffold and the runtime its code is written for move together. A path or a
+//! requirement chosen with `--runtime-version` stays as recorded.
+//!
 //! Conflicts are written with markers and listed; the command then fails (exit code 1) unless
 //! `--force-conflicts`.
 
+use std::borrow::Cow;
 use std::io::Write;
 use std::path::Path;
 
@@ -22,6 +28,7 @@ use crate::commands::merge::{self, Change};
 use crate::commands::{OutputError, ScaffoldError, print};
 use crate::context::KBR_VERSION;
 use crate::plan::PlanError;
+use crate::project::{Project, Runtime};
 
 /// `kbr alpha update` failed, or left files that need the user.
 #[derive(Debug, thiserror::Error)]
@@ -88,7 +95,12 @@ pub fn run(args: &AlphaUpdateArgs, env: &Env, out: &mut dyn Write) -> Result<(),
         out,
         format!("Updating from {} to {}:", from.describe(), to.describe()),
     )?;
-    let changes = update(&recorded, &from, &to, &env.dir)?;
+    let to_version = match (&args.to_binary, args.to_version.as_str()) {
+        (Some(_), _) => None,
+        (None, "current") => Some(KBR_VERSION),
+        (None, version) => Some(version),
+    };
+    let changes = update(&recorded, &from, (&to, to_version), &env.dir)?;
     let unresolved = merge::print_changes(&changes, out).map_err(OutputError)?;
     if let Some(path) = missing_runtime(&recorded.project, &env.dir) {
         print(out, missing_runtime_warning(path, &env.dir))?;
@@ -132,15 +144,68 @@ fn scaffolder(
     })
 }
 
-/// Renders base and theirs, merges them into the project at `dir` and writes the result.
+/// Renders base and theirs, merges them into the project at `dir` and writes the result; `to`
+/// is the new kbr with its version when known (not for `--to-binary`).
 fn update(
     recorded: &Recorded,
     from: &Scaffolder,
-    to: &Scaffolder,
+    (to, to_version): (&Scaffolder, Option<&str>),
     dir: &Path,
 ) -> Result<Vec<Change>, UpdateError> {
     let epoch = recorded.source_date_epoch.as_deref();
     let base = from.render(&recorded.project, dir, epoch)?;
-    let theirs = to.render(&recorded.project, dir, epoch)?;
+    let theirs = to.render(&moved_runtime(&recorded.project, to_version), dir, epoch)?;
     Ok(merge::merge_into(dir, &base, &theirs)?)
+}
+
+/// `project` as the kbr of `to_version` renders it: a runtime requirement equal to the
+/// `cliVersion` that wrote PROJECT (that kbr's default) becomes `to_version`; anything else
+/// stays.
+fn moved_runtime<'a>(project: &'a Project, to_version: Option<&str>) -> Cow<'a, Project> {
+    match (&project.runtime, to_version) {
+        (Runtime::Version(pinned), Some(to)) if *pinned == project.cli_version && pinned != to => {
+            let mut moved = project.clone();
+            moved.runtime = Runtime::Version(to.to_owned());
+            Cow::Owned(moved)
+        }
+        _ => Cow::Borrowed(project),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A project as `kbr init` of `cli_version` writes it, on `runtime`.
+    fn project(cli_version: &str, runtime: Runtime) -> Project {
+        Project {
+            cli_version: cli_version.to_owned(),
+            domain: "example.com".into(),
+            layout: vec![crate::project::LAYOUT.into()],
+            license: Default::default(),
+            namespaced: false,
+            owner: String::new(),
+            project_name: "op".into(),
+            resources: Vec::new(),
+            runtime,
+            sharding: false,
+            version: crate::project::PROJECT_VERSION.into(),
+        }
+    }
+
+    #[test]
+    fn the_default_runtime_moves_with_kbr_and_a_chosen_one_stays() {
+        let default = project("0.1.0", Runtime::Version("0.1.0".into()));
+        let moved = moved_runtime(&default, Some("0.2.0"));
+        assert_eq!(moved.runtime, Runtime::Version("0.2.0".into()));
+        assert_eq!(moved_runtime(&default, None).runtime, default.runtime);
+
+        let chosen = project("0.1.0", Runtime::Version("0.1".into()));
+        assert_eq!(
+            moved_runtime(&chosen, Some("0.2.0")).runtime,
+            chosen.runtime
+        );
+        let path = project("0.1.0", Runtime::Path("../../runtime".into()));
+        assert_eq!(moved_runtime(&path, Some("0.2.0")).runtime, path.runtime);
+    }
 }
