@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Every test of kbr, as CI runs them: formatting, clippy, the workspace's tests, the golden
-# testdata (regenerated and diffed), and the generated projects built, linted and tested —
-# the golden ones and each scaffold stage on its own (init alone, then one `create api` each).
-# Every test runs on the in-process fake API server; when a real control plane is at hand
-# (`../shared/envtest/setup.sh`, or KUBEBUILDER_ASSETS), the conformance suite, kbr-runtime's
-# tests that can use envtest and the knative-lite example's tests run on it as well.
+# testdata (regenerated and diffed), the generated projects built, linted and tested — the
+# golden ones and each scaffold stage on its own (init alone, then one `create api` each) — and
+# the release check (hack/release-check.sh: the crates packaged, installed from a registry made
+# of the packages, and a project built on them with nothing of this repository).
+# Every test runs on the in-process fake API server, as on a user's fresh clone with nothing
+# beside it. When a real control plane is at hand (`../shared/envtest/setup.sh`, or
+# KUBEBUILDER_ASSETS), the steps that read KUBEBUILDER_ASSETS run a second time on it: the
+# conformance suite, the tests of kbr-runtime and kbr-testing that can use envtest, a generated
+# project's RBAC test and the knative-lite example's tests.
 #
 #   bash hack/test.sh
 set -euo pipefail
@@ -18,16 +22,20 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 step() { printf '\n==> %s\n' "$*"; }
 
 # envtest: a real kube-apiserver and etcd (`../shared/envtest` beside the checkout, as CI has it,
-# or KUBEBUILDER_ASSETS given by the caller) runs the conformance suite, kbr-runtime's tests that
-# can use envtest and the knative-lite example's tests a second time, on the real server. Every
-# other run is on the in-process fake API server, as on a user's fresh clone, so the variable is
-# unset for them.
+# or KUBEBUILDER_ASSETS given by the caller). An empty KUBEBUILDER_ASSETS means no envtest, as
+# kbr-testing and controller-runtime read it. Every step runs with the variable unset, on the
+# fake API server; on_envtest runs a step again with it set.
 envtest_assets="${KUBEBUILDER_ASSETS:-}"
 if [[ -z $envtest_assets && -f "$repo/../shared/envtest/setup.sh" ]]; then
   envtest_assets="$(bash "$repo/../shared/envtest/setup.sh")"
 fi
 unset KUBEBUILDER_ASSETS
-# on_envtest CMD...: runs CMD with KUBEBUILDER_ASSETS set, when envtest is available.
+if [[ -n $envtest_assets ]]; then
+  echo "envtest: $("$envtest_assets/kube-apiserver" --version) in $envtest_assets; every step runs on the fake API server, those that read KUBEBUILDER_ASSETS on envtest too"
+else
+  echo "envtest: none (no ../shared/envtest/setup.sh and no KUBEBUILDER_ASSETS): every step runs on the fake API server, as on a fresh clone"
+fi
+# on_envtest CMD...: runs CMD with KUBEBUILDER_ASSETS set; only called when envtest is at hand.
 on_envtest() { KUBEBUILDER_ASSETS="$envtest_assets" "$@"; }
 
 step "cargo fmt --check"
@@ -51,26 +59,32 @@ cargo test --workspace --all-features
 
 if [[ -n $envtest_assets ]]; then
   step "envtest ($("$envtest_assets/kube-apiserver" --version)): the conformance suite"
-  on_envtest cargo test -p kbr-runtime --all-features --test conformance_envtest -- --nocapture
+  on_envtest cargo test -p kbr-testing --test conformance_envtest -- --nocapture
   # Every test binary that starts its TestEnv with `TestEnv::start` runs on whichever server
   # KUBEBUILDER_ASSETS selects; the ones that need the fake's knobs call `start_fake`; those
   # with cases only envtest can run (RBAC enforcement) ask `TestEnv::envtest_available()`.
-  envtest_tests=()
-  for file in runtime/tests/*.rs; do
-    if grep -q 'TestEnv::start(\|TestEnv::envtest_available()' "$file"; then envtest_tests+=(--test "$(basename "$file" .rs)"); fi
+  for crate in runtime testing; do
+    envtest_tests=()
+    for file in "$crate"/tests/*.rs; do
+      if grep -q 'TestEnv::start(\|TestEnv::envtest_available()' "$file"; then envtest_tests+=(--test "$(basename "$file" .rs)"); fi
+    done
+    if [[ ${#envtest_tests[@]} -gt 0 ]]; then
+      step "envtest: kbr-$crate's tests that run on either server ($(( ${#envtest_tests[@]} / 2 )) test binaries)"
+      on_envtest cargo test -p "kbr-$crate" "${envtest_tests[@]}"
+    fi
   done
-  step "envtest: kbr-runtime's tests that run on either server ($(( ${#envtest_tests[@]} / 2 )) test binaries)"
-  on_envtest cargo test -p kbr-runtime --all-features "${envtest_tests[@]}"
-else
-  step "envtest: skipped (no ../shared/envtest/setup.sh and no KUBEBUILDER_ASSETS); the fake API server ran every test"
 fi
 
 step "generated code with awkward names and every webhook type builds, lints and passes its tests"
 cargo test -p kbr --test generated_code --test create_webhook -- --ignored --exact \
   tricky_names_build webhooks_build_lint_and_pass_their_tests
 
-step "a generated project's role comes from its controllers' wiring and is all its manager needs (envtest when KUBEBUILDER_ASSETS is set)"
-on_envtest cargo test -p kbr --test generated_rbac -- --ignored
+step "a generated project's role comes from its controllers' wiring (fake API server: the RBAC check says it is skipped)"
+cargo test -p kbr --test generated_rbac -- --ignored
+if [[ -n $envtest_assets ]]; then
+  step "envtest: a generated project's role is all its manager needs (kube-apiserver enforces it)"
+  on_envtest cargo test -p kbr --test generated_rbac -- --ignored
+fi
 
 # Issue 26, acceptance 4: a CEL rule over an unbounded Vec<String> makes `make manifests` fail
 # with one line naming the field and the #[kbr(..)] bound to add; with that bound it passes.
@@ -156,5 +170,10 @@ mkdir -p "$edited"
   && "$kbr" edit --namespaced >/dev/null \
   && make --no-print-directory manifests >/dev/null)
 check_project "$edited"
+
+# The published path (issue 34): what a user of the registry gets, with nothing of this
+# repository beside it. The packages are made from the working tree as it is.
+step "the release check: packages, their tests, kbr installed from them, a project on them"
+bash hack/release-check.sh "$stages/release" --allow-dirty
 
 step "all tests passed"
