@@ -300,3 +300,90 @@ fn byte_string_fields_get_their_schema() {
         ]
     );
 }
+
+/// The `#[schemars(extend("x-kbr-aliases" = ...))]` attributes of `attrs`, as text.
+fn alias_records(attrs: &[syn::Attribute]) -> Vec<String> {
+    attrs
+        .iter()
+        .map(|attr| quote!(#attr).to_string().replace(' ', ""))
+        .filter(|attr| attr.contains("x-kbr-aliases"))
+        .collect()
+}
+
+#[test]
+fn aliases_of_fields_and_variants_go_into_the_schema() {
+    let mut input: syn::DeriveInput = syn::parse2(quote! {
+        #[derive(JsonSchema)]
+        #[serde(tag = "kind")]
+        enum Action {
+            #[serde(alias = "Execute", alias = "Exec")]
+            Run {
+                #[serde(alias = "cmd")]
+                command: String,
+                #[serde(skip, alias = "gone")]
+                hidden: String,
+            },
+            Stop,
+        }
+    })
+    .unwrap();
+    let mut errors = Errors::default();
+    super::rewrite(&mut input, &mut errors);
+    assert!(errors.finish().is_ok());
+    let syn::Data::Enum(data) = &input.data else {
+        panic!("an enum");
+    };
+    let run = &data.variants[0];
+    assert_eq!(
+        alias_records(&run.attrs),
+        [r#"#[schemars(extend("x-kbr-aliases"={"names":["Execute","Exec"],"tag":"kind"}))]"#]
+    );
+    assert!(alias_records(&data.variants[1].attrs).is_empty());
+    let fields: Vec<Vec<String>> = run
+        .fields
+        .iter()
+        .map(|field| alias_records(&field.attrs))
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            vec![r#"#[schemars(extend("x-kbr-aliases"={"names":["cmd"]}))]"#.to_owned()],
+            vec![]
+        ]
+    );
+}
+
+#[test]
+fn untagged_enums_have_no_variant_aliases() {
+    let mut input: syn::DeriveInput = syn::parse2(quote! {
+        #[derive(JsonSchema)]
+        #[serde(untagged)]
+        enum Either {
+            #[serde(alias = "l")]
+            Left(String),
+            Right(i32),
+        }
+    })
+    .unwrap();
+    let mut errors = Errors::default();
+    super::rewrite(&mut input, &mut errors);
+    assert!(errors.finish().is_ok());
+    let syn::Data::Enum(data) = &input.data else {
+        panic!("an enum");
+    };
+    assert!(alias_records(&data.variants[0].attrs).is_empty());
+}
+
+#[test]
+fn a_default_beside_an_alias_is_an_error() {
+    let found = with_fields(quote! {
+        #[kbr(default = 3)]
+        #[serde(alias = "count")]
+        replicas: i32,
+    });
+    assert_error(
+        &found,
+        "has #[serde(alias)] and a `default` marker",
+        "default",
+    );
+}
