@@ -85,7 +85,8 @@ fn unknown() -> FieldType {
     known(Kind::Unknown)
 }
 
-fn type_args(arguments: &PathArguments) -> Vec<&Type> {
+/// The type arguments of a path segment (`<K, V>`), lifetimes and constants left out.
+pub(crate) fn type_args(arguments: &PathArguments) -> Vec<&Type> {
     match arguments {
         PathArguments::AngleBracketed(args) => args
             .args

@@ -12,6 +12,8 @@
 
 use syn::{GenericArgument, PathArguments, Type};
 
+use super::rust_type::type_args;
+
 /// The stand-ins of types without arguments: (name, stand-in under `::kbr_runtime::crd`).
 const PLAIN: &[(&str, &str)] = &[
     ("ByteString", "ByteStringSchema"),
@@ -77,20 +79,6 @@ fn substitute(ty: &mut Type) -> bool {
             .iter_mut()
             .fold(false, |replaced, elem| substitute(elem) | replaced),
         _ => false,
-    }
-}
-
-fn type_args(arguments: &PathArguments) -> Vec<&Type> {
-    match arguments {
-        PathArguments::AngleBracketed(args) => args
-            .args
-            .iter()
-            .filter_map(|arg| match arg {
-                GenericArgument::Type(ty) => Some(ty),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
     }
 }
 

@@ -39,7 +39,7 @@ fn with_fields(fields: TokenStream) -> Vec<(String, String)> {
 
 #[test]
 fn markers_become_schemars_records_and_resource_attributes_stay() {
-    let mut input: syn::DeriveInput = syn::parse2(quote! {
+    let input = rewritten(quote! {
         #[derive(CustomResource, JsonSchema)]
         #[kbr(group = "example.com", version = "v1", kind = "Foo", exactly_one_of = [a, b])]
         #[serde(rename_all = "camelCase")]
@@ -52,11 +52,7 @@ fn markers_become_schemars_records_and_resource_attributes_stay() {
             long_name: Option<String>,
             b: Option<String>,
         }
-    })
-    .unwrap();
-    let mut errors = Errors::default();
-    super::rewrite(&mut input, &mut errors);
-    assert!(errors.finish().is_ok());
+    });
     let output = quote!(#input).to_string();
     for expected in [
         "# [kbr (group = \"example.com\" , version = \"v1\" , kind = \"Foo\")]",
@@ -257,7 +253,7 @@ fn custom_resource_without_the_attribute_explains_it() {
 
 #[test]
 fn byte_string_fields_get_their_schema() {
-    let mut input: syn::DeriveInput = syn::parse2(quote! {
+    let input = rewritten(quote! {
         #[derive(JsonSchema)]
         struct Secret {
             /// The key.
@@ -267,11 +263,7 @@ fn byte_string_fields_get_their_schema() {
             #[schemars(with = "String")]
             custom: ByteString,
         }
-    })
-    .unwrap();
-    let mut errors = Errors::default();
-    super::rewrite(&mut input, &mut errors);
-    assert!(errors.finish().is_ok());
+    });
     let syn::Data::Struct(data) = &input.data else {
         panic!("a struct");
     };
@@ -301,6 +293,15 @@ fn byte_string_fields_get_their_schema() {
     );
 }
 
+/// `item` after `#[schema]`, which must report no error.
+fn rewritten(item: TokenStream) -> syn::DeriveInput {
+    let mut input: syn::DeriveInput = syn::parse2(item).expect("test input parses");
+    let mut errors = Errors::default();
+    super::rewrite(&mut input, &mut errors);
+    assert!(errors.finish().is_ok());
+    input
+}
+
 /// The `#[schemars(extend("x-kbr-aliases" = ...))]` attributes of `attrs`, as text.
 fn alias_records(attrs: &[syn::Attribute]) -> Vec<String> {
     attrs
@@ -312,7 +313,7 @@ fn alias_records(attrs: &[syn::Attribute]) -> Vec<String> {
 
 #[test]
 fn aliases_of_fields_and_variants_go_into_the_schema() {
-    let mut input: syn::DeriveInput = syn::parse2(quote! {
+    let input = rewritten(quote! {
         #[derive(JsonSchema)]
         #[serde(tag = "kind")]
         enum Action {
@@ -325,11 +326,7 @@ fn aliases_of_fields_and_variants_go_into_the_schema() {
             },
             Stop,
         }
-    })
-    .unwrap();
-    let mut errors = Errors::default();
-    super::rewrite(&mut input, &mut errors);
-    assert!(errors.finish().is_ok());
+    });
     let syn::Data::Enum(data) = &input.data else {
         panic!("an enum");
     };
@@ -355,7 +352,7 @@ fn aliases_of_fields_and_variants_go_into_the_schema() {
 
 #[test]
 fn untagged_enums_have_no_variant_aliases() {
-    let mut input: syn::DeriveInput = syn::parse2(quote! {
+    let input = rewritten(quote! {
         #[derive(JsonSchema)]
         #[serde(untagged)]
         enum Either {
@@ -363,11 +360,7 @@ fn untagged_enums_have_no_variant_aliases() {
             Left(String),
             Right(i32),
         }
-    })
-    .unwrap();
-    let mut errors = Errors::default();
-    super::rewrite(&mut input, &mut errors);
-    assert!(errors.finish().is_ok());
+    });
     let syn::Data::Enum(data) = &input.data else {
         panic!("an enum");
     };

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::crd::{cause, causes};
+use super::shapes::{Color, Mode, Route, Shade, Source};
 use super::verdicts::{self, Verdict};
 use super::{Ctx, TestResult, api_error, code_and_reason};
 
@@ -70,97 +71,6 @@ pub struct ContractSpec {
     /// A route with two flattened enums.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub route: Option<Route>,
-}
-
-/// A colour.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
-pub enum Color {
-    Red,
-    Green,
-}
-
-/// A shade.
-#[kbr_runtime::schema]
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Shade {
-    /// Light.
-    Light,
-    /// Dark, also read as `black`.
-    #[serde(alias = "black")]
-    Dark,
-}
-
-/// A mode.
-#[kbr_runtime::schema]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub enum Mode {
-    /// Fast, also read as `Quick`.
-    #[serde(alias = "Quick")]
-    Fast,
-    /// Slow.
-    Slow,
-}
-
-/// Where the code comes from.
-#[kbr_runtime::schema]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub enum Source {
-    /// A repository, also read as `repo`.
-    #[serde(alias = "repo")]
-    Git {
-        /// Its URL.
-        url: String,
-    },
-    /// An image.
-    Image(String),
-}
-
-/// A route: a name and two flattened enums.
-#[kbr_runtime::schema]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Route {
-    /// Its name.
-    pub name: String,
-    /// How.
-    #[serde(flatten)]
-    pub delivery: Delivery,
-    /// What.
-    #[serde(flatten)]
-    pub payload: Payload,
-}
-
-/// How a route delivers.
-#[kbr_runtime::schema]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(tag = "delivery")]
-pub enum Delivery {
-    /// Push to a URL.
-    Push {
-        /// Where.
-        url: String,
-    },
-    /// Let the receiver pull.
-    Pull {
-        /// How often, in seconds.
-        interval: u32,
-    },
-}
-
-/// What a route sends.
-#[kbr_runtime::schema]
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub enum Payload {
-    /// Text.
-    Text(String),
-    /// A number.
-    Number(i32),
 }
 
 async fn check(ctx: &Ctx, samples: &[(serde_json::Value, Verdict, bool)]) -> TestResult {

@@ -40,6 +40,7 @@ pub mod managed_fields;
 mod objects;
 pub mod raw;
 pub mod reviews;
+pub mod shapes;
 pub mod status;
 pub mod types;
 pub mod updates;
