@@ -17,7 +17,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use shapes::{Color, Mode, Route, Shade, Source};
+use shapes::{Color, Mode, Route, Shade, Source, Step};
 
 /// Maps keyed by enums.
 #[kbr_runtime::schema]
@@ -226,23 +226,12 @@ pub enum Action {
     Stop,
 }
 
-/// A step.
-#[kbr_runtime::schema]
-#[derive(Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(tag = "type", content = "with")]
-pub enum Step {
-    /// Wait this long.
-    #[serde(alias = "Sleep")]
-    Wait(u32),
-    /// Done.
-    Done,
-}
-
 #[test]
 fn aliases_are_read_where_serde_reads_them() {
     let verdicts = admitted_values_decode::<Renamed>(&[
         json!({"host": "a"}),
         json!({"server": "a", "timeout": 3}),
+        json!({"address": "a", "timeout": 3}),
         json!({"address": "a", "host": "b"}),
         json!({"address": "a", "timeout": 3, "timeoutSeconds": 4}),
         json!({"address": "a", "mode": "Quick"}),
@@ -252,6 +241,8 @@ fn aliases_are_read_where_serde_reads_them() {
         json!({"address": "a", "action": {"kind": "Execute", "command": "c"}}),
         json!({"address": "a", "step": {"type": "Sleep", "with": 3}}),
         json!({"address": "a", "step": {"type": "Done"}}),
+        json!({"address": "a", "step": {"type": "Done", "with": 1}}),
+        json!({"address": "a", "step": {"type": "Done", "with": null}}),
     ]);
     assert!(
         verdicts.admitted > 20 && verdicts.refused > 20,

@@ -287,6 +287,9 @@ fn shape(
     if let Some(Value::Array(types)) = object.get("type").cloned() {
         multi_type(object, &types, path, what)?;
     }
+    if let Some(content) = record.and_then(Record::content_key) {
+        close_unit_variants(object, content);
+    }
     for key in ["allOf", "oneOf", "anyOf"] {
         if object.contains_key(key) {
             union::merge(object, key, path, what)?;
@@ -305,6 +308,27 @@ fn shape(
         object.insert("nullable".into(), true.into());
     }
     Ok(())
+}
+
+/// An adjacently tagged enum's variants without content (unit variants): serde refuses the
+/// content key beside their tag (it reads the content as `()`), so they are closed
+/// (`additionalProperties: false`), which makes the union refuse the other variants' content
+/// there ([`union`]; dropped again by [`drop_closed_objects`]).
+fn close_unit_variants(object: &mut Map<String, Value>, content: &str) {
+    for key in ["oneOf", "anyOf"] {
+        let Some(Value::Array(branches)) = object.get_mut(key) else {
+            continue;
+        };
+        for branch in branches.iter_mut().filter_map(Value::as_object_mut) {
+            let has_content = branch
+                .get("properties")
+                .and_then(Value::as_object)
+                .is_some_and(|properties| properties.contains_key(content));
+            if !has_content {
+                branch.insert("additionalProperties".into(), false.into());
+            }
+        }
+    }
 }
 
 /// Only formats the API server knows (apiextensions-apiserver

@@ -180,6 +180,9 @@ fn rewrite(input: &mut DeriveInput, errors: &mut Errors) {
     check::check(&record, &target, errors);
     let mut marker_record = check::to_record(&record, &target, errors);
     marker_record.name = Some(input.ident.to_string());
+    if matches!(input.data, Data::Enum(_)) && container.tag.is_some() {
+        marker_record.content = container.content.clone();
+    }
     kept.push(extend(TYPE_RECORD, &marker_record, errors));
     input.attrs = kept;
 

@@ -45,6 +45,8 @@ pub(crate) struct ContainerSerde {
     pub rename_all: Option<String>,
     /// `tag = "..."`: an internally or adjacently tagged enum.
     pub tag: Option<String>,
+    /// `content = "..."`: an adjacently tagged enum.
+    pub content: Option<String>,
     /// `untagged`.
     pub untagged: bool,
 }
@@ -105,6 +107,7 @@ impl ContainerSerde {
         for_each_serde_item(attrs, |key, value| match key {
             "rename_all" => serde.rename_all = value,
             "tag" => serde.tag = value,
+            "content" => serde.content = value,
             "untagged" => serde.untagged = true,
             _ => {}
         });

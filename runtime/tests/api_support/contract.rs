@@ -1,6 +1,8 @@
 //! The derive's contract as a property: every value the API server admits under a type's CRD
 //! schema (pruned, defaulted, validated with [`ObjectSchema`], the code kbr's fake API server
-//! runs) decodes into the Rust type, and what serde writes back is admitted again.
+//! runs) decodes into the Rust type — to what serde reads from the value as sent, when it
+//! reads it (so nothing serde reads is pruned away) — and what serde writes back is admitted
+//! again.
 //!
 //! Candidate values come from the schema itself, deterministically: for each node its
 //! boundary and adversarial values (strings that are almost IP addresses, ports, integers in
@@ -332,7 +334,8 @@ pub struct Verdicts {
 }
 
 /// Checks the contract for `T` on generated candidates and `extra` ones: each admitted value
-/// decodes into `T`, and `T`'s JSON is admitted and decodes to the same `T`.
+/// decodes into `T` (the same `T` serde reads from the candidate itself, when it does), and
+/// `T`'s JSON is admitted and decodes to the same `T`.
 #[track_caller]
 pub fn admitted_values_decode<T>(extra: &[Value]) -> Verdicts
 where
@@ -364,6 +367,12 @@ where
                  {error}\nschema: {schema:#}"
             )
         });
+        if let Ok(direct) = serde_json::from_value::<T>(candidate.clone()) {
+            assert_eq!(
+                read, direct,
+                "the API server changes what serde reads: sent {candidate}, stored {stored}"
+            );
+        }
         let written = serde_json::to_value(&read).unwrap();
         let Some(again) = store(&compiled, &written) else {
             panic!("the API server refuses serde's {written} (read from {stored})");

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::crd::{cause, causes};
-use super::shapes::{Color, Mode, Route, Shade, Source};
+use super::shapes::{Color, Mode, Route, Shade, Source, Step};
 use super::verdicts::{self, Verdict};
 use super::{Ctx, TestResult, api_error, code_and_reason};
 
@@ -65,6 +65,9 @@ pub struct ContractSpec {
     /// Where the code comes from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<Source>,
+    /// A step (adjacently tagged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<Step>,
     /// A ConfigMap to create.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<ConfigMap>,
@@ -205,7 +208,8 @@ pub async fn addresses_are_what_rust_parses(ctx: &Ctx) -> TestResult {
 /// Pins `apiextensions-apiserver/pkg/apiserver/schema/pruning/algorithm.go` (a key the schema
 /// does not name is pruned) against serde's aliases: an aliased field's key is a property
 /// (stored, not pruned), a key beside its alias is refused (serde: "duplicate field"), and an
-/// aliased variant is accepted as a unit name and as an externally tagged key.
+/// aliased variant is accepted as a unit name, an externally tagged key and an adjacent tag. A
+/// unit variant of an adjacently tagged enum refuses the content key, as serde does.
 pub async fn aliases_are_stored_and_pairs_refused(ctx: &Ctx) -> TestResult {
     use Verdict::{Refused, Stored};
     check(
@@ -224,6 +228,9 @@ pub async fn aliases_are_stored_and_pairs_refused(ctx: &Ctx) -> TestResult {
                 Refused,
                 true,
             ),
+            (json!({"step": {"type": "Sleep", "with": 3}}), Stored, false),
+            (json!({"step": {"type": "Done"}}), Stored, true),
+            (json!({"step": {"type": "Done", "with": 3}}), Refused, true),
         ],
     )
     .await

@@ -101,3 +101,15 @@ pub enum Payload {
     #[serde(alias = "count")]
     Number(i32),
 }
+
+/// A step: adjacently tagged, with an alias and a unit variant (whose content serde refuses).
+#[kbr_runtime::schema]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", content = "with")]
+pub enum Step {
+    /// Wait this long, also read as `Sleep`.
+    #[serde(alias = "Sleep")]
+    Wait(u32),
+    /// Done.
+    Done,
+}
