@@ -30,6 +30,11 @@ use serde_json::{Map, Value};
 
 use super::k8s_types::{self, TYPE_NAME};
 
+/// The key tagging every node inlined from a definition with the definition's name (the Rust
+/// type's schemars name, e.g. `Setting`), so the shape pass can name the type in errors; it
+/// removes the tag.
+pub(crate) const DEFINITION: &str = "x-kbr-definition";
+
 /// Where schemars puts definitions in an OpenAPI 3.0 root schema, and where `$ref`s point.
 const DEFINITIONS_KEY: &str = "components";
 
@@ -107,10 +112,11 @@ impl Inliner<'_> {
         self.transform(&mut target);
         self.inlining.pop();
         let name = reference.trim_start_matches(REF_PREFIX);
-        if k8s_types::is_known(name)
-            && let Some(object) = target.as_object_mut()
-        {
-            object.insert(TYPE_NAME.into(), name.into());
+        if let Some(object) = target.as_object_mut() {
+            if k8s_types::is_known(name) {
+                object.insert(TYPE_NAME.into(), name.into());
+            }
+            object.insert(DEFINITION.into(), name.into());
         }
         target
     }
@@ -307,6 +313,7 @@ mod tests {
         match value {
             serde_json::Value::Object(object) => {
                 object.remove(TYPE_NAME);
+                object.remove(super::DEFINITION);
                 object.values_mut().for_each(strip);
             }
             serde_json::Value::Array(items) => items.iter_mut().for_each(strip),

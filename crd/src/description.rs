@@ -20,26 +20,35 @@ fn truncate(description: &str, max: usize) -> String {
 }
 
 /// Applies `max` to every `description` in `schema`, the root included.
+///
+/// Walks schemas only: the schema-valued keywords (`properties`' values, `items`,
+/// `additionalProperties`, the junctors, `not`), never values (`default`, `example`, `enum`),
+/// so a property named like a keyword (`default`, `example`, `enum`) is a schema like any other.
 pub(crate) fn limit(schema: &mut Value, max: usize) {
-    match schema {
-        Value::Object(object) => {
-            if let Some(Value::String(description)) = object.get("description") {
-                if max == 0 {
-                    object.remove("description");
-                } else {
-                    let short = truncate(description, max);
-                    object.insert("description".into(), short.into());
-                }
-            }
-            for (key, child) in object.iter_mut() {
-                // `default` and `example` are values, not schemas.
-                if key != "default" && key != "example" && key != "enum" {
-                    limit(child, max);
-                }
-            }
+    let Value::Object(object) = schema else {
+        return;
+    };
+    if let Some(Value::String(description)) = object.get("description") {
+        if max == 0 {
+            object.remove("description");
+        } else {
+            let short = truncate(description, max);
+            object.insert("description".into(), short.into());
         }
-        Value::Array(items) => items.iter_mut().for_each(|item| limit(item, max)),
-        _ => {}
+    }
+    for (key, child) in object.iter_mut() {
+        match (key.as_str(), child) {
+            ("properties", Value::Object(properties)) => {
+                properties
+                    .values_mut()
+                    .for_each(|property| limit(property, max));
+            }
+            ("items" | "additionalProperties" | "not", child) => limit(child, max),
+            ("allOf" | "anyOf" | "oneOf", Value::Array(branches)) => {
+                branches.iter_mut().for_each(|branch| limit(branch, max));
+            }
+            _ => {}
+        }
     }
 }
 
@@ -58,6 +67,28 @@ mod tests {
         );
         assert_eq!(truncate("abcdefghij", 4), "abcd...");
         assert_eq!(truncate("ééé", 3), "é...");
+    }
+
+    #[test]
+    fn properties_named_like_keywords_are_schemas() {
+        let mut schema = json!({
+            "properties": {
+                "default": {"description": "a long description", "default": {"description": "kept"}},
+                "example": {"description": "a long description"},
+                "enum": {"items": {"description": "a long description"}}
+            }
+        });
+        limit(&mut schema, 6);
+        assert_eq!(
+            schema,
+            json!({
+                "properties": {
+                    "default": {"description": "a...", "default": {"description": "kept"}},
+                    "example": {"description": "a..."},
+                    "enum": {"items": {"description": "a..."}}
+                }
+            })
+        );
     }
 
     #[test]

@@ -133,8 +133,9 @@ pub enum SchemaError {
     Unsupported {
         /// JSON path of the node.
         path: String,
-        /// The Rust type when known (types marked with `#[kbr_runtime::schema]` carry their
-        /// name), e.g. "enum `Setting`", else "this value".
+        /// The Rust type when known (its marker record or schemars definition names it), e.g.
+        /// "type `Setting`"; else the enclosing type's, "a value in type `Ports`"; else
+        /// "this value".
         what: String,
         /// What cannot be expressed.
         reason: String,

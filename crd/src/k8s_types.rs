@@ -13,6 +13,7 @@
 //! | `Time`, `MicroTime` | a `jiff::Timestamp` (RFC 3339 and more) | `format: date-time` and a `pattern` for where jiff is stricter than the API server (see [`TIMESTAMP_PATTERN`]) |
 //! | `RawExtension` | any JSON | free-form (`x-kubernetes-preserve-unknown-fields`, nullable), as `serde_json::Value` |
 //! | `ByteString` | standard base64 with padding and zero trailing bits (also `""`), or `null` | a string with [`BASE64_PATTERN`], nullable |
+//! | a kind (`ConfigMap`, `Deployment`, …: the types implementing `k8s_openapi::Resource`) | `apiVersion` and `kind`, when present, equal to the type's own (else "invalid value") | `apiVersion` and `kind` each with an `enum` of that one value ([`resource`]) |
 //!
 //! Sources: the API server's `x-kubernetes-int-or-string` rules
 //! (`apiextensions-apiserver/pkg/apiserver/schema/validation.go`, `validateStructuralInvariants`:
@@ -112,10 +113,95 @@ pub(crate) fn is_known(name: &str) -> bool {
         BYTE_STRING,
     ]
     .contains(&name)
+        || resource(name).is_some()
+}
+
+/// The API groups of k8s-openapi's `io.k8s.api.<package>` definitions, by package.
+const API_GROUPS: &[(&str, &str)] = &[
+    ("admissionregistration", "admissionregistration.k8s.io"),
+    ("apiserverinternal", "internal.apiserver.k8s.io"),
+    ("apps", "apps"),
+    ("authentication", "authentication.k8s.io"),
+    ("authorization", "authorization.k8s.io"),
+    ("autoscaling", "autoscaling"),
+    ("batch", "batch"),
+    ("certificates", "certificates.k8s.io"),
+    ("coordination", "coordination.k8s.io"),
+    ("core", ""),
+    ("discovery", "discovery.k8s.io"),
+    ("events", "events.k8s.io"),
+    ("flowcontrol", "flowcontrol.apiserver.k8s.io"),
+    ("networking", "networking.k8s.io"),
+    ("node", "node.k8s.io"),
+    ("policy", "policy"),
+    ("rbac", "rbac.authorization.k8s.io"),
+    ("resource", "resource.k8s.io"),
+    ("scheduling", "scheduling.k8s.io"),
+    ("storage", "storage.k8s.io"),
+    ("storagemigration", "storagemigration.k8s.io"),
+];
+
+/// The kinds of `io.k8s.apimachinery.pkg.apis.meta.v1` that k8s-openapi reads as resources.
+const META_KINDS: &[&str] = &[
+    "APIGroup",
+    "APIGroupList",
+    "APIResourceList",
+    "APIVersions",
+    "Status",
+];
+
+/// For the definition name of a k8s-openapi kind (a type implementing `Resource`, such as
+/// `io.k8s.api.apps.v1.Deployment`): its `apiVersion` (`apps/v1`) and `kind` (`Deployment`),
+/// which its `Deserialize` requires `apiVersion` and `kind` to equal when present. `None`
+/// for every other name; [`refine`] still checks that the schema has `apiVersion`, `kind`
+/// (and, outside `meta/v1`, `metadata`) properties, which the object types of these packages
+/// without a kind of their own (`ObjectReference`) lack.
+pub(crate) fn resource(name: &str) -> Option<(String, &str)> {
+    let (package, rest) = if let Some(rest) = name.strip_prefix("io.k8s.api.") {
+        let (package, rest) = rest.split_once('.')?;
+        let (_, group) = API_GROUPS.iter().find(|(known, _)| *known == package)?;
+        (*group, rest)
+    } else if let Some(rest) =
+        name.strip_prefix("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.")
+    {
+        ("apiextensions.k8s.io", rest)
+    } else if let Some(rest) = name.strip_prefix("io.k8s.kube-aggregator.pkg.apis.apiregistration.")
+    {
+        ("apiregistration.k8s.io", rest)
+    } else {
+        let kind = name.strip_prefix("io.k8s.apimachinery.pkg.apis.meta.v1.")?;
+        return META_KINDS.contains(&kind).then(|| ("v1".to_owned(), kind));
+    };
+    let (version, kind) = rest.split_once('.')?;
+    let api_version = if package.is_empty() {
+        version.to_owned()
+    } else {
+        format!("{package}/{version}")
+    };
+    Some((api_version, kind))
+}
+
+/// Pins `apiVersion` and `kind` of an object schema of the kind `name` (see [`resource`]).
+fn pin_kind(object: &mut Map<String, Value>, name: &str) {
+    let Some((api_version, kind)) = resource(name) else {
+        return;
+    };
+    let Some(Value::Object(properties)) = object.get_mut("properties") else {
+        return;
+    };
+    let needs_metadata = !name.starts_with("io.k8s.apimachinery.");
+    if needs_metadata && !properties.contains_key("metadata") {
+        return;
+    }
+    for (property, value) in [("apiVersion", api_version.as_str()), ("kind", kind)] {
+        if let Some(Value::Object(schema)) = properties.get_mut(property) {
+            schema.insert("enum".into(), json!([value]));
+        }
+    }
 }
 
 /// Gives the node `object`, inlined from the k8s-openapi type `name`, the schema that refuses
-/// what the type's `Deserialize` refuses (see the module table). Unknown names are left alone.
+/// what the type's `Deserialize` refuses (see the module table). Other names are left alone.
 pub(crate) fn refine(object: &mut Map<String, Value>, name: &str) {
     match name {
         INT_OR_STRING => {
@@ -143,7 +229,7 @@ pub(crate) fn refine(object: &mut Map<String, Value>, name: &str) {
             object.insert("pattern".into(), BASE64_PATTERN.into());
             object.insert("nullable".into(), true.into());
         }
-        _ => {}
+        other => pin_kind(object, other),
     }
 }
 
@@ -190,6 +276,43 @@ mod tests {
                 read.is_ok(),
                 "{sample:?}: {read:?}"
             );
+        }
+    }
+
+    /// The kinds of several API groups: `resource` names the `apiVersion` and `kind` their
+    /// `Resource` implementation (what their `Deserialize` checks) has.
+    #[test]
+    fn resources_are_named_as_k8s_openapi_names_them() {
+        use k8s_openapi::Resource;
+        use schemars::JsonSchema;
+
+        fn check<K: Resource + JsonSchema>() {
+            let name = K::schema_name();
+            assert_eq!(
+                super::resource(&name),
+                Some((K::API_VERSION.to_owned(), K::KIND)),
+                "{name}"
+            );
+        }
+        check::<k8s_openapi::api::core::v1::ConfigMap>();
+        check::<k8s_openapi::api::apps::v1::Deployment>();
+        check::<k8s_openapi::api::rbac::v1::ClusterRole>();
+        check::<k8s_openapi::api::networking::v1::NetworkPolicy>();
+        check::<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler>();
+        check::<k8s_openapi::api::policy::v1::Eviction>();
+        check::<k8s_openapi::api::flowcontrol::v1::FlowSchema>();
+        check::<k8s_openapi::api::apiserverinternal::v1alpha1::StorageVersion>();
+        check::<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition>();
+        check::<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService>();
+        check::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Status>();
+        check::<k8s_openapi::apimachinery::pkg::apis::meta::v1::APIGroup>();
+        for not_a_kind in [
+            "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
+            "io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference",
+            "io.k8s.example.v1.Widget",
+            "Widget",
+        ] {
+            assert_eq!(super::resource(not_a_kind), None, "{not_a_kind}");
         }
     }
 

@@ -50,12 +50,18 @@
 //!
 //! Each schema goes through three steps ([`build_from`]):
 //!
-//! 1. serde shapes become structural: `Option<T>` → `nullable`, enums (unit, externally /
+//! 1. serde shapes become structural: `Option<T>` → `nullable` (an enum's `enum` then under
+//!    `allOf`, which the API server does not apply to `null`), enums (unit, externally /
 //!    internally / adjacently tagged, untagged) → one node accepting exactly what serde accepts,
+//!    several flattened enums → their constraints side by side under `allOf`, serde aliases
+//!    (recorded by `#[kbr_runtime::schema]`) → extra properties and enum values,
 //!    `serde_json::Value` → `x-kubernetes-preserve-unknown-fields`, flattened `Value` maps →
-//!    preserve-unknown-fields, sets lose `uniqueItems`; a shape with no exact structural form
-//!    (variants disagreeing on a property's type, a flattened map of typed values, tuples of
-//!    mixed types) is a [`SchemaError::Unsupported`] naming the type and the way out;
+//!    preserve-unknown-fields, sets lose `uniqueItems`, map keys ([`MapSchema`]) → a CEL rule
+//!    on the keys, IP addresses → the pattern Rust parses, embedded k8s-openapi kinds → their
+//!    `apiVersion` and `kind` pinned; a shape with no exact structural form (variants
+//!    disagreeing on a property's type, a flattened map of typed values, tuples of mixed
+//!    types, keys JSON cannot hold) is a [`SchemaError::Unsupported`] naming the type and the
+//!    way out;
 //! 2. the `#[kbr(...)]` markers recorded by `#[kbr_runtime::schema]` are applied, each checked against
 //!    the node it lands on ([`SchemaError::InvalidMarker`]); descriptions are shortened to
 //!    `#[kbr(max_description_len = n)]`;
@@ -82,8 +88,10 @@ mod definitions;
 mod description;
 mod error;
 mod k8s_types;
+mod map_schema;
 mod markers;
 mod merge;
+mod net;
 mod schema;
 mod shape;
 mod strfmt;
@@ -96,7 +104,9 @@ pub use k8s_types::ByteStringSchema;
 /// Kubernetes' version priority (`v2 > v1 > v1beta1 > v1alpha1 > foo`), apimachinery's
 /// `CompareKubeAwareVersionStrings`; see [`kbr_core::version`].
 pub use kbr_core::version::compare_versions;
+pub use map_schema::MapSchema;
 pub use merge::merge;
+pub use net::{SocketAddrSchema, SocketAddrV4Schema, SocketAddrV6Schema};
 pub use schema::{preserve_unknown_fields, root_schema, schema_settings};
 #[cfg(feature = "cel")]
 pub use structural::rule_cost_errors;

@@ -45,9 +45,12 @@ pub fn root_schema<T: JsonSchema + ?Sized>(generator: &mut SchemaGenerator) -> S
     if let Some(object) = schema.as_object_mut() {
         object.remove("title");
         let name = T::schema_name();
+        // A type at the root has no `$ref` to be known by.
         if k8s_types::is_known(&name) {
-            // A k8s-openapi type at the root has no `$ref` to be known by.
-            object.insert(k8s_types::TYPE_NAME.into(), name.into());
+            object.insert(k8s_types::TYPE_NAME.into(), name.clone().into());
+        }
+        if !T::inline_schema() {
+            object.insert(super::definitions::DEFINITION.into(), name.into());
         }
     }
     schema

@@ -145,6 +145,31 @@ pub fn derive_custom_resource(input: TokenStream) -> TokenStream {
 /// `#[kbr(max_description_len = n)]` on the Spec struct shortens them like controller-gen's
 /// `crd:maxDescLen`.
 ///
+/// # What serde reads, the schema says
+///
+/// Besides the markers, the macro tells the CRD builder what schemars leaves out, so the API
+/// server never stores a value the Rust type cannot decode:
+///
+/// - `#[serde(alias = "..")]` on a field: the alias is a property too (the API server would
+///   prune it), and a key beside its alias is refused (serde: "duplicate field"). On a variant:
+///   the alias joins the variant's name (unit `enum`, tag value, externally tagged key). A
+///   `#[kbr(default)]` beside an alias is a compile error (the server would write the default
+///   beside the alias).
+/// - Types whose schemars schema does not say what serde reads get a stand-in through
+///   `#[schemars(with = ...)]`, wherever they sit in the field's type: maps with keys other
+///   than strings (`BTreeMap<u16, _>`, `HashMap<Color, _>`) become `kbr_runtime::crd::MapSchema`
+///   (a CEL rule admits exactly the keys serde_json reads: the enum's names and aliases, the
+///   integer type's range in decimal without `+` or leading zeros, `true`/`false`),
+///   `SocketAddr`, `SocketAddrV4`, `SocketAddrV6` their pattern, k8s-openapi's `ByteString`
+///   its base64 pattern.
+///
+/// Without the macro these are lost, so `#[derive(CustomResource)]` refuses a Spec struct
+/// that has such a field and no `#[kbr_runtime::schema]`; nested types are the user's to
+/// mark. Without any macro, `Ipv4Addr`, `Ipv6Addr` and `IpAddr` still get the patterns of
+/// what Rust parses (from schemars' formats), embedded k8s-openapi kinds (a `ConfigMap` in a
+/// spec) get their `apiVersion` and `kind` pinned, and an `Option` of an enum keeps its
+/// `enum` under `allOf` (kube-apiserver checks a node's own `enum` on `null` and refuses it).
+///
 /// # Known limits
 ///
 /// Every CRD kbr emits is meant to be accepted by kube-apiserver as is and to validate as
@@ -160,6 +185,9 @@ pub fn derive_custom_resource(input: TokenStream) -> TokenStream {
 /// | a tuple of different types | `… is a tuple of different types, and a CRD list has one item schema; use a struct with named fields instead of the tuple` |
 /// | an enum mixing JSON types with two list variants, or with a map variant | `… has several list variants beside variants of other JSON types; wrap each list in a struct variant with a named field` (or `has a map variant …; wrap the map in a struct variant with a named field`) |
 /// | a CEL rule (`validation`, `immutable`, `exactly_one_of`, …) on an enum mixing JSON types (`"Off"` or `{"Max": 1}`, a string or a struct): the API server types no such node for CEL | `not a structural schema: .spec.target x-kubernetes-validations: the API server cannot give this node a CEL type (…), so it refuses the CRD ("unable to convert structural schema to CEL declarations"), and a parent's rule cannot see this value either; give the value one JSON type (e.g. make every enum variant a struct variant), or put the rule on typed fields inside it` |
+/// | a map whose keys JSON cannot hold (a struct key), or a key type with a `format` other than the IP addresses' | ``.spec.labels: type `GridSpec` is a map whose keys are of JSON type object, which serde_json cannot read from an object key; key the map by String, an integer type, bool, a unit-only enum or a newtype of String`` |
+/// | a map with integer keys in a type without `#[kbr_runtime::schema]` (schemars' `patternProperties`) | ``.spec.ports.backends: a value in type `Ports` has a map whose keys are integers (…); put #[kbr_runtime::schema] above #[derive(JsonSchema)] on the type holding the map, or give the field #[schemars(with = "kbr_crd::MapSchema<K, V>")]`` |
+/// | a map keyed by addresses (`BTreeMap<Ipv4Addr, _>`) without `max_properties`: the pattern rule on its keys costs more than the API server allows for a map as large as a request | `CrdError::Schema` with `SchemaError::RuleCost`, fix ``bound what it iterates: #[kbr(max_properties = ..)] on .spec.gateways`` |
 /// | a `format` the API server does not know (`#[kbr(format = "..")]` is checked at compile time) | compile error `unknown format "…"; the API server knows: …`; from a hand-written schema: `not a structural schema: .spec.x format: unrecognized format "…" for type "…"` |
 ///
 /// Accepted with a documented difference from serde:
@@ -175,6 +203,9 @@ pub fn derive_custom_resource(input: TokenStream) -> TokenStream {
 /// - Defaults of fields that only some variants of an internally or adjacently tagged enum
 ///   have are left out of the schema (the API server would write them into every variant);
 ///   serde applies them when it reads the object.
+/// - A flattened externally tagged enum is one of its variant keys (`oneOf`), where serde
+///   takes the first variant key and ignores the others; an embedded k8s-openapi kind
+///   requires `metadata` (its OpenAPI schema does), where serde defaults it.
 /// - `resource::Quantity` gets the quantity `pattern` (serde takes any string). It is
 ///   recognized by k8s-openapi's description or, in types marked `#[kbr_runtime::schema]`, by
 ///   the field's type name; a documented bare `Quantity` field in an unmarked type (or

@@ -157,3 +157,99 @@ fn cel_rules_on_unions_of_several_json_types_are_errors_at_manifest_time() {
         "{error}"
     );
 }
+
+/// Backends by port, in a type without `#[kbr_runtime::schema]`: schemars writes
+/// `patternProperties`, which says neither the key type nor fits a CRD.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Ports {
+    /// Backends by port.
+    pub backends: std::collections::BTreeMap<u16, String>,
+}
+
+/// ProxySpec defines the desired state of Proxy.
+#[kbr_runtime::schema]
+#[derive(CustomResource, Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[kbr(group = "errors.example.com", version = "v1", kind = "Proxy")]
+pub struct ProxySpec {
+    /// The ports.
+    pub ports: Ports,
+}
+
+#[test]
+fn integer_keys_without_the_schema_macro_name_the_type_and_the_fix() {
+    let error = Proxy::try_crd().unwrap_err().to_string();
+    assert!(
+        error.contains(
+            ".spec.ports.backends: a value in type `Ports` has a map whose keys are integers"
+        ),
+        "{error}"
+    );
+    assert!(
+        error.contains("put #[kbr_runtime::schema] above"),
+        "{error}"
+    );
+}
+
+/// A point: no JSON object key can be one.
+#[derive(
+    Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+pub struct Point {
+    /// Across.
+    pub x: i32,
+}
+
+/// GridSpec defines the desired state of Grid.
+#[kbr_runtime::schema]
+#[derive(CustomResource, Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[kbr(group = "errors.example.com", version = "v1", kind = "Grid")]
+pub struct GridSpec {
+    /// Labels by point.
+    #[serde(default)]
+    pub labels: std::collections::BTreeMap<Point, String>,
+}
+
+#[test]
+fn keys_no_json_key_can_be_name_the_type_and_the_fix() {
+    let error = Grid::try_crd().unwrap_err().to_string();
+    assert!(
+        error.contains(".spec.labels: type `GridSpec` is a map whose keys are of JSON type object"),
+        "{error}"
+    );
+    assert!(error.contains("key the map by String"), "{error}");
+}
+
+/// RouteSpec defines the desired state of Route.
+#[kbr_runtime::schema]
+#[derive(CustomResource, Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[kbr(group = "errors.example.com", version = "v1", kind = "Route")]
+pub struct RouteSpec {
+    /// Gateways by address: the rule on the keys matches the IPv4 pattern on each.
+    #[serde(default)]
+    pub gateways: std::collections::BTreeMap<std::net::Ipv4Addr, String>,
+}
+
+/// BoundedRouteSpec defines the desired state of BoundedRoute.
+#[kbr_runtime::schema]
+#[derive(CustomResource, Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[kbr(group = "errors.example.com", version = "v1", kind = "BoundedRoute")]
+pub struct BoundedRouteSpec {
+    /// Gateways by address, at most 1000.
+    #[kbr(max_properties = 1000)]
+    #[serde(default)]
+    pub gateways: std::collections::BTreeMap<std::net::Ipv4Addr, String>,
+}
+
+#[test]
+fn address_keyed_maps_need_a_bound_for_the_rule_cost() {
+    let error = Route::try_crd().unwrap_err();
+    let CrdError::Schema { source, .. } = &error else {
+        panic!("{error:?}");
+    };
+    assert!(
+        matches!(&**source, SchemaError::RuleCost { path, fix, .. }
+            if path == ".spec.gateways" && fix.contains("#[kbr(max_properties = ..)] on .spec.gateways")),
+        "{source:?}"
+    );
+    BoundedRoute::try_crd().unwrap();
+}

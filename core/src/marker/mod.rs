@@ -6,6 +6,8 @@
 //!   applies to ([`Applies`]), its key in the [`Record`] and the CRD keyword it becomes.
 //! - [`Record`]: what the derive serializes into a type's schema (under [`TYPE_RECORD`]) or a
 //!   field's (under [`FIELD_RECORD`]) and the runtime deserializes to apply, typed with serde.
+//! - [`Aliases`]: serde's aliases of a field or variant (under [`ALIASES`]), which schemars
+//!   leaves out.
 //!
 //! The derive checks a marker against the Rust type it marks with [`Applies::admits`]; the
 //! runtime checks it again on the schema node it lands on with [`Applies::admits_node`], so a
@@ -18,11 +20,13 @@
 //! assert!(!marker.applies.admits(Shape::Integer));
 //! ```
 
+mod aliases;
 mod record;
 mod registry;
 #[cfg(test)]
 mod tests;
 
+pub use aliases::{ALIASES, Aliases};
 pub use record::{FIELD_RECORD, ListType, MapType, Reason, Record, Rule, TYPE_RECORD};
 pub use registry::MARKERS;
 

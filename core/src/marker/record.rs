@@ -23,6 +23,11 @@ pub struct Record {
     /// The Rust type's name (type records only), for errors: "enum `Setting`".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// The content key of an adjacently tagged enum (`#[serde(tag = "..", content = "..")]`,
+    /// type records only): serde refuses it beside a unit variant's tag, which the schema of
+    /// the variant does not say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
     /// The `minimum` marker's value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub minimum: Option<Number>,
@@ -136,6 +141,11 @@ impl Record {
     /// The Rust type's name, for type records.
     pub fn type_name(&self) -> Option<&str> {
         self.name.as_deref()
+    }
+
+    /// The content key of an adjacently tagged enum, for type records.
+    pub fn content_key(&self) -> Option<&str> {
+        self.content.as_deref()
     }
 
     /// `#[kbr(schemaless)]`.

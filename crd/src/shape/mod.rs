@@ -19,16 +19,19 @@
 //! A shape that has no exact structural form is a [`SchemaError::Unsupported`] naming the
 //! type (when known) and the way out; nothing panics.
 
+mod aliases;
+mod keys;
 mod node;
 mod objects;
 mod union;
 
 use serde_json::{Map, Value, json};
 
-use self::node::{ANNOTATIONS, is_null};
+use self::aliases::Aliases;
+use self::node::{ANNOTATIONS, is_null, set_required};
 use super::error::SchemaError;
-use super::k8s_types;
 use super::markers::{self, Record};
+use super::{definitions, k8s_types, net};
 
 /// Keys schemars emits that apiextensions' `JSONSchemaProps` has no place for.
 const FOREIGN_KEYS: &[&str] = &[
@@ -77,18 +80,24 @@ fn drop_closed_objects(schema: &mut Value) {
     }
 }
 
-/// What a field's node tells its parent object.
+/// What a field's (or variant's) node tells its parent.
 #[derive(Default)]
 pub(super) struct Outcome {
     /// `#[kbr(required)]` / `#[kbr(optional)]`.
     required: Option<bool>,
+    /// serde's aliases of the field or variant.
+    aliases: Option<Aliases>,
 }
 
-/// The name of the Rust type behind `record`, for errors ("enum `Setting`").
-fn what(record: Option<&Record>) -> String {
-    record
-        .and_then(Record::type_name)
-        .map_or_else(|| "this value".to_owned(), |name| format!("type `{name}`"))
+/// The Rust type of a node for errors: `own` (from its marker record or its schemars
+/// definition) as "type `Setting`", else the enclosing type `context` as "a value in type
+/// `Ports`", else "this value".
+fn what(own: Option<&str>, context: Option<&str>) -> String {
+    match (own, context) {
+        (Some(name), _) => format!("type `{name}`"),
+        (None, Some(name)) => format!("a value in type `{name}`"),
+        (None, None) => "this value".to_owned(),
+    }
 }
 
 /// Rewrites one node. `parent` names the enclosing type for errors.
@@ -110,9 +119,14 @@ fn node(schema: &mut Value, path: &str, parent: Option<&str>) -> Result<Outcome,
         return Ok(Outcome::default());
     };
     let k8s_type = object.remove(k8s_types::TYPE_NAME);
+    let definition = object.remove(definitions::DEFINITION);
     let type_record = markers::take(object, markers::TYPE_RECORD, path)?;
     let field_record = markers::take(object, markers::FIELD_RECORD, path)?;
-    let type_name = type_record.as_ref().and_then(Record::type_name);
+    let aliases = aliases::take(object, path)?;
+    let type_name = type_record
+        .as_ref()
+        .and_then(Record::type_name)
+        .or_else(|| definition.as_ref().and_then(Value::as_str));
     let context = type_name.or(parent);
 
     let schemaless_field = field_record.as_ref().is_some_and(Record::schemaless);
@@ -120,8 +134,10 @@ fn node(schema: &mut Value, path: &str, parent: Option<&str>) -> Result<Outcome,
         // The type's own schema, and so its markers, are dropped.
         schemaless(object);
     } else {
-        children(object, path, context)?;
-        shape(object, path, type_record.as_ref())?;
+        let field_aliases = children(object, path, context)?;
+        shape(object, path, type_record.as_ref(), &what(type_name, parent))?;
+        aliases::fields(object, &field_aliases);
+        net::refine(object);
         format(object);
         if let Some(Value::String(name)) = &k8s_type {
             k8s_types::refine(object, name);
@@ -134,12 +150,32 @@ fn node(schema: &mut Value, path: &str, parent: Option<&str>) -> Result<Outcome,
     if let Some(record) = type_record.as_ref().filter(|_| !schemaless_field) {
         markers::apply(object, record, path)?;
     }
-    let mut outcome = Outcome::default();
     if let Some(record) = &field_record {
         markers::apply(object, record, path)?;
-        outcome.required = record.required();
     }
-    Ok(outcome)
+    nullable_enum(object);
+    Ok(Outcome {
+        required: field_record.as_ref().and_then(Record::required),
+        aliases,
+    })
+}
+
+/// A nullable node with an `enum` (`Option` of a unit enum, `#[kbr(enum = ..)]` on an
+/// `Option<String>`): the `enum` moves under `allOf`, without `null`. The API server checks a
+/// node's `enum` on `null` and never matches it, even listed (kube-openapi's
+/// `validate/validator.go`, `basicCommonValidator`, skips untyped enum values), so `None`
+/// would be refused; junctors do not run on `null` (`validate/schema.go`, `Validate`).
+fn nullable_enum(object: &mut Map<String, Value>) {
+    let Some(Value::Array(values)) = object.get("enum") else {
+        return;
+    };
+    // `{enum: [null]}` is schemars' `null` (an `Option`'s other branch): left alone.
+    let values: Vec<Value> = values.iter().filter(|v| !v.is_null()).cloned().collect();
+    if object.get("nullable") != Some(&Value::Bool(true)) || values.is_empty() {
+        return;
+    }
+    object.remove("enum");
+    aliases::add_junctor(object, "allOf", json!([{"enum": values}]));
 }
 
 /// `#[kbr(schemaless)]`: only the description survives, the value is kept as sent.
@@ -152,18 +188,24 @@ fn schemaless(object: &mut Map<String, Value>) {
     object.insert("x-kubernetes-preserve-unknown-fields".into(), true.into());
 }
 
-/// Rewrites every child schema, then applies the required overrides of the properties.
+/// Rewrites every child schema, then applies the required overrides of the properties and the
+/// aliases of variants, and turns a map's key schema into a rule ([`keys`]). Returns the
+/// aliases of the properties, which [`aliases::fields`] adds once the node has its shape.
 fn children(
     object: &mut Map<String, Value>,
     path: &str,
     context: Option<&str>,
-) -> Result<(), SchemaError> {
+) -> Result<Vec<(String, Aliases)>, SchemaError> {
     let mut overrides = Vec::new();
+    let mut field_aliases = Vec::new();
     if let Some(Value::Object(properties)) = object.get_mut("properties") {
         for (name, child) in properties.iter_mut() {
             let outcome = node(child, &format!("{path}.{name}"), context)?;
             if let Some(required) = outcome.required {
                 overrides.push((name.clone(), required));
+            }
+            if let Some(aliases) = outcome.aliases {
+                field_aliases.push((name.clone(), aliases));
             }
         }
     }
@@ -180,36 +222,40 @@ fn children(
     {
         node(values, &format!("{path}[*]"), context)?;
     }
+    if let Some(mut names) = object.remove("propertyNames") {
+        let raw_format = names
+            .get("format")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let outcome_path = format!("{path}[key]");
+        node(&mut names, &outcome_path, context)?;
+        if let Value::Object(names) = &names {
+            keys::rewrite(
+                object,
+                names,
+                raw_format.as_deref(),
+                path,
+                &what(context, None),
+            )?;
+        }
+    }
     for key in ["anyOf", "oneOf", "allOf"] {
         if let Some(Value::Array(branches)) = object.get_mut(key) {
-            for branch in branches {
-                node(branch, path, context)?;
+            let mut variants = Vec::new();
+            for (index, branch) in branches.iter_mut().enumerate() {
+                if let Some(aliases) = node(branch, path, context)?.aliases {
+                    variants.push((index, aliases));
+                }
+            }
+            for (index, aliases) in variants.iter().rev() {
+                aliases::variant(branches, *index, aliases, path, &what(context, None))?;
             }
         }
     }
     for (name, required) in overrides {
         set_required(object, &name, required);
     }
-    Ok(())
-}
-
-/// Adds `name` to (or removes it from) `object`'s `required`.
-pub(super) fn set_required(object: &mut Map<String, Value>, name: &str, required: bool) {
-    let list = object
-        .entry("required")
-        .or_insert_with(|| Value::Array(Vec::new()));
-    if let Value::Array(list) = list {
-        list.retain(|item| item != name);
-        if required {
-            list.push(name.into());
-        }
-    }
-    if object
-        .get("required")
-        .is_some_and(|list| list.as_array().is_some_and(Vec::is_empty))
-    {
-        object.remove("required");
-    }
+    Ok(field_aliases)
 }
 
 /// Step 2: serde shapes to structural ones.
@@ -217,6 +263,7 @@ fn shape(
     object: &mut Map<String, Value>,
     path: &str,
     record: Option<&Record>,
+    what: &str,
 ) -> Result<(), SchemaError> {
     // Option<T> where T's schema had junctors: `anyOf [T, null]` → T + nullable.
     if let Some(Value::Array(branches)) = object.get("anyOf")
@@ -238,25 +285,50 @@ fn shape(
         return Ok(());
     }
     if let Some(Value::Array(types)) = object.get("type").cloned() {
-        multi_type(object, &types, path, record)?;
+        multi_type(object, &types, path, what)?;
+    }
+    if let Some(content) = record.and_then(Record::content_key) {
+        close_unit_variants(object, content);
     }
     for key in ["allOf", "oneOf", "anyOf"] {
         if object.contains_key(key) {
-            union::merge(object, key, path, &what(record))?;
+            union::merge(object, key, path, what)?;
         }
     }
-    tuple(object, path, record)?;
+    tuple(object, path, what)?;
     if object.get("uniqueItems") == Some(&Value::Bool(true)) {
         // Sets: serde de-duplicates silently, so repeated items are valid input.
         object.remove("uniqueItems");
     }
-    flattened_map(object, path, record)?;
+    pattern_properties(object, path, what)?;
+    flattened_map(object, path, record, what)?;
     if is_untyped(object) {
         // serde_json::Value and friends: any JSON, kept as sent.
         object.insert("x-kubernetes-preserve-unknown-fields".into(), true.into());
         object.insert("nullable".into(), true.into());
     }
     Ok(())
+}
+
+/// An adjacently tagged enum's variants without content (unit variants): serde refuses the
+/// content key beside their tag (it reads the content as `()`), so they are closed
+/// (`additionalProperties: false`), which makes the union refuse the other variants' content
+/// there ([`union`]; dropped again by [`drop_closed_objects`]).
+fn close_unit_variants(object: &mut Map<String, Value>, content: &str) {
+    for key in ["oneOf", "anyOf"] {
+        let Some(Value::Array(branches)) = object.get_mut(key) else {
+            continue;
+        };
+        for branch in branches.iter_mut().filter_map(Value::as_object_mut) {
+            let has_content = branch
+                .get("properties")
+                .and_then(Value::as_object)
+                .is_some_and(|properties| properties.contains_key(content));
+            if !has_content {
+                branch.insert("additionalProperties".into(), false.into());
+            }
+        }
+    }
 }
 
 /// Only formats the API server knows (apiextensions-apiserver
@@ -328,7 +400,7 @@ fn multi_type(
     object: &mut Map<String, Value>,
     types: &[Value],
     path: &str,
-    record: Option<&Record>,
+    what: &str,
 ) -> Result<(), SchemaError> {
     let mut names: Vec<&str> = types.iter().filter_map(Value::as_str).collect();
     if names.contains(&"null") {
@@ -350,7 +422,7 @@ fn multi_type(
         _ => {
             return Err(SchemaError::Unsupported {
                 path: path.to_owned(),
-                what: what(record),
+                what: what.to_owned(),
                 reason: format!("may be any of the JSON types {names:?}"),
                 fix: "give it one JSON type, or integer-or-string".to_owned(),
             });
@@ -360,11 +432,7 @@ fn multi_type(
 }
 
 /// Tuples (`items: [A, B]`): structural when every element has the same schema.
-fn tuple(
-    object: &mut Map<String, Value>,
-    path: &str,
-    record: Option<&Record>,
-) -> Result<(), SchemaError> {
+fn tuple(object: &mut Map<String, Value>, path: &str, what: &str) -> Result<(), SchemaError> {
     let Some(Value::Array(items)) = object.get("items") else {
         return Ok(());
     };
@@ -379,7 +447,7 @@ fn tuple(
     if items.iter().any(|item| *item != first) {
         return Err(SchemaError::Unsupported {
             path: path.to_owned(),
-            what: what(record),
+            what: what.to_owned(),
             reason: "is a tuple of different types, and a CRD list has one item schema".to_owned(),
             fix: "use a struct with named fields instead of the tuple".to_owned(),
         });
@@ -391,11 +459,34 @@ fn tuple(
     Ok(())
 }
 
+/// schemars' `patternProperties`: the schema it gives a map with integer keys
+/// (`BTreeMap<u16, _>`), whose width it does not say. `#[kbr_runtime::schema]` gives such maps
+/// [`crate::MapSchema`] instead.
+fn pattern_properties(
+    object: &Map<String, Value>,
+    path: &str,
+    what: &str,
+) -> Result<(), SchemaError> {
+    if !object.contains_key("patternProperties") {
+        return Ok(());
+    }
+    Err(node::unsupported(
+        path,
+        what,
+        "has a map whose keys are integers (schemars' `patternProperties`, which a CRD \
+         cannot hold and which does not say the integer type)"
+            .to_owned(),
+        "put #[kbr_runtime::schema] above #[derive(JsonSchema)] on the type holding the map, \
+         or give the field #[schemars(with = \"kbr_crd::MapSchema<K, V>\")]",
+    ))
+}
+
 /// `properties` beside `additionalProperties` (a `#[serde(flatten)]` map).
 fn flattened_map(
     object: &mut Map<String, Value>,
     path: &str,
     record: Option<&Record>,
+    what: &str,
 ) -> Result<(), SchemaError> {
     let has_properties = object
         .get("properties")
@@ -422,7 +513,7 @@ fn flattened_map(
     }
     Err(SchemaError::Unsupported {
         path: path.to_owned(),
-        what: what(record),
+        what: what.to_owned(),
         reason: "has named fields beside a #[serde(flatten)] map of typed values, and a CRD \
                  object cannot type its extra keys"
             .to_owned(),

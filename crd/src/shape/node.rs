@@ -1,5 +1,6 @@
 //! Facts about one schema node that every rewrite step asks: its JSON type, whether it only
-//! admits `null`, which of its keys only annotate, and the error for a shape kbr cannot express.
+//! admits `null`, which of its keys only annotate, its `required` list, and the error for a
+//! shape kbr cannot express.
 
 use serde_json::{Map, Value, json};
 
@@ -36,5 +37,24 @@ pub(super) fn unsupported(path: &str, what: &str, reason: String, fix: &str) -> 
         what: what.to_owned(),
         reason,
         fix: fix.to_owned(),
+    }
+}
+
+/// Adds `name` to (or removes it from) `object`'s `required`.
+pub(super) fn set_required(object: &mut Map<String, Value>, name: &str, required: bool) {
+    let list = object
+        .entry("required")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if let Value::Array(list) = list {
+        list.retain(|item| item != name);
+        if required {
+            list.push(name.into());
+        }
+    }
+    if object
+        .get("required")
+        .is_some_and(|list| list.as_array().is_some_and(Vec::is_empty))
+    {
+        object.remove("required");
     }
 }

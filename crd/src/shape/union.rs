@@ -56,6 +56,7 @@ pub(super) fn merge(
     if branches.is_empty() {
         return Ok(());
     }
+
     if let Some(forbidden) = branches
         .iter()
         .flat_map(|branch| branch.keys())
@@ -224,28 +225,60 @@ fn scalars(
     Ok(())
 }
 
-/// `allOf`: every branch applies; objects merge their properties and required fields.
+/// Junctors a rewritten branch of an `allOf` may carry (a flattened enum's constraints).
+const JUNCTORS: &[&str] = &["oneOf", "anyOf", "allOf", "not"];
+
+/// `allOf` (schemars' `#[serde(flatten)]` of several structs or enums): every branch applies;
+/// objects merge their properties, required fields and CEL rules, and each branch's junctors
+/// (a flattened enum's `oneOf` telling its variants apart) go under the node's `allOf`, one
+/// entry each, so two flattened enums keep both their constraints.
+///
+/// A property two branches both specify must have one schema (ignoring descriptions): serde
+/// hands the same key to both flattened types.
 fn all_of(
     object: &mut Map<String, Value>,
     branches: Vec<Map<String, Value>>,
     path: &str,
     what: &str,
 ) -> Result<(), SchemaError> {
+    let mut junctors = Vec::new();
     for branch in branches {
         for (key, value) in branch {
+            if JUNCTORS.contains(&key.as_str()) {
+                let mut single = Map::new();
+                single.insert(key, value);
+                junctors.push(Value::Object(single));
+                continue;
+            }
             match (key.as_str(), object.get_mut(&key)) {
                 (_, None) => {
                     object.insert(key, value);
                 }
                 ("properties", Some(Value::Object(existing))) => {
                     for (name, schema) in value.as_object().cloned().unwrap_or_default() {
-                        existing.entry(name).or_insert(schema);
+                        match existing.get(&name) {
+                            None => {
+                                existing.insert(name, schema);
+                            }
+                            Some(other) if same_schema(other, &schema) => {}
+                            Some(_) => {
+                                return Err(unsupported(
+                                    path,
+                                    what,
+                                    format!(
+                                        "flattens two types that both have property `{name}`, \
+                                         with different schemas"
+                                    ),
+                                    "rename the property in one of them",
+                                ));
+                            }
+                        }
                     }
                 }
-                ("required", Some(Value::Array(existing))) => {
-                    for name in value.as_array().cloned().unwrap_or_default() {
-                        if !existing.contains(&name) {
-                            existing.push(name);
+                ("required" | "x-kubernetes-validations", Some(Value::Array(existing))) => {
+                    for item in value.as_array().cloned().unwrap_or_default() {
+                        if !existing.contains(&item) {
+                            existing.push(item);
                         }
                     }
                 }
@@ -262,7 +295,22 @@ fn all_of(
             }
         }
     }
+    if !junctors.is_empty() {
+        object.insert("allOf".into(), Value::Array(junctors));
+    }
     Ok(())
+}
+
+/// Whether two property schemas are the same but for their descriptions.
+fn same_schema(a: &Value, b: &Value) -> bool {
+    let strip = |value: &Value| {
+        let mut value = value.clone();
+        if let Value::Object(object) = &mut value {
+            object.remove("description");
+        }
+        value
+    };
+    strip(a) == strip(b)
 }
 
 /// Variants of different JSON types (an untagged enum of a string and a struct, an externally

@@ -176,10 +176,6 @@ impl Validator {
             nested.node(branch, value, None, path);
             nested.errors
         };
-        for branch in &node.all_of {
-            let errors = errors_of(branch);
-            self.errors.extend(errors);
-        }
         if !node.any_of.is_empty() {
             let results: Vec<Vec<FieldError>> = node.any_of.iter().map(errors_of).collect();
             if !results.iter().any(Vec::is_empty) {
@@ -208,6 +204,24 @@ impl Validator {
                 {
                     self.errors.extend(best);
                 }
+            }
+        }
+        if !node.all_of.is_empty() {
+            let mut validated = 0;
+            for branch in &node.all_of {
+                let errors = errors_of(branch);
+                validated += usize::from(errors.is_empty());
+                self.errors.extend(errors);
+            }
+            if validated != node.all_of.len() {
+                let none = if validated == 0 {
+                    ". None validated"
+                } else {
+                    ""
+                };
+                self.errors.push(at_root(format!(
+                    "{path:?} must validate all the schemas (allOf){none}"
+                )));
             }
         }
         if let Some(not) = node.not.as_deref()
@@ -499,8 +513,13 @@ impl Validator {
 
 /// JSON equality with numbers compared by value (`1` equals `1.0`), as kube-openapi's enum
 /// check converts before comparing.
+///
+/// A `null` in the enum matches nothing, `null` included: kube-openapi skips enum values
+/// without a Go type (`validate/validator.go`, `basicCommonValidator`), so the API server
+/// refuses `null` on every node with an `enum`, even a nullable one listing `null`.
 fn same_value(a: &Value, b: &Value) -> bool {
     match (a, b) {
+        (Value::Null, _) => false,
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
         _ => a == b,
     }

@@ -15,7 +15,9 @@ use crate::field_error::FieldError;
 
 impl Checker {
     pub(super) fn values(&mut self, object: &Map<String, Value>, path: &str, context: &Context) {
-        if let Some(default) = object.get("default") {
+        // A `null` default is neither validated nor applied (`validation.go` and
+        // `algorithm.go` of `pkg/apiserver/schema/defaulting` act on non-nil defaults only).
+        if let Some(default) = object.get("default").filter(|default| !default.is_null()) {
             if context.in_root_metadata {
                 self.push(path, "default", "must not be set in top-level metadata");
             } else if let Err(reason) = validate(default, object) {

@@ -63,6 +63,11 @@ fn check_shape(input: &DeriveInput) -> syn::Result<()> {
                          `#[derive(CustomResource, ..., JsonSchema)]`: it applies them",
                     ));
                 }
+                if !crate::schema::applied(&input.attrs)
+                    && let Some(error) = fields.named.iter().find_map(crate::schema::needs_it)
+                {
+                    return Err(error);
+                }
             }
             Fields::Unnamed(fields) => return Err(syn::Error::new_spanned(fields, message)),
             Fields::Unit => return Err(syn::Error::new_spanned(&input.ident, message)),

@@ -9,6 +9,7 @@
 //! attributes (`#[kbr(group = ...)]`) on a `#[derive(CustomResource)]` struct are left for
 //! that derive.
 
+mod aliases;
 mod check;
 mod json;
 mod markers;
@@ -16,6 +17,7 @@ mod record;
 mod rule;
 mod rust_type;
 mod serde_attrs;
+mod substitute;
 #[cfg(test)]
 mod tests;
 
@@ -62,6 +64,60 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             quote!(#error #input)
         }
     }
+}
+
+/// Whether `#[kbr_runtime::schema]` ran on the item with these attributes (it leaves the type
+/// record, `#[schemars(extend("x-kbr-type" = ...))]`).
+pub(crate) fn applied(attrs: &[Attribute]) -> bool {
+    attrs.iter().any(|attr| {
+        attr.path().is_ident("schemars")
+            && attr
+                .meta
+                .to_token_stream()
+                .to_string()
+                .contains(TYPE_RECORD)
+    })
+}
+
+/// For a field of a type without `#[kbr_runtime::schema]`: the error when its schema would
+/// not say what serde reads without the macro (an alias, a type with a stand-in).
+pub(crate) fn needs_it(field: &syn::Field) -> Option<syn::Error> {
+    let serde = FieldSerde::read(&field.attrs);
+    if serde.skip || serde.flatten {
+        return None;
+    }
+    let name = field
+        .ident
+        .as_ref()
+        .map(serde_attrs::unraw)
+        .unwrap_or_default();
+    let fix = "put `#[kbr_runtime::schema]` above `#[derive(CustomResource, ..., JsonSchema)]`, \
+               which writes the schema serde reads";
+    if !serde.aliases.is_empty() {
+        let message = format!(
+            "field `{name}` has #[serde(alias)], which schemars leaves out of the schema: {fix}"
+        );
+        let alias = field.attrs.iter().find(|attr| {
+            attr.path().is_ident("serde")
+                && attr.meta.to_token_stream().to_string().contains("alias")
+        });
+        return Some(match alias {
+            Some(attr) => syn::Error::new_spanned(attr, message),
+            None => syn::Error::new_spanned(field, message),
+        });
+    }
+    if substitute::with_stand_ins(&field.ty).is_some() && !has_schema_override(&field.attrs) {
+        return Some(syn::Error::new_spanned(
+            &field.ty,
+            format!(
+                "field `{name}` (`{}`) holds a type whose schemars schema does not say what \
+                 serde reads (a map with keys other than strings, a socket address, \
+                 k8s-openapi's ByteString): {fix}",
+                type_text(&field.ty)
+            ),
+        ));
+    }
+    None
 }
 
 fn derives(input: &DeriveInput, name: &str) -> bool {
@@ -124,6 +180,9 @@ fn rewrite(input: &mut DeriveInput, errors: &mut Errors) {
     check::check(&record, &target, errors);
     let mut marker_record = check::to_record(&record, &target, errors);
     marker_record.name = Some(input.ident.to_string());
+    if matches!(input.data, Data::Enum(_)) && container.tag.is_some() {
+        marker_record.content = container.content.clone();
+    }
     kept.push(extend(TYPE_RECORD, &marker_record, errors));
     input.attrs = kept;
 
@@ -131,6 +190,9 @@ fn rewrite(input: &mut DeriveInput, errors: &mut Errors) {
         Data::Struct(data) => rewrite_fields(&mut data.fields, errors),
         Data::Enum(data) => {
             for variant in &mut data.variants {
+                if let Some(attr) = aliases::variant(variant, &container) {
+                    variant.attrs.push(attr);
+                }
                 for attr in variant.attrs.iter().filter(|a| a.path().is_ident("kbr")) {
                     errors.push(syn::Error::new(
                         attr.span(),
@@ -282,16 +344,16 @@ fn read_item(item: TokenStream, record: &mut Record, errors: &mut Errors) {
     }
 }
 
-/// Rewrites the `#[kbr(...)]` markers of each field into `#[schemars(extend(...))]`, and gives
-/// fields whose type names k8s-openapi's `ByteString` its schema
-/// (`#[schemars(with = ...)]`, see [`rust_type::with_byte_string_schema`]).
+/// Rewrites the `#[kbr(...)]` markers of each field into `#[schemars(extend(...))]`, gives
+/// fields whose type names a type with a stand-in its schema (`#[schemars(with = ...)]`, see
+/// [`substitute`]), and writes serde's aliases of each field into its schema ([`aliases`]).
 fn rewrite_fields(fields: &mut Fields, errors: &mut Errors) {
     for (index, field) in fields.iter_mut().enumerate() {
         let (markers, rest): (Vec<Attribute>, Vec<Attribute>) = std::mem::take(&mut field.attrs)
             .into_iter()
             .partition(|attr| attr.path().is_ident("kbr"));
         field.attrs = rest;
-        if let Some(schema) = rust_type::with_byte_string_schema(&field.ty)
+        if let Some(schema) = substitute::with_stand_ins(&field.ty)
             && !has_schema_override(&field.attrs)
         {
             let schema = syn::LitStr::new(&schema.to_token_stream().to_string(), field.ty.span());
@@ -299,9 +361,6 @@ fn rewrite_fields(fields: &mut Fields, errors: &mut Errors) {
                 .attrs
                 .push(syn::parse_quote!(#[schemars(with = #schema)]));
         }
-        let Some(first) = markers.first() else {
-            continue;
-        };
         let mut record = Record::default();
         for attr in &markers {
             match items(attr) {
@@ -317,6 +376,13 @@ fn rewrite_fields(fields: &mut Fields, errors: &mut Errors) {
             .as_ref()
             .map(serde_attrs::unraw)
             .unwrap_or_else(|| index.to_string());
+        let default_marker = record.get("default").map(|entry| entry.key_span);
+        if let Some(attr) = aliases::field(&serde, &name, default_marker, errors) {
+            field.attrs.push(attr);
+        }
+        let Some(first) = markers.first() else {
+            continue;
+        };
         if serde.flatten {
             errors.push(syn::Error::new(
                 first.span(),

@@ -74,51 +74,6 @@ pub(crate) fn classify(ty: &Type) -> FieldType {
     }
 }
 
-/// `ty` with every `ByteString` (k8s-openapi's, which has no `JsonSchema`) replaced by
-/// `::kbr_runtime::crd::ByteStringSchema`, its schema: the type for `#[schemars(with = ...)]`.
-/// `None` when `ty` names no `ByteString`. Only the name is visible to the macro: a type alias
-/// of `ByteString` is not seen (and fails to compile for want of `JsonSchema`).
-pub(crate) fn with_byte_string_schema(ty: &Type) -> Option<Type> {
-    let mut ty = ty.clone();
-    replace_byte_string(&mut ty).then_some(ty)
-}
-
-/// Replaces `ByteString` in `ty`, in place; whether there was one.
-fn replace_byte_string(ty: &mut Type) -> bool {
-    match ty {
-        Type::Path(path) if path.qself.is_none() => {
-            let is_byte_string = path.path.segments.last().is_some_and(|last| {
-                last.ident == "ByteString" && matches!(last.arguments, PathArguments::None)
-            });
-            if is_byte_string {
-                *ty = syn::parse_quote!(::kbr_runtime::crd::ByteStringSchema);
-                return true;
-            }
-            let mut replaced = false;
-            for segment in &mut path.path.segments {
-                if let PathArguments::AngleBracketed(args) = &mut segment.arguments {
-                    for arg in &mut args.args {
-                        if let GenericArgument::Type(inner) = arg {
-                            replaced |= replace_byte_string(inner);
-                        }
-                    }
-                }
-            }
-            replaced
-        }
-        Type::Reference(reference) => replace_byte_string(&mut reference.elem),
-        Type::Array(array) => replace_byte_string(&mut array.elem),
-        Type::Slice(slice) => replace_byte_string(&mut slice.elem),
-        Type::Group(group) => replace_byte_string(&mut group.elem),
-        Type::Paren(paren) => replace_byte_string(&mut paren.elem),
-        Type::Tuple(tuple) => tuple
-            .elems
-            .iter_mut()
-            .fold(false, |replaced, elem| replace_byte_string(elem) | replaced),
-        _ => false,
-    }
-}
-
 fn known(kind: Kind) -> FieldType {
     FieldType {
         kind,
@@ -130,7 +85,8 @@ fn unknown() -> FieldType {
     known(Kind::Unknown)
 }
 
-fn type_args(arguments: &PathArguments) -> Vec<&Type> {
+/// The type arguments of a path segment (`<K, V>`), lifetimes and constants left out.
+pub(crate) fn type_args(arguments: &PathArguments) -> Vec<&Type> {
     match arguments {
         PathArguments::AngleBracketed(args) => args
             .args
@@ -180,33 +136,7 @@ fn is_serde_json(path: &syn::Path) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use quote::ToTokens;
-
-    use super::{Kind, classify, with_byte_string_schema};
-
-    fn byte_string_schema(ty: &str) -> Option<String> {
-        let ty: syn::Type = syn::parse_str(ty).unwrap();
-        with_byte_string_schema(&ty).map(|ty| ty.to_token_stream().to_string().replace(' ', ""))
-    }
-
-    #[test]
-    fn byte_strings_get_their_schema_anywhere_in_the_type() {
-        let schema = "::kbr_runtime::crd::ByteStringSchema";
-        assert_eq!(
-            byte_string_schema("k8s_openapi::ByteString").as_deref(),
-            Some(schema)
-        );
-        assert_eq!(
-            byte_string_schema("Option<Vec<ByteString>>"),
-            Some(format!("Option<Vec<{schema}>>"))
-        );
-        assert_eq!(
-            byte_string_schema("BTreeMap<String, Range<ByteString>>"),
-            Some(format!("BTreeMap<String,Range<{schema}>>"))
-        );
-        assert_eq!(byte_string_schema("Option<String>"), None);
-        assert_eq!(byte_string_schema("ByteString<u8>"), None);
-    }
+    use super::{Kind, classify};
 
     fn kind(ty: &str) -> (Kind, bool) {
         let ty: syn::Type = syn::parse_str(ty).unwrap();

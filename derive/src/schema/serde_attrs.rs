@@ -38,11 +38,17 @@ fn rename_field(rule: &str, field: &str) -> Option<String> {
     })
 }
 
-/// What the container's `#[serde(...)]` says about field names.
+/// What the container's `#[serde(...)]` says about field names and enum tags.
 #[derive(Default)]
 pub(crate) struct ContainerSerde {
     /// `rename_all` (or its `deserialize = ...` half).
     pub rename_all: Option<String>,
+    /// `tag = "..."`: an internally or adjacently tagged enum.
+    pub tag: Option<String>,
+    /// `content = "..."`: an adjacently tagged enum.
+    pub content: Option<String>,
+    /// `untagged`.
+    pub untagged: bool,
 }
 
 /// What a field's `#[serde(...)]` says.
@@ -52,6 +58,10 @@ pub(crate) struct FieldSerde {
     pub flatten: bool,
     /// `skip` or `skip_deserializing`: not in the schema.
     pub skip: bool,
+    /// Every `alias = "..."`: other keys serde reads the field (or variant) from.
+    pub aliases: Vec<String>,
+    /// `untagged` on a variant: read without its name.
+    pub untagged: bool,
 }
 
 /// Visits every `key = "value"`/`key`/`key(...)` item of the `#[serde(...)]` attributes.
@@ -94,10 +104,12 @@ fn for_each_serde_item(attrs: &[Attribute], mut visit: impl FnMut(&str, Option<S
 impl ContainerSerde {
     pub(crate) fn read(attrs: &[Attribute]) -> ContainerSerde {
         let mut serde = ContainerSerde::default();
-        for_each_serde_item(attrs, |key, value| {
-            if key == "rename_all" {
-                serde.rename_all = value;
-            }
+        for_each_serde_item(attrs, |key, value| match key {
+            "rename_all" => serde.rename_all = value,
+            "tag" => serde.tag = value,
+            "content" => serde.content = value,
+            "untagged" => serde.untagged = true,
+            _ => {}
         });
         serde
     }
@@ -121,6 +133,8 @@ impl FieldSerde {
             "rename" => serde.rename = value,
             "flatten" => serde.flatten = true,
             "skip" | "skip_deserializing" => serde.skip = true,
+            "alias" => serde.aliases.extend(value),
+            "untagged" => serde.untagged = true,
             _ => {}
         });
         serde
@@ -159,7 +173,7 @@ mod tests {
         let item: syn::DeriveInput = syn::parse_quote! {
             #[serde(rename_all(serialize = "snake_case", deserialize = "camelCase"))]
             struct S {
-                #[serde(default, rename = "x-y")]
+                #[serde(default, rename = "x-y", alias = "xy", alias = "x_y")]
                 a: u8,
                 #[serde(flatten)]
                 rest: u8,
@@ -175,6 +189,7 @@ mod tests {
         let fields: Vec<_> = data.fields.iter().collect();
         let a = FieldSerde::read(&fields[0].attrs);
         assert_eq!(container.json_name("a", &a), "x-y");
+        assert_eq!(a.aliases, ["xy", "x_y"]);
         assert!(FieldSerde::read(&fields[1].attrs).flatten);
         assert!(FieldSerde::read(&fields[2].attrs).skip);
         let plain = FieldSerde::read(&fields[3].attrs);

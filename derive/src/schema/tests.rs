@@ -39,7 +39,7 @@ fn with_fields(fields: TokenStream) -> Vec<(String, String)> {
 
 #[test]
 fn markers_become_schemars_records_and_resource_attributes_stay() {
-    let mut input: syn::DeriveInput = syn::parse2(quote! {
+    let input = rewritten(quote! {
         #[derive(CustomResource, JsonSchema)]
         #[kbr(group = "example.com", version = "v1", kind = "Foo", exactly_one_of = [a, b])]
         #[serde(rename_all = "camelCase")]
@@ -52,11 +52,7 @@ fn markers_become_schemars_records_and_resource_attributes_stay() {
             long_name: Option<String>,
             b: Option<String>,
         }
-    })
-    .unwrap();
-    let mut errors = Errors::default();
-    super::rewrite(&mut input, &mut errors);
-    assert!(errors.finish().is_ok());
+    });
     let output = quote!(#input).to_string();
     for expected in [
         "# [kbr (group = \"example.com\" , version = \"v1\" , kind = \"Foo\")]",
@@ -257,7 +253,7 @@ fn custom_resource_without_the_attribute_explains_it() {
 
 #[test]
 fn byte_string_fields_get_their_schema() {
-    let mut input: syn::DeriveInput = syn::parse2(quote! {
+    let input = rewritten(quote! {
         #[derive(JsonSchema)]
         struct Secret {
             /// The key.
@@ -267,11 +263,7 @@ fn byte_string_fields_get_their_schema() {
             #[schemars(with = "String")]
             custom: ByteString,
         }
-    })
-    .unwrap();
-    let mut errors = Errors::default();
-    super::rewrite(&mut input, &mut errors);
-    assert!(errors.finish().is_ok());
+    });
     let syn::Data::Struct(data) = &input.data else {
         panic!("a struct");
     };
@@ -298,5 +290,93 @@ fn byte_string_fields_get_their_schema() {
             vec![],
             vec![r#"# [schemars (with = "String")]"#.to_owned()],
         ]
+    );
+}
+
+/// `item` after `#[schema]`, which must report no error.
+fn rewritten(item: TokenStream) -> syn::DeriveInput {
+    let mut input: syn::DeriveInput = syn::parse2(item).expect("test input parses");
+    let mut errors = Errors::default();
+    super::rewrite(&mut input, &mut errors);
+    assert!(errors.finish().is_ok());
+    input
+}
+
+/// The `#[schemars(extend("x-kbr-aliases" = ...))]` attributes of `attrs`, as text.
+fn alias_records(attrs: &[syn::Attribute]) -> Vec<String> {
+    attrs
+        .iter()
+        .map(|attr| quote!(#attr).to_string().replace(' ', ""))
+        .filter(|attr| attr.contains("x-kbr-aliases"))
+        .collect()
+}
+
+#[test]
+fn aliases_of_fields_and_variants_go_into_the_schema() {
+    let input = rewritten(quote! {
+        #[derive(JsonSchema)]
+        #[serde(tag = "kind")]
+        enum Action {
+            #[serde(alias = "Execute", alias = "Exec")]
+            Run {
+                #[serde(alias = "cmd")]
+                command: String,
+                #[serde(skip, alias = "gone")]
+                hidden: String,
+            },
+            Stop,
+        }
+    });
+    let syn::Data::Enum(data) = &input.data else {
+        panic!("an enum");
+    };
+    let run = &data.variants[0];
+    assert_eq!(
+        alias_records(&run.attrs),
+        [r#"#[schemars(extend("x-kbr-aliases"={"names":["Execute","Exec"],"tag":"kind"}))]"#]
+    );
+    assert!(alias_records(&data.variants[1].attrs).is_empty());
+    let fields: Vec<Vec<String>> = run
+        .fields
+        .iter()
+        .map(|field| alias_records(&field.attrs))
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            vec![r#"#[schemars(extend("x-kbr-aliases"={"names":["cmd"]}))]"#.to_owned()],
+            vec![]
+        ]
+    );
+}
+
+#[test]
+fn untagged_enums_have_no_variant_aliases() {
+    let input = rewritten(quote! {
+        #[derive(JsonSchema)]
+        #[serde(untagged)]
+        enum Either {
+            #[serde(alias = "l")]
+            Left(String),
+            Right(i32),
+        }
+    });
+    let syn::Data::Enum(data) = &input.data else {
+        panic!("an enum");
+    };
+    assert!(alias_records(&data.variants[0].attrs).is_empty());
+}
+
+#[test]
+fn a_default_beside_an_alias_is_an_error() {
+    let found = with_fields(quote! {
+        #[kbr(default = 3)]
+        #[serde(alias = "count")]
+        replicas: i32,
+    });
+    assert_error(
+        &found,
+        "has #[serde(alias)] and a `default` marker",
+        "default",
     );
 }

@@ -5,6 +5,8 @@
 
 #![allow(dead_code)]
 
+pub mod contract;
+
 use kbr_runtime::crd::ObjectSchema;
 use kbr_runtime::field_error::FieldError;
 use schemars::JsonSchema;

@@ -39,7 +39,11 @@ fn crd(kind: &str, properties: Value) -> Result<CustomResourceDefinition, serde_
 
 /// Installs [`crd`]`(kind, properties)` and waits until kind `kind` is served; its API in the
 /// case's namespace.
-async fn install(ctx: &Ctx, kind: &str, properties: Value) -> Result<Api<DynamicObject>, Error> {
+pub(super) async fn install(
+    ctx: &Ctx,
+    kind: &str,
+    properties: Value,
+) -> Result<Api<DynamicObject>, Error> {
     let crds: Api<CustomResourceDefinition> = Api::all(ctx.client.clone());
     let crd = crd(kind, properties)?;
     let name = crd.metadata.name.clone().unwrap_or_default();
@@ -71,7 +75,7 @@ async fn install(ctx: &Ctx, kind: &str, properties: Value) -> Result<Api<Dynamic
 }
 
 /// Creates an object of `kind` named `name` with `spec`.
-async fn create(
+pub(super) async fn create(
     api: &Api<DynamicObject>,
     kind: &str,
     name: &str,

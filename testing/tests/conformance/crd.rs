@@ -206,6 +206,12 @@ pub async fn schema_violations_are_422_with_the_api_servers_text(ctx: &Ctx) -> T
                 "spec.policy",
                 r#"Unsupported value: "Sometimes": supported values: "Always", "Never""#
             ),
+            // `policy` is an `Option`: its enum is under `allOf` (`null` is never in an enum).
+            cause(
+                "FieldValueInvalid",
+                "<nil>",
+                r#"Invalid value: "": "spec.policy" must validate all the schemas (allOf). None validated"#
+            ),
             skipped.clone()
         ]
     );

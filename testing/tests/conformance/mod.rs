@@ -28,6 +28,7 @@
 
 pub mod apply;
 pub mod cel;
+pub mod contract;
 pub mod cost;
 pub mod crd;
 pub mod crud;
@@ -39,9 +40,11 @@ pub mod managed_fields;
 mod objects;
 pub mod raw;
 pub mod reviews;
+pub mod shapes;
 pub mod status;
 pub mod types;
 pub mod updates;
+mod verdicts;
 pub mod watch;
 
 pub use objects::{TestResult, api_error, code_and_reason, config_map, names};
@@ -126,6 +129,13 @@ macro_rules! for_each_case {
             types::times_are_the_rfc_3339_that_jiff_reads,
             types::byte_strings_are_standard_base64,
             types::raw_extensions_keep_any_json,
+            contract::enum_keyed_maps_refuse_other_keys,
+            contract::integer_keyed_maps_take_the_decimals_serde_json_reads,
+            contract::addresses_are_what_rust_parses,
+            contract::aliases_are_stored_and_pairs_refused,
+            contract::null_never_matches_an_enum,
+            contract::embedded_kinds_pin_api_version_and_kind,
+            contract::two_flattened_enums_keep_both_constraints,
             cost::a_rule_over_an_unbounded_list_of_strings_is_refused,
             cost::the_same_rule_bounded_by_max_items_and_max_length_is_accepted,
             cost::a_nested_comprehension_just_over_the_limit_is_refused_and_just_under_accepted,
@@ -409,6 +419,7 @@ pub fn scheme() -> Scheme {
     scheme.add::<Reading>();
     scheme.add::<Rack>();
     scheme.add::<types::Sample>();
+    scheme.add::<contract::Contract>();
     scheme
 }
 

@@ -21,7 +21,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{Ctx, TestResult, api_error, code_and_reason};
+use super::verdicts::{self, Verdict};
+use super::{Ctx, TestResult, api_error};
 
 /// SampleSpec holds k8s-openapi's types in the positions a user's spec puts them.
 #[kbr_runtime::schema]
@@ -87,16 +88,9 @@ pub enum Size {
     Auto,
 }
 
-/// What the server does with one sample spec.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Verdict {
-    /// Stored; serde reads it.
-    Stored,
-    /// A 422; serde refuses it too.
-    Refused,
-    /// A 422 although serde reads it: the server holds the type to a grammar its Rust
-    /// newtype does not check (the reason says which).
-    Stricter(&'static str),
+/// Sends each sample as a `Sample` ([`verdicts::check`]).
+async fn check(ctx: &Ctx, samples: &[(Value, Verdict, bool)]) -> TestResult {
+    verdicts::check::<Sample>(ctx, samples).await
 }
 
 fn samples_api(ctx: &Ctx) -> Api<DynamicObject> {
@@ -105,65 +99,7 @@ fn samples_api(ctx: &Ctx) -> Api<DynamicObject> {
 }
 
 fn sample(name: &str, spec: Value) -> Result<DynamicObject, serde_json::Error> {
-    serde_json::from_value(json!({
-        "apiVersion": "conformance.kbr.dev/v1",
-        "kind": "Sample",
-        "metadata": {"name": name},
-        "spec": spec,
-    }))
-}
-
-fn spec_of(object: &DynamicObject) -> Value {
-    object.data.get("spec").cloned().unwrap_or(Value::Null)
-}
-
-/// Sends each spec and checks the server's verdict against serde's. For every stored object:
-/// serde reads the stored spec, and the spec serde writes back is stored unchanged and reads
-/// back to the same value; `lossless` samples are stored exactly as serde writes them (the
-/// others are canonicalized by serde, e.g. a `Time` offset written as `Z`).
-async fn check(ctx: &Ctx, samples: &[(Value, Verdict, bool)]) -> TestResult {
-    let api = samples_api(ctx);
-    for (index, (spec, verdict, lossless)) in samples.iter().enumerate() {
-        let by_serde = serde_json::from_value::<SampleSpec>(spec.clone());
-        let name = format!("sample-{index}");
-        let created = api
-            .create(&PostParams::default(), &sample(&name, spec.clone())?)
-            .await;
-        match verdict {
-            Verdict::Refused | Verdict::Stricter(_) => {
-                let status = api_error(created).map_err(|e| format!("{spec}: {e}"))?;
-                assert_eq!(code_and_reason(&status), (422, "Invalid"), "{spec}");
-                if *verdict == Verdict::Refused {
-                    assert!(
-                        by_serde.is_err(),
-                        "serde reads {spec}, which the server refuses"
-                    );
-                } else {
-                    assert!(by_serde.is_ok(), "{spec}: {by_serde:?}");
-                }
-            }
-            Verdict::Stored => {
-                let stored = spec_of(&created.map_err(|e| format!("{spec}: {e}"))?);
-                let typed: SampleSpec = serde_json::from_value(stored.clone())
-                    .map_err(|e| format!("serde cannot read {stored} (sent {spec}): {e}"))?;
-                let written = serde_json::to_value(&typed)?;
-                if *lossless {
-                    assert_eq!(written, stored, "serde changes the stored {stored}");
-                }
-                let again = api
-                    .create(
-                        &PostParams::default(),
-                        &sample(&format!("{name}-again"), written.clone())?,
-                    )
-                    .await
-                    .map_err(|e| format!("the server refuses serde's {written}: {e}"))?;
-                assert_eq!(spec_of(&again), written, "the server changes serde's JSON");
-                let reread: SampleSpec = serde_json::from_value(written.clone())?;
-                assert_eq!(serde_json::to_value(&reread)?, written, "{written}");
-            }
-        }
-    }
-    Ok(())
+    serde_json::from_value(verdicts::object::<Sample>(name, &spec))
 }
 
 /// Pins `apiextensions-apiserver/pkg/apiserver/schema/validation.go`

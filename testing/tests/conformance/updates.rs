@@ -195,6 +195,11 @@ pub async fn custom_resource_strategy_errors_and_warnings(ctx: &Ctx) -> TestResu
             cause(
                 "FieldValueInvalid",
                 "<nil>",
+                r#"Invalid value: "": "spec.policy" must validate all the schemas (allOf). None validated"#
+            ),
+            cause(
+                "FieldValueInvalid",
+                "<nil>",
                 "Invalid value: null: some validation rules were not checked because the object \
                  was invalid; correct the existing errors to complete validation"
             ),

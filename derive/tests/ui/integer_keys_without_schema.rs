@@ -1,0 +1,13 @@
+use std::collections::BTreeMap;
+
+use kbr_derive::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(CustomResource, Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[kbr(group = "eventing.knative.dev", version = "v1alpha1", kind = "Broker")]
+pub struct BrokerSpec {
+    pub backends: BTreeMap<u16, String>,
+}
+
+fn main() {}
