@@ -24,7 +24,7 @@
 //! fault injection or request counts should call `start_fake`). Every envtest `TestEnv` runs its
 //! own processes (seconds to start): share one across the cases of a file when that matters.
 //! The fake is checked against the real server by a conformance suite
-//! (`runtime/tests/conformance/`), run on both.
+//! (`testing/tests/conformance/`), run on both.
 //!
 //! # Writing a reconciler test
 //! Start a `TestEnv` with your project's scheme, create the object the way a user would, call
@@ -313,48 +313,20 @@
 // Every published crate documents its whole public API.
 #![deny(missing_docs)]
 
-mod admission;
-mod api_error;
-mod apply;
-mod builtin;
-mod collection;
-mod crds;
-mod decode;
-mod discovery;
-mod endpoints;
 mod env;
 pub mod envtest;
 mod error;
-mod fault_state;
-mod faults;
-mod field_validation;
-mod gc;
 mod handlers;
-mod meta;
-mod names;
-mod partial;
-mod patch;
-mod registry;
-mod request;
-mod reviews;
-mod schemas;
-mod selector;
+mod machinery;
+mod rules;
 mod server;
-mod shared;
-mod state;
 mod store;
-mod subresource;
-mod validation;
-mod warnings;
-mod watch;
-mod webhook_client;
-mod write;
 
 pub use env::{ServedWebhooks, TestEnv};
 pub use error::Error;
-pub use faults::{Faults, RequestCounters};
-pub use registry::ResourceType;
-pub use request::Verb;
+pub use handlers::request::Verb;
+pub use machinery::registry::ResourceType;
+pub use server::faults::{Faults, RequestCounters};
 pub use server::{FakeApiServer, FakeApiServerBuilder, FakeService};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
