@@ -32,7 +32,8 @@ impl NameGenerator {
         Self::seeded(nanos ^ (u64::from(std::process::id()) << 32))
     }
 
-    fn next_u64(&mut self) -> u64 {
+    /// The next pseudo-random number.
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.state;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);

@@ -168,6 +168,10 @@ impl Registry {
             core("Event", "events"),
             ResourceType::new("apps", "v1", "Deployment", "deployments").with_status(),
             ResourceType::new("apps", "v1", "ReplicaSet", "replicasets").with_status(),
+            ResourceType::new("apps", "v1", "StatefulSet", "statefulsets").with_status(),
+            ResourceType::new("apps", "v1", "DaemonSet", "daemonsets").with_status(),
+            ResourceType::new("batch", "v1", "Job", "jobs").with_status(),
+            ResourceType::new("batch", "v1", "CronJob", "cronjobs").with_status(),
             ResourceType::new("coordination.k8s.io", "v1", "Lease", "leases"),
             ResourceType::new("events.k8s.io", "v1", "Event", "events"),
             // Always served: every client may ask what it may do (`kubectl auth can-i`).

@@ -50,6 +50,7 @@ pub(crate) fn coerce(
             schema.decode(object)?
         }
         None => {
+            bytes_decode(rt, object)?;
             // Typed decoding sees metadata too, in the body's order (by key without a body).
             let typed = typed_unknown(rt, object, raw);
             let metadata_unknown = match object.get_mut("metadata") {
@@ -81,6 +82,27 @@ pub(crate) fn coerce(
         .into_iter()
         .map(|path| format!("unknown field {path:?}"))
         .collect())
+}
+
+/// Go's error for the first `[]byte` field of a Secret (`data`) or ConfigMap (`binaryData`)
+/// that is not standard base64 (`illegal base64 data at input byte N`), in key order.
+fn bytes_decode(rt: &ResourceType, object: &Value) -> Result<(), String> {
+    let field = match (rt.group.as_str(), rt.kind.as_str()) {
+        ("", "Secret") => "data",
+        ("", "ConfigMap") => "binaryData",
+        _ => return Ok(()),
+    };
+    let values = object
+        .get(field)
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten();
+    for value in values.filter_map(|(_, v)| v.as_str()) {
+        if let Some(at) = crate::rules::builtin::base64::corrupt_at(value) {
+            return Err(format!("illegal base64 data at input byte {at}"));
+        }
+    }
+    Ok(())
 }
 
 /// Go decodes a JSON number of an unstructured object to an `int64` when it is one, else to a
@@ -317,7 +339,7 @@ fn typed_unknown(
     raw: Option<&[u8]>,
 ) -> Option<Result<Vec<Vec<Step>>, String>> {
     use k8s_openapi::api::admissionregistration::v1 as admission;
-    use k8s_openapi::api::{apps, coordination, core, events};
+    use k8s_openapi::api::{apps, batch, coordination, core, events};
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions;
     match (rt.group.as_str(), rt.version.as_str(), rt.kind.as_str()) {
         ("", "v1", "Namespace") => ignored::<core::v1::Namespace>(object, raw),
@@ -329,6 +351,10 @@ fn typed_unknown(
         ("", "v1", "Event") => ignored::<core::v1::Event>(object, raw),
         ("apps", "v1", "Deployment") => ignored::<apps::v1::Deployment>(object, raw),
         ("apps", "v1", "ReplicaSet") => ignored::<apps::v1::ReplicaSet>(object, raw),
+        ("apps", "v1", "StatefulSet") => ignored::<apps::v1::StatefulSet>(object, raw),
+        ("apps", "v1", "DaemonSet") => ignored::<apps::v1::DaemonSet>(object, raw),
+        ("batch", "v1", "Job") => ignored::<batch::v1::Job>(object, raw),
+        ("batch", "v1", "CronJob") => ignored::<batch::v1::CronJob>(object, raw),
         ("coordination.k8s.io", "v1", "Lease") => ignored::<coordination::v1::Lease>(object, raw),
         ("events.k8s.io", "v1", "Event") => ignored::<events::v1::Event>(object, raw),
         ("apiextensions.k8s.io", "v1", "CustomResourceDefinition") => {

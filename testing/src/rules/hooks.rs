@@ -1,6 +1,7 @@
 //! What a write does besides storing the object, per kind: the strategies' hooks the generic
 //! registry calls (`PrepareForCreate`, `AfterCreate`, `AfterDelete` and the like) for
-//! Namespaces ([`crate::rules::namespace`]) and CRDs ([`crate::rules::crd`]).
+//! Namespaces ([`crate::rules::namespace`]) and CRDs ([`crate::rules::crd`]), and the
+//! Services' allocations given back when one goes.
 
 use serde_json::Value;
 
@@ -46,6 +47,9 @@ impl State {
     /// Kind-specific effects after an object was removed: a Namespace's contents and a CRD's
     /// objects go too.
     pub(crate) fn on_remove(&mut self, key: &ObjRef, removed: &Value) {
+        if key.storage.group.is_empty() && key.storage.plural == "services" {
+            self.allocations.release(removed);
+        }
         if namespace::is_namespace(&key.storage) {
             for obj in self.store.all_in_namespace(&key.name) {
                 self.delete_contents(obj);

@@ -6,7 +6,7 @@
 //!
 //! | kube-apiserver | here |
 //! |---|---|
-//! | generic registry: create and update (`registry/generic/registry/store.go`, `rest/create.go`, `rest/update.go`) | [`write`] |
+//! | generic registry: create and update (`registry/generic/registry/store.go`, `rest/create.go`, `rest/update.go`) | [`write`](mod@write) |
 //! | `ValidateObjectMeta` (`apimachinery/pkg/api/validation/objectmeta.go`) | [`objectmeta`] |
 //! | the codecs: decoding a body into its kind | [`decode`] |
 //! | custom resources and CRDs (apiextensions-apiserver) | [`crd`] |
@@ -36,6 +36,7 @@ use crate::machinery::names::NameGenerator;
 use crate::machinery::registry::Registry;
 use crate::store::Store;
 use apply::MergeTypes;
+use builtin::core::service_alloc::Allocations;
 use crd::schemas::Schemas;
 
 /// The fake API server's state (see the [module docs](self)).
@@ -50,6 +51,8 @@ pub(crate) struct State {
     pub(crate) schemas: Schemas,
     /// The merge type of every served custom resource version (server-side apply).
     pub(crate) merge_types: MergeTypes,
+    /// The Services' cluster IPs and node ports.
+    pub(crate) allocations: Allocations,
 }
 
 impl State {
@@ -61,6 +64,7 @@ impl State {
             names,
             schemas: Schemas::default(),
             merge_types: MergeTypes::default(),
+            allocations: Allocations::default(),
         }
     }
 }

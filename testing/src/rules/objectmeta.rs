@@ -30,18 +30,16 @@ use crate::machinery::meta;
 pub(crate) enum NameRule {
     /// RFC 1123 subdomain (most kinds): lower-case alphanumerics, `-` and `.`, at most 253.
     Subdomain,
-    /// RFC 1123 label (Namespaces): lower-case alphanumerics and `-`, at most 63.
+    /// RFC 1123 label (Namespaces; Services since v1.34's `RelaxedServiceNameValidation`, no
+    /// longer RFC 1035): lower-case alphanumerics and `-`, at most 63.
     Label,
-    /// RFC 1035 label (Services): an RFC 1123 label starting with a letter.
-    Dns1035,
 }
 
 impl NameRule {
     /// The rule the apiserver applies to `group`/`kind`.
     pub(crate) fn for_kind(group: &str, kind: &str) -> Self {
         match (group, kind) {
-            ("", "Namespace") => Self::Label,
-            ("", "Service") => Self::Dns1035,
+            ("", "Namespace" | "Service") => Self::Label,
             _ => Self::Subdomain,
         }
     }
@@ -61,7 +59,6 @@ fn check_name(rule: NameRule, name: &str, prefix: bool) -> Result<(), InvalidNam
     match rule {
         NameRule::Subdomain => dns::dns1123_subdomain(name),
         NameRule::Label => dns::dns1123_label(name),
-        NameRule::Dns1035 => dns::dns1035_label(name),
     }
 }
 
@@ -383,8 +380,7 @@ mod tests {
         assert!(check_name(NameRule::Subdomain, "-a", false).is_err());
         assert!(check_name(NameRule::Subdomain, "gen-", true).is_ok());
         assert!(check_name(NameRule::Label, "a.b", false).is_err());
-        assert!(check_name(NameRule::Dns1035, "1abc", false).is_err());
-        assert!(check_name(NameRule::Dns1035, "abc-1", false).is_ok());
+        assert!(check_name(NameRule::Label, "1abc", false).is_ok());
         assert_eq!(
             validate_create(NameRule::Subdomain, &json!({}), None).len(),
             1

@@ -17,6 +17,7 @@ use crate::machinery::meta;
 use crate::machinery::registry::ResourceType;
 use crate::machinery::subresource::Part;
 use crate::rules::State;
+use crate::rules::builtin::core::service_alloc::Plan;
 use crate::rules::objectmeta::{self, NameRule};
 use crate::store::ObjRef;
 
@@ -184,6 +185,11 @@ impl State {
                 .field_manager(rt, Part::Main)
                 .update(&empty, &mut obj, manager);
         }
+        // The strategy's PrepareForCreate and the default admission plugins; a Service's
+        // cluster IP and node ports (the Service storage's BeginCreate, whose errors come
+        // alone).
+        crate::rules::builtin::prepare_for_create(rt, &mut obj);
+        let allocation = self.allocate(rt, &key.name, &mut obj, None)?;
         // rest.BeforeCreate: the strategy validates metadata and, for custom resources, the
         // schema and CEL rules (apiextensions-apiserver); CRDs with rules that do not compile
         // are refused. Storage then finds a name taken.
@@ -196,6 +202,7 @@ impl State {
             meta_errors.extend(objectmeta::qualified_finalizers(&obj));
         }
         meta_errors.extend(crate::rules::crd::crd_errors(rt, &obj, None));
+        meta_errors.extend(crate::rules::builtin::validate(rt, &obj, None));
         self.schemas
             .validate_custom(rt, &key.name, &obj, None, meta_errors)?;
         crate::rules::crd::check_crd(rt, &obj)?;
@@ -205,6 +212,9 @@ impl State {
         self.on_create(rt, &mut obj);
         if opts.dry_run {
             return Ok(Arc::new(obj));
+        }
+        if let Some(plan) = allocation {
+            self.allocations.commit(plan);
         }
         Ok(self.store.commit_put(key, obj))
     }
@@ -314,6 +324,14 @@ impl State {
         let managed_fields = body.pointer("/metadata/managedFields").cloned();
         let mut new = merge_for_update(rt, &old_read, body, part);
         meta::set(&mut new, "managedFields", managed_fields);
+        // The strategy's PrepareForUpdate, and what the Service storage's BeginUpdate keeps
+        // and allocates.
+        let allocation = if part == Part::Main {
+            crate::rules::builtin::prepare_for_update(rt, &mut new, &old_read);
+            self.allocate(rt, &key.name, &mut new, Some(&old_read))?
+        } else {
+            None
+        };
         // rest.BeforeUpdate (apiserver/pkg/registry/rest/update.go): validateCommonFields
         // and the strategy's ValidateUpdate check metadata (ValidateNoNewFinalizers and the
         // rest, some of it more than once: validation.rs), then custom resources' schema.
@@ -326,6 +344,7 @@ impl State {
             meta_errors.extend(objectmeta::qualified_finalizers(&new));
         }
         meta_errors.extend(crate::rules::crd::crd_errors(rt, &new, Some(old)));
+        meta_errors.extend(crate::rules::builtin::validate(rt, &new, Some(old)));
         self.schemas
             .validate_custom(rt, &key.name, &new, Some(&*old_read), meta_errors)?;
         crate::rules::crd::check_crd(rt, &new)?;
@@ -335,10 +354,33 @@ impl State {
         if meta::is_deleting(&new) && meta::finalizers(&new).is_empty() {
             return Ok(self.remove_with_cascade(key, new));
         }
+        if let Some(plan) = allocation {
+            self.allocations.commit(plan);
+        }
         self.on_update(rt, &mut new);
         let stored = self.store.commit_put(key, new);
         self.after_owner_change(old);
         Ok(stored)
+    }
+}
+
+impl State {
+    /// A Service's cluster IP and node ports for `obj` (updating `old`), written into it; the
+    /// plan is committed once the object is stored. Nothing for other kinds.
+    fn allocate(
+        &mut self,
+        rt: &ResourceType,
+        name: &str,
+        obj: &mut Value,
+        old: Option<&Value>,
+    ) -> Result<Option<Plan>, ApiError> {
+        if crate::rules::builtin::Kind::of(rt) != Some(crate::rules::builtin::Kind::Service) {
+            return Ok(None);
+        }
+        self.allocations
+            .plan(obj, old, &mut self.names)
+            .map(Some)
+            .map_err(|errors| crate::rules::crd::schemas::invalid(rt, name, errors))
     }
 }
 

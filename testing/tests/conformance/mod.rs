@@ -28,9 +28,11 @@
 
 pub mod apply;
 pub mod cel;
+pub mod config;
 pub mod cost;
 pub mod crd;
 pub mod crud;
+pub mod defaults;
 pub mod deletion;
 pub mod fields;
 pub mod formats;
@@ -38,11 +40,14 @@ pub mod lists;
 pub mod managed_fields;
 mod objects;
 pub mod raw;
+mod requests;
 pub mod reviews;
+pub mod services;
 pub mod status;
 pub mod types;
 pub mod updates;
 pub mod watch;
+pub mod workloads;
 
 pub use objects::{TestResult, api_error, code_and_reason, config_map, names};
 
@@ -132,6 +137,25 @@ macro_rules! for_each_case {
             cost::a_rule_under_an_unbounded_list_counts_every_item_that_fits_a_request,
             cost::the_rules_of_a_schema_share_a_total_budget,
             reviews::self_subject_access_reviews,
+            defaults::deployments_and_replica_sets_get_their_defaults,
+            defaults::stateful_sets_and_daemon_sets_get_their_defaults,
+            defaults::jobs_get_a_generated_selector_and_cron_jobs_their_defaults,
+            defaults::pods_get_defaults_a_pending_status_and_tolerations,
+            defaults::services_get_defaults_a_cluster_ip_and_node_ports,
+            defaults::secrets_merge_string_data_and_default_their_type,
+            workloads::selectors_must_select_the_template,
+            workloads::deployment_specs_are_validated,
+            workloads::pod_templates_are_validated,
+            workloads::workload_selectors_and_stateful_set_specs_are_immutable,
+            workloads::jobs_are_validated_and_their_templates_immutable,
+            workloads::cron_jobs_are_validated,
+            services::service_ports_are_validated,
+            services::cluster_ips_are_allocated_once_and_kept,
+            services::node_ports_are_allocated_in_range_and_kept,
+            config::config_map_keys_and_size_are_validated,
+            config::immutable_config_maps_and_secrets_stay_as_they_are,
+            config::secret_types_require_their_keys_and_never_change,
+            config::data_that_is_not_base64_is_a_bad_request,
         }
     };
 }

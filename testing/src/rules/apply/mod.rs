@@ -45,6 +45,7 @@ use crate::machinery::api_error::ApiError;
 use crate::machinery::meta;
 use crate::machinery::registry::ResourceType;
 use crate::machinery::subresource::Part;
+pub(crate) use builtin::kind_type as builtin_kind_type;
 use element::path_text;
 use fieldset::{FieldSet, PathElement};
 use managed::Managed;

@@ -61,7 +61,8 @@ pub(crate) struct MapType {
 #[derive(Clone, Debug)]
 pub(crate) struct FieldType {
     pub(crate) ty: Ty,
-    /// Its `default`, used for missing key fields of map-list items.
+    /// Its `default`: used for missing key fields of map-list items, and by the built-in
+    /// kinds' defaulting (`crate::rules::builtin`), which also applies the `{}` of structs.
     pub(crate) default: Option<Value>,
 }
 
@@ -184,7 +185,7 @@ impl Converter {
             .into_iter()
             .flatten()
             .map(|(name, prop)| {
-                let default = prop.get("default").filter(|d| !d.is_object()).cloned();
+                let default = prop.get("default").cloned();
                 let field = FieldType {
                     ty: self.reference(prop),
                     default,

@@ -149,7 +149,8 @@ impl Schemas {
 
     /// Decodes a body about to be written as `rt` as the API server's codec does
     /// ([`crate::rules::decode`]: unknown fields dropped, `metadata` as `ObjectMeta`, custom resources
-    /// pruned by their schema), then applies the schema's defaults. The write handlers decoded
+    /// pruned by their schema), then applies the schema's defaults — or, for a built-in kind,
+    /// its Go defaults ([`crate::rules::builtin::default`]). The write handlers decoded
     /// requests' bodies already ([`crate::handlers::decoding`]): such a body (`decoded`) is only
     /// defaulted; this covers every other writer.
     ///
@@ -171,8 +172,9 @@ impl Schemas {
                 ))
             })?;
         }
-        if let Some(schema) = &schema {
-            schema.default(body);
+        match &schema {
+            Some(schema) => schema.default(body),
+            None => crate::rules::builtin::default(rt, body),
         }
         Ok(())
     }
