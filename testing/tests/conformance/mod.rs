@@ -44,6 +44,7 @@ mod requests;
 pub mod reviews;
 pub mod services;
 pub mod status;
+pub mod trap;
 pub mod types;
 pub mod updates;
 pub mod watch;
@@ -156,6 +157,8 @@ macro_rules! for_each_case {
             config::immutable_config_maps_and_secrets_stay_as_they_are,
             config::secret_types_require_their_keys_and_never_change,
             config::data_that_is_not_base64_is_a_bad_request,
+            trap::comparing_a_whole_deployment_spec_finds_the_servers_defaults,
+            trap::comparing_the_fields_you_set_or_applying_does_not_loop,
         }
     };
 }
