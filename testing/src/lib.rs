@@ -325,7 +325,7 @@ mod store;
 pub use env::{ServedWebhooks, TestEnv};
 pub use error::Error;
 pub use handlers::request::Verb;
-pub use machinery::registry::ResourceType;
+pub use machinery::registry::{ResourceType, ScaleSubresource};
 pub use server::faults::{Faults, RequestCounters};
 pub use server::{FakeApiServer, FakeApiServerBuilder, FakeService};
 

@@ -2,7 +2,8 @@
 //!
 //! Mirrors the apiserver's legacy (unaggregated) discovery, which `kube::Discovery` and
 //! `kubectl` read: `APIVersions`, `APIGroupList`, `APIGroup` and `APIResourceList` built from the
-//! served [`crate::ResourceType`]s, with a `<plural>/status` entry for status subresources.
+//! served [`crate::ResourceType`]s, with `<plural>/scale` and `<plural>/status` entries for the
+//! subresources they have.
 //! Aggregated discovery (`Accept: …;as=APIGroupDiscoveryList`) is not served; clients fall back.
 
 use std::collections::BTreeMap;
@@ -98,6 +99,13 @@ pub(crate) fn resources(registry: &Registry, group: &str, version: &str) -> Opti
             "name": rt.plural, "singularName": rt.singular(), "namespaced": rt.namespaced,
             "kind": rt.kind, "verbs": verbs,
         }));
+        if rt.scale.is_some() {
+            resources.push(json!({
+                "name": format!("{}/scale", rt.plural), "singularName": "",
+                "namespaced": rt.namespaced, "group": "autoscaling", "version": "v1",
+                "kind": "Scale", "verbs": ["get", "patch", "update"],
+            }));
+        }
         if rt.status_subresource {
             resources.push(json!({
                 "name": format!("{}/status", rt.plural), "singularName": "",

@@ -8,7 +8,7 @@
 //! ([`decoding`], with [`field_validation`]), admission webhooks ([`admission`]), then the verb:
 //! one object here, list/watch/deletecollection in [`collection`] (the event stream in
 //! [`watch`], metadata-only answers in [`partial`]), the review APIs in [`reviews`], discovery
-//! in [`discovery`]. [`warnings`] collects the `Warning` headers; [`shared`] is what every
+//! in [`discovery`], `/scale` in [`scale`]. [`warnings`] collects the `Warning` headers; [`shared`] is what every
 //! request reads (the `State` lock, counters, [`fault_state`]).
 
 pub(crate) mod admission;
@@ -20,6 +20,7 @@ pub(crate) mod field_validation;
 pub(crate) mod partial;
 pub(crate) mod request;
 pub(crate) mod reviews;
+pub(crate) mod scale;
 pub(crate) mod shared;
 pub(crate) mod warnings;
 pub(crate) mod watch;
@@ -83,7 +84,11 @@ async fn respond(
     warnings: &mut Warnings,
 ) -> Result<Response<Body>, ApiError> {
     let parsed = Parsed::new(parts, &lock(&shared.state));
-    let object = parsed.object.as_ref();
+    // A `/scale` body is a Scale, not the resource: neither decoded as it nor admitted.
+    let object = parsed
+        .object
+        .as_ref()
+        .filter(|o| o.path.subresource.as_deref() != Some("scale"));
     let decoded = crate::handlers::decoding::decode(object, &parts.method, bytes, warnings)?;
     let admitted = crate::handlers::admission::admit(shared, object, &decoded).await?;
     let (admitted, hook_warnings) = admitted.map_or((None, Vec::new()), |a| (a.object, a.warnings));
@@ -174,6 +179,25 @@ fn serve_object(
     let part = match p.subresource.as_deref() {
         None => Part::Main,
         Some("status") if rt.status_subresource => Part::Status,
+        Some("scale") if rt.scale.is_some() && p.name.is_some() => {
+            let resource = format!("{}/scale", rt.resource_key());
+            *lock(&shared.counters)
+                .entry((verb, resource.clone()))
+                .or_default() += 1;
+            if let Some(code) = lock(&shared.faults).take_failure(verb, &resource) {
+                return Err(ApiError::injected(code));
+            }
+            let request = scale::ScaleRequest {
+                rt: &rt,
+                namespace: p.namespace.as_deref().filter(|_| rt.namespaced),
+                name: p.name.as_deref().unwrap_or(""),
+                verb,
+                body,
+                patch_kind: object.patch_kind.as_ref(),
+                opts: WriteOptions::update_by(&object.field_manager, query.dry_run()),
+            };
+            return scale::serve(shared, request);
+        }
         Some(_) => return Err(ApiError::no_route(uri_path)),
     };
     // Across all namespaces, a namespaced resource only lists and watches.

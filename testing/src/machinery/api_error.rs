@@ -169,6 +169,17 @@ impl ApiError {
         e
     }
 
+    /// 500 InternalError: `Internal error occurred: <why>`, the text as the only cause.
+    pub(crate) fn internal(why: String) -> Self {
+        let mut e = Self::new(
+            500,
+            "InternalError",
+            format!("Internal error occurred: {why}"),
+        );
+        e.details = Some(json!({"causes": [{"message": why}]}));
+        e
+    }
+
     /// 422 for a JSON patch that cannot be applied (a failed `test`, a missing path).
     pub(crate) fn invalid_patch(why: &str) -> Self {
         Self::new(

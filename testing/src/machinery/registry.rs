@@ -32,6 +32,8 @@ pub struct ResourceType {
     /// Whether `<plural>/status` is a separate subresource (then main-resource writes ignore
     /// `.status` and `/status` writes change nothing else).
     pub status_subresource: bool,
+    /// The `/scale` subresource (`autoscaling/v1` `Scale`), when the type has one.
+    pub scale: Option<ScaleSubresource>,
     /// Fields usable in field selectors besides `metadata.name` and `metadata.namespace`, as
     /// dotted paths without the leading dot (a CRD version's `selectableFields`, e.g.
     /// `spec.color`).
@@ -54,6 +56,7 @@ impl ResourceType {
             plural: plural.to_owned(),
             namespaced: true,
             status_subresource: false,
+            scale: None,
             selectable_fields: Vec::new(),
         }
     }
@@ -67,6 +70,23 @@ impl ResourceType {
     /// The same type, with a `/status` subresource.
     pub fn with_status(mut self) -> Self {
         self.status_subresource = true;
+        self
+    }
+
+    /// The same type, with a `/scale` subresource reading and writing `spec_replicas_path`
+    /// (`.spec.replicas`), reading `status_replicas_path` and, when given, the label selector at
+    /// `label_selector_path` (a string, or a `LabelSelector` object as built-in kinds keep it).
+    pub fn with_scale(
+        mut self,
+        spec_replicas_path: &str,
+        status_replicas_path: &str,
+        label_selector_path: Option<&str>,
+    ) -> Self {
+        self.scale = Some(ScaleSubresource {
+            spec_replicas_path: spec_replicas_path.to_owned(),
+            status_replicas_path: status_replicas_path.to_owned(),
+            label_selector_path: label_selector_path.map(str::to_owned),
+        });
         self
     }
 
@@ -117,6 +137,15 @@ impl ResourceType {
                 plural: spec.names.plural.clone(),
                 namespaced: spec.scope == "Namespaced",
                 status_subresource: v.subresources.as_ref().is_some_and(|s| s.status.is_some()),
+                scale: v
+                    .subresources
+                    .as_ref()
+                    .and_then(|s| s.scale.as_ref())
+                    .map(|scale| ScaleSubresource {
+                        spec_replicas_path: scale.spec_replicas_path.clone(),
+                        status_replicas_path: scale.status_replicas_path.clone(),
+                        label_selector_path: scale.label_selector_path.clone(),
+                    }),
                 selectable_fields: v
                     .selectable_fields
                     .iter()
@@ -126,6 +155,18 @@ impl ResourceType {
             })
             .collect()
     }
+}
+
+/// Where a type's `/scale` subresource reads and writes (a CRD version's
+/// `subresources.scale`): JSONPaths such as `.spec.replicas`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScaleSubresource {
+    /// The desired replicas, read and written by `/scale` (`.spec.replicas`).
+    pub spec_replicas_path: String,
+    /// The observed replicas, read (`.status.replicas`); 0 when absent.
+    pub status_replicas_path: String,
+    /// The label selector, read (`.status.selector`); empty when absent.
+    pub label_selector_path: Option<String>,
 }
 
 /// `plural` or `plural.group`.
@@ -156,6 +197,12 @@ impl Registry {
     pub(crate) fn with_builtins() -> Self {
         let mut registry = Self::default();
         let core = |kind: &str, plural: &str| ResourceType::new("", "v1", kind, plural);
+        // The apps/v1 kinds with `/scale` (`pkg/registry/apps/*/storage`'s ScaleREST).
+        let apps = |kind: &str, plural: &str| {
+            ResourceType::new("apps", "v1", kind, plural)
+                .with_status()
+                .with_scale(".spec.replicas", ".status.replicas", Some(".spec.selector"))
+        };
         for rt in [
             core("Namespace", "namespaces")
                 .cluster_scoped()
@@ -166,9 +213,9 @@ impl Registry {
             core("Pod", "pods").with_status(),
             core("ServiceAccount", "serviceaccounts"),
             core("Event", "events"),
-            ResourceType::new("apps", "v1", "Deployment", "deployments").with_status(),
-            ResourceType::new("apps", "v1", "ReplicaSet", "replicasets").with_status(),
-            ResourceType::new("apps", "v1", "StatefulSet", "statefulsets").with_status(),
+            apps("Deployment", "deployments"),
+            apps("ReplicaSet", "replicasets"),
+            apps("StatefulSet", "statefulsets"),
             ResourceType::new("apps", "v1", "DaemonSet", "daemonsets").with_status(),
             ResourceType::new("batch", "v1", "Job", "jobs").with_status(),
             ResourceType::new("batch", "v1", "CronJob", "cronjobs").with_status(),

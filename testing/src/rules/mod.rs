@@ -15,6 +15,7 @@
 //! | the strategies' hooks on create, update and removal | `hooks` |
 //! | delete, finalizers, the garbage collector's propagation | [`deletion`] |
 //! | patches (`endpoints/handlers/patch.go`) | [`patch`] |
+//! | the `/scale` subresource (`ScaleREST`) | [`scale`] |
 //! | field managers and server-side apply (`endpoints/handlers/fieldmanager`) | [`apply`] |
 //!
 //! [`Store`] itself holds no rule: it stores, versions and fans out changes. The areas that
@@ -30,6 +31,7 @@ mod hooks;
 pub(crate) mod namespace;
 pub(crate) mod objectmeta;
 pub(crate) mod patch;
+pub(crate) mod scale;
 pub(crate) mod write;
 
 use crate::machinery::names::NameGenerator;

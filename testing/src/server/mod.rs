@@ -162,6 +162,13 @@ impl FakeApiServer {
         let mut rt = ResourceType::new(info.group, info.version, info.kind, info.plural);
         rt.namespaced = info.scope == kbr_runtime::resource::Scope::Namespaced;
         rt.status_subresource = info.status_subresource;
+        if let Some(scale) = info.scale {
+            rt = rt.with_scale(
+                scale.spec_replicas_path,
+                scale.status_replicas_path,
+                scale.label_selector_path,
+            );
+        }
         for field in info.selectable_fields {
             rt = rt.with_selectable_field(field);
         }

@@ -42,6 +42,7 @@ mod objects;
 pub mod raw;
 mod requests;
 pub mod reviews;
+pub mod scale;
 pub mod services;
 pub mod status;
 pub mod trap;
@@ -159,6 +160,8 @@ macro_rules! for_each_case {
             config::data_that_is_not_base64_is_a_bad_request,
             trap::comparing_a_whole_deployment_spec_finds_the_servers_defaults,
             trap::comparing_the_fields_you_set_or_applying_does_not_loop,
+            scale::built_in_kinds_scale_through_their_replicas,
+            scale::custom_resources_scale_through_their_crds_paths,
         }
     };
 }
@@ -427,6 +430,40 @@ pub struct ReadingSpec {
     pub short_name: Option<String>,
 }
 
+/// DialSpec is the kind of the `/scale` cases (`scale.rs`): a custom resource whose CRD declares
+/// a scale subresource, with at most 5 replicas.
+#[kbr_runtime::schema]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kbr(
+    group = "conformance.kbr.dev",
+    version = "v1",
+    kind = "Dial",
+    plural = "dials"
+)]
+#[kbr(namespaced, status = "DialStatus")]
+#[kbr(scale(
+    spec_replicas_path = ".spec.replicas",
+    status_replicas_path = ".status.replicas",
+    label_selector_path = ".status.selector"
+))]
+pub struct DialSpec {
+    /// How many, at most 5.
+    #[kbr(maximum = 5)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i32>,
+}
+
+/// DialStatus is the observed state of a Dial.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DialStatus {
+    /// How many there are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i32>,
+    /// Which pods count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+}
+
 /// The suite's kinds.
 pub fn scheme() -> Scheme {
     let mut scheme = Scheme::new();
@@ -435,6 +472,7 @@ pub fn scheme() -> Scheme {
     scheme.add::<Gadget>();
     scheme.add::<Reading>();
     scheme.add::<Rack>();
+    scheme.add::<Dial>();
     scheme.add::<types::Sample>();
     scheme
 }

@@ -119,6 +119,43 @@ pub(crate) fn preview(old: &Value, kind: &PatchKind, body: &[u8]) -> Option<Valu
     Some(new)
 }
 
+/// Applies a merge, strategic merge or JSON patch `patch` to `doc` in place.
+///
+/// # Errors
+/// 400 for a merge patch that is not an object or a JSON patch that does not parse; 422 for a
+/// JSON patch operation that fails; 415 for server-side apply, which has no document form.
+fn apply_parsed(doc: &mut Value, kind: &PatchKind, patch: Value) -> Result<(), ApiError> {
+    match kind {
+        PatchKind::Merge | PatchKind::StrategicMerge => {
+            if !patch.is_object() {
+                return Err(ApiError::bad_request("a merge patch must be a JSON object"));
+            }
+            json_patch::merge(doc, &patch);
+            Ok(())
+        }
+        PatchKind::Json => {
+            let ops: json_patch::Patch = serde_json::from_value(patch)
+                .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
+            apply_json_patch(doc, &ops)
+        }
+        PatchKind::Apply(_) => Err(ApiError::unsupported_media_type(
+            "application/apply-patch+yaml",
+        )),
+    }
+}
+
+/// The document a merge, strategic merge or JSON patch in `body` makes of `doc` (what a patch
+/// of a subresource such as `/scale` applies to the subresource's object).
+///
+/// # Errors
+/// As [`apply_parsed`], and 400 for a body that does not parse.
+pub(crate) fn patched(doc: &Value, kind: &PatchKind, body: &[u8]) -> Result<Value, ApiError> {
+    let patch = parse_body(kind, body)?;
+    let mut new = doc.clone();
+    apply_parsed(&mut new, kind, patch)?;
+    Ok(new)
+}
+
 impl State {
     /// `PATCH` of the object (or, with [`Part::Status`], its status): the stored object, and
     /// whether the patch created it (an apply to a missing object, answered with 201 as
@@ -158,16 +195,8 @@ impl State {
         };
         let mut new = (*old).clone();
         match kind {
-            PatchKind::Merge | PatchKind::StrategicMerge => {
-                if !patch.is_object() {
-                    return Err(ApiError::bad_request("a merge patch must be a JSON object"));
-                }
-                json_patch::merge(&mut new, &patch);
-            }
-            PatchKind::Json => {
-                let ops: json_patch::Patch = serde_json::from_value(patch)
-                    .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
-                apply_json_patch(&mut new, &ops)?;
+            PatchKind::Merge | PatchKind::StrategicMerge | PatchKind::Json => {
+                apply_parsed(&mut new, kind, patch)?;
             }
             PatchKind::Apply(apply) => {
                 // The stored object as read, with its defaults (apiextensions-apiserver decodes
