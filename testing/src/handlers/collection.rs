@@ -236,7 +236,11 @@ impl Call<'_> {
         // The conversion fails only on the response, after the deletes (response.go).
         let converted = self.as_partial.list(&self.rt);
         let partial = converted.clone().unwrap_or(false);
-        let opts = DeleteOptions::parse(body, self.query.get("propagationPolicy"))?;
+        let opts = DeleteOptions::parse(
+            body,
+            self.query.get("propagationPolicy"),
+            self.query.dry_run(),
+        )?;
         let mut state = lock(&self.shared.state);
         let names: Vec<(String, String)> = state
             .store
@@ -250,7 +254,7 @@ impl Call<'_> {
         let mut deleted = Vec::new();
         for (ns, name) in names {
             let key = key(&self.rt, Some(ns.as_str()), &name);
-            match state.delete(&self.rt, key, &opts, self.query.dry_run()) {
+            match state.delete(&self.rt, key, &opts) {
                 Ok((obj, _)) => deleted.push(obj),
                 Err(e) if e.code == 404 => {}
                 Err(e) => return Err(e),

@@ -339,9 +339,9 @@ fn serve_object(
             one(&patched, code)
         }
         Verb::Delete => {
-            let opts = DeleteOptions::parse(body, query.get("propagationPolicy"))?;
+            let opts = DeleteOptions::parse(body, query.get("propagationPolicy"), dry_run)?;
             let (obj, gone) =
-                lock(&shared.state).delete(&call.rt, key(&call.rt, ns, name), &opts, dry_run)?;
+                lock(&shared.state).delete(&call.rt, key(&call.rt, ns, name), &opts)?;
             // Like the generic registry: a `Status` for an object deleted at once (unless
             // the kind returns deleted objects), else the object's new state; always 200.
             if gone && !crate::rules::builtin::returns_deleted_object(&call.rt) {

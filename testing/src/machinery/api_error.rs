@@ -180,6 +180,17 @@ impl ApiError {
         e
     }
 
+    /// 403 Forbidden: `<resource> "<name>" is forbidden: <why>`.
+    pub(crate) fn forbidden(subject: &Subject<'_>, name: &str, why: &str) -> Self {
+        let mut e = Self::new(
+            403,
+            "Forbidden",
+            format!("{} {name:?} is forbidden: {why}", subject.qualified()),
+        );
+        e.details = Some(subject.details(name));
+        e
+    }
+
     /// 422 for a JSON patch that cannot be applied (a failed `test`, a missing path).
     pub(crate) fn invalid_patch(why: &str) -> Self {
         Self::new(

@@ -1,7 +1,8 @@
 //! What a write does besides storing the object, per kind: the strategies' hooks the generic
 //! registry calls (`PrepareForCreate`, `AfterCreate`, `AfterDelete` and the like) for
 //! Namespaces ([`crate::rules::namespace`]) and CRDs ([`crate::rules::crd`]), and the
-//! Services' allocations given back when one goes.
+//! Services' allocations given back when one goes, and a terminating Namespace's end when its
+//! last object goes.
 
 use serde_json::Value;
 
@@ -54,6 +55,9 @@ impl State {
             for obj in self.store.all_in_namespace(&key.name) {
                 self.delete_contents(obj);
             }
+        } else if !key.namespace.is_empty() {
+            // The namespace controller finishes a terminating Namespace once it is empty.
+            self.sweep_namespace(&key.namespace);
         }
         if crd::is_crd(&key.storage)
             && let Some(storage) = crd::unserve(self.served(), removed)

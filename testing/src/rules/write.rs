@@ -137,6 +137,11 @@ impl State {
                 "the namespace of the object is required for a namespaced resource",
             ));
         }
+        // The NamespaceLifecycle admission plugin: no new content in a missing or
+        // terminating Namespace.
+        if let Some(namespace) = namespace.filter(|_| rt.namespaced) {
+            self.admit_into_namespace(rt, namespace, meta::name(&obj))?;
+        }
         let mut name = meta::name(&obj).to_owned();
         let generate = meta::text(&obj, "generateName").unwrap_or("").to_owned();
         if name.is_empty() && !generate.is_empty() {
@@ -206,8 +211,12 @@ impl State {
         self.schemas
             .validate_custom(rt, &key.name, &obj, None, meta_errors)?;
         crate::rules::crd::check_crd(rt, &obj)?;
-        if self.store.get(&key).is_some() {
-            return Err(ApiError::already_exists(&subject(rt), &key.name));
+        if let Some(existing) = self.store.get(&key) {
+            let mut error = ApiError::already_exists(&subject(rt), &key.name);
+            if meta::is_deleting(existing) {
+                error.message = format!("object is being deleted: {}", error.message);
+            }
+            return Err(error);
         }
         self.on_create(rt, &mut obj);
         if opts.dry_run {

@@ -301,9 +301,11 @@ impl FakeApiServerBuilder {
         let names = self
             .seed
             .map_or_else(NameGenerator::from_entropy, NameGenerator::seeded);
+        let mut state = State::new(registry, names, self.history);
+        state.create_system_namespaces();
         FakeApiServer {
             shared: Arc::new(Shared {
-                state: Arc::new(Mutex::new(State::new(registry, names, self.history))),
+                state: Arc::new(Mutex::new(state)),
                 faults: Mutex::new(FaultState::default()),
                 counters: Counts::default(),
                 metadata_counters: Counts::default(),

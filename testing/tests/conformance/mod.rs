@@ -7,9 +7,11 @@
 //! can be created in it). [`for_each_case!`] lists every case once; each runner expands it.
 //!
 //! # Fake-only (not in this suite) and why
-//! - Garbage collection (ownerReferences, background/foreground/orphan propagation) and a
-//!   Namespace's deletion removing its contents: done by kube-controller-manager, which envtest
-//!   does not run (`fake_gc.rs`).
+//! - Garbage collection (ownerReferences, background/foreground/orphan propagation: the
+//!   dependents' fate and the finalizers' removal) and a Namespace's deletion removing its
+//!   contents and then itself: done by kube-controller-manager, which envtest does not run
+//!   (`fake_gc.rs`). What kube-apiserver itself does — the `orphan`/`foregroundDeletion`
+//!   finalizers a delete adds, a Namespace turning `Terminating` — is in the suite.
 //! - Watch `410 Gone` for a version older than the history window, periodic BOOKMARKs,
 //!   `sendInitialEvents`: the real server's window (watch cache, etcd compaction every 5 min),
 //!   bookmark timing and the WatchList feature gate cannot be driven from a test
@@ -38,6 +40,7 @@ pub mod fields;
 pub mod formats;
 pub mod lists;
 pub mod managed_fields;
+pub mod namespaces;
 mod objects;
 pub mod raw;
 mod requests;
@@ -162,6 +165,12 @@ macro_rules! for_each_case {
             trap::comparing_the_fields_you_set_or_applying_does_not_loop,
             scale::built_in_kinds_scale_through_their_replicas,
             scale::custom_resources_scale_through_their_crds_paths,
+            namespaces::content_needs_an_existing_namespace,
+            namespaces::a_deleted_namespace_terminates_and_takes_no_new_content,
+            namespaces::system_namespaces_exist_and_may_not_be_deleted,
+            deletion::orphan_and_foreground_deletes_add_their_finalizers,
+            deletion::dry_run_deletes_answer_what_a_delete_would,
+            deletion::delete_options_are_validated,
         }
     };
 }

@@ -1,25 +1,31 @@
-//! Deletion: finalizers, `deletionTimestamp`, and the garbage collector's cascades.
+//! Deletion (`apiserver/pkg/registry/generic/registry/store.go`, `Delete`, and
+//! `rest/delete.go`): preconditions, `DeleteOptions` validation, finalizers and
+//! `deletionTimestamp`, and the propagation policies' finalizers:
+//! - `Background` (the default): an object without finalizers goes at once (answered with a
+//!   `Success` Status), one with finalizers is marked deleting (answered with its new state);
+//!   the garbage collector ([`gc`]) then deletes its dependents;
+//! - `Orphan` (or `orphanDependents: true`): the object gets the `orphan` finalizer and is
+//!   marked deleting; the collector takes its dependents' references to it away, then the
+//!   finalizer;
+//! - `Foreground`: the object gets the `foregroundDeletion` finalizer and is marked deleting;
+//!   the collector deletes its dependents and removes the finalizer once no dependent with
+//!   `blockOwnerDeletion` is left.
 //!
-//! Mirrors the apiserver's graceful deletion with finalizers (a delete of an object with
-//! finalizers only sets `deletionTimestamp`; it goes away when the last finalizer is removed)
-//! and kube-controller-manager's garbage collector:
-//! - `Background` (the default): once an owner is gone, every object whose ownerReferences name
-//!   its uid is deleted too, unless it has another owner that still exists (then only the
-//!   dangling reference is removed);
-//! - `Foreground`: the owner gets `deletionTimestamp` and the `foregroundDeletion` finalizer,
-//!   its dependents are deleted, and the owner goes once no dependent with
-//!   `blockOwnerDeletion: true` is left;
-//! - `Orphan`: the dependents lose their reference to the owner and stay.
-//!
-//! Unlike the real garbage collector, cascades run synchronously inside the request that
-//! triggers them, and a dependent created with a reference to a non-existent owner is kept.
+//! Both finalizers are added whether or not the object has dependents, as the API server adds
+//! them; the answer is the object as marked, even when the collector (synchronous here) removes
+//! it before the request returns. A dry-run delete answers what a delete would: a `Success`
+//! Status for an object that would go at once, else the object marked deleting. Namespaces are
+//! deleted as [`crate::rules::namespace`] says.
+
+pub(crate) mod gc;
 
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::machinery::api_error::ApiError;
-use crate::machinery::api_error::subject;
+use kbr_runtime::field_error::FieldError;
+
+use crate::machinery::api_error::{ApiError, Subject, subject};
 use crate::machinery::meta;
 use crate::machinery::registry::ResourceType;
 use crate::rules::State;
@@ -27,6 +33,9 @@ use crate::store::ObjRef;
 
 /// The finalizer a foreground deletion puts on the owner.
 pub(crate) const FOREGROUND_FINALIZER: &str = "foregroundDeletion";
+
+/// The finalizer an orphaning deletion puts on the owner.
+pub(crate) const ORPHAN_FINALIZER: &str = "orphan";
 
 /// `DeleteOptions.propagationPolicy`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -43,30 +52,68 @@ pub(crate) struct DeleteOptions {
     pub(crate) propagation: Propagation,
     pub(crate) precondition_uid: Option<String>,
     pub(crate) precondition_rv: Option<String>,
+    /// `dryRun: [All]`: answer what the delete would do, store nothing.
+    pub(crate) dry_run: bool,
 }
 
 impl DeleteOptions {
-    /// Reads a `DeleteOptions` body (may be empty) and the `propagationPolicy` query parameter.
-    pub(crate) fn parse(body: &[u8], query_policy: Option<&str>) -> Result<Self, ApiError> {
-        let body: Value = if body.iter().all(u8::is_ascii_whitespace) {
+    /// Reads a `DeleteOptions` body or, when there is none, the query's `propagationPolicy`
+    /// and `dryRun` — kube-apiserver's delete handler (`handlers/delete.go`) reads the query
+    /// only without a body, so `?dryRun=All` with a body is a real delete.
+    pub(crate) fn parse(
+        body: &[u8],
+        query_policy: Option<&str>,
+        query_dry_run: bool,
+    ) -> Result<Self, ApiError> {
+        let without_body = body.iter().all(u8::is_ascii_whitespace);
+        let body: Value = if without_body {
             Value::Null
         } else {
             serde_json::from_slice(body)
                 .map_err(|e| ApiError::bad_request(format!("invalid DeleteOptions: {e}")))?
         };
-        let policy = body
-            .get("propagationPolicy")
-            .and_then(Value::as_str)
-            .or(query_policy);
-        let orphan = body.get("orphanDependents").and_then(Value::as_bool) == Some(true);
-        let propagation = match policy {
-            Some("Foreground") => Propagation::Foreground,
-            Some("Orphan") => Propagation::Orphan,
-            Some("Background") | None if !orphan => Propagation::Background,
-            None | Some("Background") => Propagation::Orphan,
-            Some(other) => {
-                return Err(ApiError::bad_request(format!(
-                    "invalid propagationPolicy: {other:?}"
+        let (policy, dry_run) = if without_body {
+            (query_policy, query_dry_run)
+        } else {
+            let dry_run = body
+                .get("dryRun")
+                .and_then(Value::as_array)
+                .is_some_and(|d| d.iter().any(|v| v == "All"));
+            (
+                body.get("propagationPolicy").and_then(Value::as_str),
+                dry_run,
+            )
+        };
+        let orphan = body.get("orphanDependents").and_then(Value::as_bool);
+        // ValidateDeleteOptions (apimachinery/pkg/apis/meta/v1/validation).
+        let invalid = |error: FieldError| {
+            let options = Subject {
+                group: "meta.k8s.io",
+                plural: "deleteoptions",
+                kind: "DeleteOptions",
+            };
+            ApiError::invalid(
+                &options,
+                "",
+                crate::rules::crd::schemas::causes(vec![error]),
+            )
+        };
+        if let (Some(_), Some(policy)) = (orphan, policy) {
+            return Err(invalid(FieldError::invalid(
+                "propagationPolicy",
+                policy,
+                "orphanDependents and deletionPropagation cannot be both set",
+            )));
+        }
+        let propagation = match (policy, orphan) {
+            (Some("Foreground"), _) => Propagation::Foreground,
+            (Some("Orphan"), _) | (None, Some(true)) => Propagation::Orphan,
+            (Some("Background"), _) | (None, _) => Propagation::Background,
+            (Some(other), _) => {
+                return Err(invalid(FieldError::not_supported(
+                    "propagationPolicy",
+                    other,
+                    &["Foreground", "Background", "Orphan", "nil"],
                 )));
             }
         };
@@ -80,6 +127,7 @@ impl DeleteOptions {
             propagation,
             precondition_uid: text("uid"),
             precondition_rv: text("resourceVersion"),
+            dry_run,
         })
     }
 }
@@ -92,8 +140,8 @@ impl State {
         rt: &ResourceType,
         key: ObjRef,
         opts: &DeleteOptions,
-        dry_run: bool,
     ) -> Result<(Arc<Value>, bool), ApiError> {
+        let dry_run = opts.dry_run;
         let old = self
             .store
             .get(&key)
@@ -119,42 +167,40 @@ impl State {
             );
             return Err(ApiError::conflict_on_kind(&subject(rt), &key.name, &why));
         }
-        if dry_run {
-            let gone = meta::finalizers(&old).is_empty();
-            return Ok((old, gone));
+        if crate::rules::namespace::is_namespace(&key.storage) {
+            return self.delete_namespace(key, &old, dry_run);
         }
-        let uid = meta::uid(&old).to_owned();
-        match opts.propagation {
-            Propagation::Orphan => {
-                for dependent in self.store.dependents_of(&uid) {
-                    self.drop_owner_ref(&dependent, &uid);
-                }
-            }
-            Propagation::Foreground if !self.store.dependents_of(&uid).is_empty() => {
-                let mut marked = (*old).clone();
-                let mut finalizers = meta::finalizers(&marked);
-                if !finalizers.iter().any(|f| f == FOREGROUND_FINALIZER) {
-                    finalizers.push(FOREGROUND_FINALIZER.to_owned());
-                }
-                meta::set_finalizers(&mut marked, &finalizers);
-                mark_deleting(&mut marked);
-                self.store.commit_put(key.clone(), marked);
-                for dependent in self.store.dependents_of(&uid) {
-                    self.collect_dependent(&dependent, &uid);
-                }
-                self.finish_foreground(&uid);
-                return Ok(match self.store.get(&key) {
-                    Some(obj) if meta::uid(obj) == uid => (obj.clone(), false),
-                    _ => (old, true),
-                });
-            }
-            Propagation::Foreground | Propagation::Background => {}
+        let policy_finalizer = match opts.propagation {
+            Propagation::Orphan => Some(ORPHAN_FINALIZER),
+            Propagation::Foreground => Some(FOREGROUND_FINALIZER),
+            Propagation::Background => None,
+        };
+        let mut finalizers = meta::finalizers(&old);
+        if let Some(finalizer) = policy_finalizer
+            && !finalizers.iter().any(|f| f == finalizer)
+        {
+            finalizers.push(finalizer.to_owned());
         }
-        Ok(self.finalize_or_remove(key))
+        if finalizers.is_empty() {
+            if dry_run {
+                return Ok((old, true));
+            }
+            let last = (*old).clone();
+            return Ok((self.remove_with_cascade(key, last), true));
+        }
+        let mut marked = (*old).clone();
+        meta::set_finalizers(&mut marked, &finalizers);
+        mark_deleting(&mut marked);
+        if dry_run || marked == *old {
+            return Ok((Arc::new(marked), false));
+        }
+        let answer = self.store.commit_put(key.clone(), marked);
+        self.collect(&key);
+        Ok((answer, false))
     }
 
     /// Removes the object at `key` if it has no finalizers, else marks it deleting.
-    fn finalize_or_remove(&mut self, key: ObjRef) -> (Arc<Value>, bool) {
+    pub(crate) fn finalize_or_remove(&mut self, key: ObjRef) -> (Arc<Value>, bool) {
         let Some(obj) = self.store.get(&key).cloned() else {
             return (Arc::new(Value::Null), true);
         };
@@ -171,7 +217,8 @@ impl State {
     }
 
     /// Removes an object for good and runs what its removal triggers: garbage collection of
-    /// dependents, a Namespace's contents, a CRD's objects, foreground owners waiting on it.
+    /// dependents, the strategies' hooks (a CRD's objects, a terminating Namespace's end),
+    /// foreground owners waiting on it.
     pub(crate) fn remove_with_cascade(&mut self, key: ObjRef, last: Value) -> Arc<Value> {
         let removed = self.store.commit_remove(key.clone(), last);
         let uid = meta::uid(&removed).to_owned();
@@ -182,86 +229,10 @@ impl State {
         self.after_owner_change(&removed);
         removed
     }
-
-    /// The owner `owner_uid` is gone or going: delete `dependent`, or only drop its reference
-    /// when another owner of it still exists.
-    fn collect_dependent(&mut self, dependent: &ObjRef, owner_uid: &str) {
-        let Some(obj) = self.store.get(dependent) else {
-            return;
-        };
-        let other_owner_alive = meta::owner_refs(obj).iter().any(|r| {
-            r.uid != owner_uid
-                && self
-                    .store
-                    .by_uid(&r.uid)
-                    .and_then(|k| self.store.get(k))
-                    .is_some_and(|o| !meta::is_deleting(o))
-        });
-        if other_owner_alive {
-            // The real collector keeps the reference (unblocked) until the owner is gone, then
-            // drops it; the fake drops it at once.
-            self.drop_owner_ref(dependent, owner_uid);
-        } else {
-            self.finalize_or_remove(dependent.clone());
-        }
-    }
-
-    fn drop_owner_ref(&mut self, key: &ObjRef, owner_uid: &str) {
-        if let Some(obj) = self.store.get(key) {
-            let old = obj.clone();
-            let mut new = (*old).clone();
-            meta::remove_owner_ref(&mut new, owner_uid);
-            self.store.commit_put(key.clone(), new);
-            self.after_owner_change(&old);
-        }
-    }
-
-    /// An object that named owners changed or went away: finish the foreground deletion of
-    /// any owner no longer blocked.
-    pub(crate) fn after_owner_change(&mut self, old: &Value) {
-        for owner in meta::owner_refs(old) {
-            self.finish_foreground(&owner.uid);
-        }
-    }
-
-    /// Removes `foregroundDeletion` from a deleting owner once no dependent blocks it.
-    fn finish_foreground(&mut self, owner_uid: &str) {
-        let Some(key) = self.store.by_uid(owner_uid).cloned() else {
-            return;
-        };
-        let Some(owner) = self.store.get(&key).cloned() else {
-            return;
-        };
-        let finalizers = meta::finalizers(&owner);
-        if !meta::is_deleting(&owner) || !finalizers.iter().any(|f| f == FOREGROUND_FINALIZER) {
-            return;
-        }
-        let blocked = self.store.dependents_of(owner_uid).iter().any(|d| {
-            self.store.get(d).is_some_and(|obj| {
-                meta::owner_refs(obj)
-                    .iter()
-                    .any(|r| r.uid == owner_uid && r.block_owner_deletion)
-            })
-        });
-        if blocked {
-            return;
-        }
-        let rest: Vec<String> = finalizers
-            .into_iter()
-            .filter(|f| f != FOREGROUND_FINALIZER)
-            .collect();
-        let mut new = (*owner).clone();
-        meta::set_finalizers(&mut new, &rest);
-        if rest.is_empty() {
-            self.remove_with_cascade(key, new);
-        } else {
-            self.store.commit_put(key, new);
-        }
-    }
 }
 
 /// Sets `deletionTimestamp` (now), `deletionGracePeriodSeconds: 0`, and bumps `generation`.
-fn mark_deleting(obj: &mut Value) {
+pub(crate) fn mark_deleting(obj: &mut Value) {
     if meta::is_deleting(obj) {
         return;
     }
