@@ -240,3 +240,108 @@ pub async fn data_that_is_not_base64_is_a_bad_request(ctx: &Ctx) -> TestResult {
     );
     Ok(())
 }
+
+pub async fn secrets_with_their_required_keys_are_accepted(ctx: &Ctx) -> TestResult {
+    let cases = [
+        (
+            "tls",
+            "kubernetes.io/tls",
+            json!({"tls.crt": "YQ==", "tls.key": "Yg=="}),
+        ),
+        (
+            "docker",
+            "kubernetes.io/dockerconfigjson",
+            json!({".dockerconfigjson": "e30="}),
+        ),
+        (
+            "ssh",
+            "kubernetes.io/ssh-auth",
+            json!({"ssh-privatekey": "YQ=="}),
+        ),
+        (
+            "basic",
+            "kubernetes.io/basic-auth",
+            json!({"password": "YQ=="}),
+        ),
+    ];
+    for (name, kind, data) in cases {
+        let answer = create(ctx, "v1", "secrets", &secret(name, kind, data)).await?;
+        assert_eq!(answer.code, 201, "{kind}: {}", answer.body);
+    }
+    let token = json!({"metadata": {"name": "token",
+        "annotations": {"kubernetes.io/service-account.name": "default"}},
+        "type": "kubernetes.io/service-account-token"});
+    created(create(ctx, "v1", "secrets", &token).await?)?;
+    let answer = create(
+        ctx,
+        "v1",
+        "secrets",
+        &secret(
+            "bad-json",
+            "kubernetes.io/dockerconfigjson",
+            json!({".dockerconfigjson": "bm90IGpzb24="}),
+        ),
+    )
+    .await?;
+    let causes: Vec<(String, String)> = answer.causes().into_iter().map(|c| (c.0, c.1)).collect();
+    assert_eq!(
+        (answer.code, causes),
+        (
+            422,
+            vec![("FieldValueInvalid".into(), "data[.dockerconfigjson]".into())]
+        ),
+        "the config must be JSON (the message is Go's JSON error on the real server)"
+    );
+    Ok(())
+}
+
+pub async fn immutable_stays_set_and_freezes_binary_data(ctx: &Ctx) -> TestResult {
+    let frozen = "Forbidden: field is immutable when `immutable` is set";
+    let cm = json!({"metadata": {"name": "c"}, "binaryData": {"b": "eA=="}, "immutable": true});
+    created(create(ctx, "v1", "configmaps", &cm).await?)?;
+    let answer = merge(
+        ctx,
+        "v1",
+        "configmaps",
+        "c",
+        &json!({"binaryData": {"b": "eQ=="}}),
+    )
+    .await?;
+    assert_eq!(
+        invalid(&answer),
+        (
+            422,
+            vec![cause("FieldValueForbidden", "binaryData", frozen)]
+        )
+    );
+    let secret = json!({"metadata": {"name": "s"}, "data": {"k": "eA=="}, "immutable": true});
+    created(create(ctx, "v1", "secrets", &secret).await?)?;
+    let answer = merge(ctx, "v1", "secrets", "s", &json!({"immutable": null})).await?;
+    assert_eq!(
+        invalid(&answer),
+        (422, vec![cause("FieldValueForbidden", "immutable", frozen)])
+    );
+    // A mutable one may become immutable.
+    created(
+        create(
+            ctx,
+            "v1",
+            "configmaps",
+            &json!({"metadata": {"name": "m"}, "data": {"a": "b"}}),
+        )
+        .await?,
+    )?;
+    let answer = merge(
+        ctx,
+        "v1",
+        "configmaps",
+        "m",
+        &json!({"immutable": true, "data": {"a": "c"}}),
+    )
+    .await?;
+    assert_eq!(
+        (answer.code, &answer.body["data"]),
+        (200, &json!({"a": "c"}))
+    );
+    Ok(())
+}

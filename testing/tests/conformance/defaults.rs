@@ -331,3 +331,131 @@ pub async fn secrets_merge_string_data_and_default_their_type(ctx: &Ctx) -> Test
     );
     Ok(())
 }
+
+pub async fn pod_templates_default_probes_hooks_and_volumes(ctx: &Ctx) -> TestResult {
+    let mut deployment = workload("d");
+    deployment["spec"]["template"]["spec"] = json!({
+        "containers": [{
+            "name": "c", "image": "registry.local:5000/app",
+            "readinessProbe": {"tcpSocket": {"port": 80}},
+            "lifecycle": {"preStop": {"httpGet": {"port": 80}}},
+            "resources": {"limits": {"cpu": "1"}}
+        }],
+        "volumes": [
+            {"name": "token", "projected": {"sources": [
+                {"serviceAccountToken": {"path": "token"}},
+                {"downwardAPI": {"items": [{"path": "name", "fieldRef": {"fieldPath": "metadata.name"}}]}}
+            ]}},
+            {"name": "host", "hostPath": {"path": "/var/log"}},
+            {"name": "api", "downwardAPI": {"items": [{"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}}]}}
+        ]
+    });
+    let stored = created(create(ctx, "apps/v1", "deployments", &deployment).await?)?;
+    let spec = &stored["spec"]["template"]["spec"];
+    let container = &spec["containers"][0];
+    assert_eq!(
+        container["imagePullPolicy"],
+        json!("Always"),
+        "a registry port is no tag"
+    );
+    assert_eq!(
+        container["readinessProbe"],
+        json!({"failureThreshold": 3, "periodSeconds": 10, "successThreshold": 1,
+               "tcpSocket": {"port": 80}, "timeoutSeconds": 1})
+    );
+    assert_eq!(
+        container["lifecycle"],
+        json!({"preStop": {"httpGet": {"path": "/", "port": 80, "scheme": "HTTP"}}})
+    );
+    assert_eq!(
+        container["resources"],
+        json!({"limits": {"cpu": "1"}}),
+        "requests default to limits in Pods only, not in templates"
+    );
+    assert!(
+        spec.get("enableServiceLinks").is_none(),
+        "a Pod-only default"
+    );
+    assert_eq!(
+        spec["volumes"],
+        json!([
+            {"name": "token", "projected": {"defaultMode": 420, "sources": [
+                {"serviceAccountToken": {"expirationSeconds": 3600, "path": "token"}},
+                {"downwardAPI": {"items": [{"fieldRef": {"apiVersion": "v1",
+                    "fieldPath": "metadata.name"}, "path": "name"}]}}
+            ]}},
+            {"hostPath": {"path": "/var/log", "type": ""}, "name": "host"},
+            {"downwardAPI": {"defaultMode": 420, "items": [{"fieldRef": {"apiVersion": "v1",
+                "fieldPath": "metadata.labels"}, "path": "labels"}]}, "name": "api"}
+        ])
+    );
+    Ok(())
+}
+
+pub async fn pods_get_their_qos_class_and_host_ports(ctx: &Ctx) -> TestResult {
+    let pod = |name: &str, container: Value, host_network: bool| {
+        json!({"metadata": {"name": name},
+               "spec": {"hostNetwork": host_network, "containers": [container]}})
+    };
+    let guaranteed = json!({"name": "c", "image": "i:1",
+        "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}});
+    let stored = created(create(ctx, "v1", "pods", &pod("g", guaranteed, false)).await?)?;
+    assert_eq!(stored["status"]["qosClass"], json!("Guaranteed"));
+    let best = json!({"name": "c", "image": "i:1", "ports": [{"containerPort": 8080}]});
+    let stored = created(create(ctx, "v1", "pods", &pod("b", best, true)).await?)?;
+    assert_eq!(stored["status"]["qosClass"], json!("BestEffort"));
+    assert_eq!(
+        stored["spec"]["containers"][0]["ports"],
+        json!([{"containerPort": 8080, "hostPort": 8080, "protocol": "TCP"}]),
+        "with the host's network, a container port is a host port"
+    );
+    Ok(())
+}
+
+pub async fn jobs_keep_their_own_labels_and_manual_selectors(ctx: &Ctx) -> TestResult {
+    let spec = json!({"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]});
+    let labelled = json!({"metadata": {"name": "own", "labels": {"team": "a"}},
+        "spec": {"template": {"spec": spec}}});
+    let job = created(create(ctx, "batch/v1", "jobs", &labelled).await?)?;
+    assert_eq!(
+        job["metadata"]["labels"],
+        json!({"team": "a"}),
+        "a Job's own labels stay"
+    );
+    let manual = json!({"metadata": {"name": "manual"}, "spec": {"manualSelector": true,
+        "selector": {"matchLabels": {"run": "m"}},
+        "template": {"metadata": {"labels": {"run": "m"}}, "spec": spec}}});
+    let job = created(create(ctx, "batch/v1", "jobs", &manual).await?)?;
+    assert_eq!(
+        (
+            &job["spec"]["selector"],
+            &job["spec"]["template"]["metadata"]["labels"]
+        ),
+        (&json!({"matchLabels": {"run": "m"}}), &json!({"run": "m"})),
+        "a manual selector is left alone, and no labels are generated"
+    );
+    let failing = json!({"metadata": {"name": "policy"}, "spec": {
+        "podFailurePolicy": {"rules": [{"action": "FailJob",
+            "onExitCodes": {"operator": "In", "values": [42]}}]},
+        "template": {"spec": spec}}});
+    let job = created(create(ctx, "batch/v1", "jobs", &failing).await?)?;
+    assert_eq!(job["spec"]["podReplacementPolicy"], json!("Failed"));
+    Ok(())
+}
+
+pub async fn stateful_set_claim_templates_get_their_defaults(ctx: &Ctx) -> TestResult {
+    let mut set = workload("s");
+    set["spec"]["volumeClaimTemplates"] = json!([{"metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]);
+    let stored = created(create(ctx, "apps/v1", "statefulsets", &set).await?)?;
+    assert_eq!(
+        stored["spec"]["volumeClaimTemplates"],
+        json!([{"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                "metadata": {"name": "data"},
+                "spec": {"accessModes": ["ReadWriteOnce"],
+                         "resources": {"requests": {"storage": "1Gi"}},
+                         "volumeMode": "Filesystem"},
+                "status": {"phase": "Pending"}}])
+    );
+    Ok(())
+}

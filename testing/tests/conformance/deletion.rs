@@ -288,3 +288,36 @@ pub async fn delete_options_are_validated(ctx: &Ctx) -> TestResult {
     assert!(api.get_opt("x").await?.is_some());
     Ok(())
 }
+
+pub async fn a_workload_deleted_with_a_policy_is_marked_with_its_finalizer(
+    ctx: &Ctx,
+) -> TestResult {
+    let deployment = json!({"metadata": {"name": "d"}, "spec": {
+        "selector": {"matchLabels": {"app": "a"}}, "template": super::defaults::template()}});
+    let uri = super::requests::collection(ctx, "apps/v1", "deployments");
+    let created = super::raw::send(
+        &ctx.client,
+        "POST",
+        &uri,
+        super::raw::JSON,
+        &deployment.to_string(),
+    )
+    .await?;
+    assert_eq!(created.code, 201);
+    let options = json!({"propagationPolicy": "Orphan"}).to_string();
+    let answer = super::raw::send(
+        &ctx.client,
+        "DELETE",
+        &format!("{uri}/d"),
+        super::raw::JSON,
+        &options,
+    )
+    .await?;
+    let meta = &answer.body["metadata"];
+    assert_eq!(
+        (answer.code, &meta["finalizers"], &meta["generation"]),
+        (200, &json!(["orphan"]), &json!(2)),
+        "the generation is bumped with the deletionTimestamp"
+    );
+    Ok(())
+}

@@ -171,6 +171,19 @@ macro_rules! for_each_case {
             deletion::orphan_and_foreground_deletes_add_their_finalizers,
             deletion::dry_run_deletes_answer_what_a_delete_would,
             deletion::delete_options_are_validated,
+            deletion::a_workload_deleted_with_a_policy_is_marked_with_its_finalizer,
+            defaults::pod_templates_default_probes_hooks_and_volumes,
+            defaults::pods_get_their_qos_class_and_host_ports,
+            defaults::jobs_keep_their_own_labels_and_manual_selectors,
+            defaults::stateful_set_claim_templates_get_their_defaults,
+            workloads::daemon_set_template_generation_follows_its_template,
+            workloads::init_containers_and_port_names_are_validated,
+            workloads::cron_job_limits_and_schedule_forms,
+            services::service_types_allocate_what_they_need,
+            config::secrets_with_their_required_keys_are_accepted,
+            config::immutable_stays_set_and_freezes_binary_data,
+            namespaces::namespace_names_and_their_name_label,
+            crud::an_apply_needs_a_field_manager,
         }
     };
 }

@@ -162,3 +162,32 @@ pub async fn system_namespaces_exist_and_may_not_be_deleted(ctx: &Ctx) -> TestRe
     }
     Ok(())
 }
+
+pub async fn namespace_names_and_their_name_label(ctx: &Ctx) -> TestResult {
+    let bad = json!({"metadata": {"name": "Bad.Name"}}).to_string();
+    let answer = send(&ctx.client, "POST", "/api/v1/namespaces", JSON, &bad).await?;
+    assert_eq!(
+        (answer.code, answer.causes()),
+        (
+            422,
+            vec![cause(
+                "FieldValueInvalid",
+                "metadata.name",
+                "Invalid value: \"Bad.Name\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+            )]
+        )
+    );
+    // The kubernetes.io/metadata.name label is set back on every write.
+    let uri = format!("/api/v1/namespaces/{}", ctx.ns);
+    let unlabel =
+        json!({"metadata": {"labels": {"kubernetes.io/metadata.name": null, "team": "a"}}});
+    let answer = send(&ctx.client, "PATCH", &uri, MERGE, &unlabel.to_string()).await?;
+    assert_eq!(
+        (answer.code, &answer.body["metadata"]["labels"]),
+        (
+            200,
+            &json!({"kubernetes.io/metadata.name": ctx.ns, "team": "a"})
+        )
+    );
+    Ok(())
+}

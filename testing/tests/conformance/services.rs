@@ -346,3 +346,74 @@ pub async fn node_ports_are_allocated_in_range_and_kept(ctx: &Ctx) -> TestResult
     );
     Ok(())
 }
+
+pub async fn service_types_allocate_what_they_need(ctx: &Ctx) -> TestResult {
+    let ports = json!([{"name": "http", "port": 80}, {"name": "metrics", "port": 9090}]);
+    let cluster = created(
+        create(
+            ctx,
+            "v1",
+            "services",
+            &service("a", json!({"ports": ports})),
+        )
+        .await?,
+    )?;
+    assert!(cluster["spec"]["ports"][0].get("nodePort").is_none());
+    let node = merge(
+        ctx,
+        "v1",
+        "services",
+        "a",
+        &json!({"spec": {"type": "NodePort"}}),
+    )
+    .await?;
+    assert_eq!(node.code, 200, "{}", node.body);
+    let allocated: Vec<i64> = node.body["spec"]["ports"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p["nodePort"].as_i64())
+        .collect();
+    assert_eq!(
+        allocated.len(),
+        2,
+        "a NodePort Service gets a node port per port"
+    );
+    assert_eq!(node.body["spec"]["clusterIP"], cluster["spec"]["clusterIP"]);
+    // A PUT with the ports in another order keeps each node port by the port's name.
+    let swapped = json!({"type": "NodePort", "ports": [{"name": "metrics", "port": 9090}, {"name": "http", "port": 80}]});
+    let kept = replace(ctx, "v1", "services", "a", &service("a", swapped)).await?;
+    assert_eq!(
+        (
+            &kept.body["spec"]["ports"][0]["nodePort"],
+            &kept.body["spec"]["ports"][1]["nodePort"]
+        ),
+        (&json!(allocated[1]), &json!(allocated[0]))
+    );
+    let no_ports = json!({"type": "LoadBalancer", "allocateLoadBalancerNodePorts": false,
+        "ports": [{"port": 80}]});
+    let lb = created(create(ctx, "v1", "services", &service("lb", no_ports)).await?)?;
+    assert!(lb["spec"]["ports"][0].get("nodePort").is_none());
+    assert!(lb["spec"]["clusterIP"].is_string());
+    let headless = json!({"clusterIP": "None", "selector": {"app": "a"}, "ports": [{"port": 80}]});
+    let headless = created(create(ctx, "v1", "services", &service("h", headless)).await?)?;
+    assert_eq!(
+        (
+            &headless["spec"]["ipFamilyPolicy"],
+            &headless["spec"]["ipFamilies"]
+        ),
+        (&json!("SingleStack"), &json!(["IPv4"])),
+        "a headless Service with a selector is single-stack"
+    );
+    let external = json!({"type": "ExternalName", "externalName": "Not_A_Name"});
+    let answer = create(ctx, "v1", "services", &service("e", external)).await?;
+    let causes: Vec<(String, String)> = answer.causes().into_iter().map(|c| (c.0, c.1)).collect();
+    assert_eq!(
+        (answer.code, causes),
+        (
+            422,
+            vec![("FieldValueInvalid".into(), "spec.externalName".into())]
+        )
+    );
+    Ok(())
+}

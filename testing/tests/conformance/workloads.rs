@@ -589,3 +589,147 @@ pub async fn cron_jobs_are_validated(ctx: &Ctx) -> TestResult {
     created(create(ctx, "batch/v1", "cronjobs", &ok).await?)?;
     Ok(())
 }
+
+pub async fn daemon_set_template_generation_follows_its_template(ctx: &Ctx) -> TestResult {
+    let selector = json!({"matchLabels": {"app": "a"}});
+    created(
+        create(
+            ctx,
+            "apps/v1",
+            "daemonsets",
+            &workload("ds", selector, json!({})),
+        )
+        .await?,
+    )?;
+    let annotation = |answer: &super::raw::Answer| {
+        answer.body["metadata"]["annotations"]["deprecated.daemonset.template.generation"].clone()
+    };
+    let other = merge(
+        ctx,
+        "apps/v1",
+        "daemonsets",
+        "ds",
+        &json!({"spec": {"minReadySeconds": 5}}),
+    )
+    .await?;
+    assert_eq!((other.code, annotation(&other)), (200, json!("1")));
+    let image = json!({"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "nginx:2"}]}}}});
+    let changed = merge(ctx, "apps/v1", "daemonsets", "ds", &image).await?;
+    assert_eq!((changed.code, annotation(&changed)), (200, json!("2")));
+    Ok(())
+}
+
+pub async fn init_containers_and_port_names_are_validated(ctx: &Ctx) -> TestResult {
+    let pod = json!({"metadata": {"name": "p"}, "spec": {
+        "initContainers": [{"name": "init"}],
+        // An init container's name may not be a container's either: the duplicate is reported
+        // on the init container, after its own errors.
+        "containers": [{"name": "c", "image": "i", "ports": [
+            {"containerPort": 80, "name": "web"}, {"containerPort": 81, "name": "web"},
+            {"containerPort": 82, "name": "8080"}]},
+            {"name": "init", "image": "i"}]}});
+    let answer = create(ctx, "v1", "pods", &pod).await?;
+    assert_eq!(
+        invalid(&answer),
+        (
+            422,
+            vec![
+                cause(
+                    "FieldValueDuplicate",
+                    "spec.containers[0].ports[1].name",
+                    r#"Duplicate value: "web""#
+                ),
+                cause(
+                    "FieldValueInvalid",
+                    "spec.containers[0].ports[2].name",
+                    r#"Invalid value: "8080": must contain at least one letter (a-z)"#
+                ),
+                cause(
+                    "FieldValueRequired",
+                    "spec.initContainers[0].image",
+                    "Required value"
+                ),
+                cause(
+                    "FieldValueDuplicate",
+                    "spec.initContainers[0].name",
+                    r#"Duplicate value: "init""#
+                ),
+            ]
+        )
+    );
+    Ok(())
+}
+
+pub async fn cron_job_limits_and_schedule_forms(ctx: &Ctx) -> TestResult {
+    let template = json!({"spec": {"template": {"spec": {"restartPolicy": "Never",
+        "containers": [{"name": "c", "image": "x"}]}}}});
+    let cron = |name: &str, spec: Value| {
+        let mut body = json!({"metadata": {"name": name}, "spec": {"jobTemplate": template}});
+        if let (Some(s), Value::Object(extra)) = (body["spec"].as_object_mut(), spec) {
+            s.extend(extra);
+        }
+        body
+    };
+    for (name, schedule) in [
+        ("a", "@every 5m"),
+        ("b", "0 9 * JAN-MAR mon-fri"),
+        ("c", "*/15 0-6 1,15 * ?"),
+    ] {
+        let answer = create(
+            ctx,
+            "batch/v1",
+            "cronjobs",
+            &cron(name, json!({"schedule": schedule})),
+        )
+        .await?;
+        assert_eq!(answer.code, 201, "{schedule}: {}", answer.body);
+    }
+    let answer = create(
+        ctx,
+        "batch/v1",
+        "cronjobs",
+        &cron("d", json!({"schedule": "TZ=UTC 0 * * * *"})),
+    )
+    .await?;
+    assert_eq!(
+        invalid(&answer),
+        (
+            422,
+            vec![cause(
+                "FieldValueInvalid",
+                "spec.schedule",
+                r#"Invalid value: "TZ=UTC 0 * * * *": cannot use TZ or CRON_TZ in schedule, use timeZone field instead"#
+            )]
+        )
+    );
+    let answer = create(
+        ctx,
+        "batch/v1",
+        "cronjobs",
+        &cron(
+            "e",
+            json!({"schedule": "@hourly",
+        "successfulJobsHistoryLimit": -1, "failedJobsHistoryLimit": -2}),
+        ),
+    )
+    .await?;
+    assert_eq!(
+        invalid(&answer),
+        (
+            422,
+            vec![
+                cause(
+                    "FieldValueInvalid",
+                    "spec.successfulJobsHistoryLimit",
+                    "Invalid value: -1: must be greater than or equal to 0"
+                ),
+                cause(
+                    "FieldValueInvalid",
+                    "spec.failedJobsHistoryLimit",
+                    "Invalid value: -2: must be greater than or equal to 0"
+                ),
+            ]
+        )
+    );
+    Ok(())
+}

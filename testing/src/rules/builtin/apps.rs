@@ -66,6 +66,9 @@ pub(crate) fn default(kind: Kind, obj: &mut Value) {
             default_ptr(spec, "replicas", json!(1));
             default_ptr(spec, "revisionHistoryLimit", json!(10));
             for claim in items_mut(spec, "volumeClaimTemplates") {
+                // Stored with their type, as the conversion of the embedded claims writes it.
+                default_to(claim, "apiVersion", json!("v1"));
+                default_to(claim, "kind", json!("PersistentVolumeClaim"));
                 default_claim_spec(child(claim, "spec"));
                 default_to(child(claim, "status"), "phase", json!("Pending"));
             }

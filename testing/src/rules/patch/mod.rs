@@ -48,9 +48,21 @@ impl PatchKind {
             "application/strategic-merge-patch+json" => Self::StrategicMerge,
             "application/json-patch+json" => Self::Json,
             "application/apply-patch+yaml" | "application/apply-patch+json" => {
+                // ValidatePatchOptions (apimachinery/pkg/apis/meta/v1/validation): a 422.
                 let manager = field_manager.filter(|m| !m.is_empty()).ok_or_else(|| {
-                    ApiError::bad_request(
-                        "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+                    let options = crate::machinery::api_error::Subject {
+                        group: "meta.k8s.io",
+                        plural: "patchoptions",
+                        kind: "PatchOptions",
+                    };
+                    let error = kbr_runtime::field_error::FieldError::required(
+                        "fieldManager",
+                        "is required for apply patch",
+                    );
+                    ApiError::invalid(
+                        &options,
+                        "",
+                        crate::rules::crd::schemas::causes(vec![error]),
                     )
                 })?;
                 Self::Apply(ApplyOptions {

@@ -184,17 +184,16 @@ fn default_volume(volume: &mut Value) {
             default_ptr(source, "defaultMode", json!(DEFAULT_MODE));
         }
     }
+    if let Some(downward) = volume.get_mut("downwardAPI") {
+        default_field_refs(downward);
+    }
     if let Some(projected) = volume.get_mut("projected") {
         for source in items_mut(projected, "sources") {
             if let Some(token) = source.get_mut("serviceAccountToken") {
                 default_ptr(token, "expirationSeconds", json!(3600));
             }
             if let Some(downward) = source.get_mut("downwardAPI") {
-                for item in items_mut(downward, "items") {
-                    if let Some(field_ref) = item.get_mut("fieldRef") {
-                        default_to(field_ref, "apiVersion", json!("v1"));
-                    }
-                }
+                default_field_refs(downward);
             }
         }
     }
@@ -203,6 +202,15 @@ fn default_volume(volume: &mut Value) {
     }
     if let Some(claim) = volume.pointer_mut("/ephemeral/volumeClaimTemplate/spec") {
         default_claim_spec(claim);
+    }
+}
+
+/// `SetDefaults_ObjectFieldSelector` for the items of a downward API volume or projection.
+fn default_field_refs(downward: &mut Value) {
+    for item in items_mut(downward, "items") {
+        if let Some(field_ref) = item.get_mut("fieldRef") {
+            default_to(field_ref, "apiVersion", json!("v1"));
+        }
     }
 }
 

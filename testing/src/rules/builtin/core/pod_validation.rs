@@ -130,16 +130,9 @@ fn validate_container<'a>(
     let name = text(container, "name");
     if name.is_empty() {
         errors.push(FieldError::required(format!("{at}.name"), ""));
-    } else {
-        if let Err(invalid) = kbr_core::dns::dns1123_label(name) {
-            for message in invalid.messages() {
-                errors.push(FieldError::invalid(format!("{at}.name"), name, *message));
-            }
-        }
-        if names.contains(&name) {
-            errors.push(FieldError::duplicate(format!("{at}.name"), name));
-        } else {
-            names.push(name);
+    } else if let Err(invalid) = kbr_core::dns::dns1123_label(name) {
+        for message in invalid.messages() {
+            errors.push(FieldError::invalid(format!("{at}.name"), name, *message));
         }
     }
     if text(container, "image").trim().is_empty() {
@@ -222,6 +215,14 @@ fn validate_container<'a>(
         ));
     }
     errors.extend(requests_within_limits(container, at));
+    // Names unique across containers and init containers, checked after the rest.
+    if !name.is_empty() {
+        if names.contains(&name) {
+            errors.push(FieldError::duplicate(format!("{at}.name"), name));
+        } else {
+            names.push(name);
+        }
+    }
     errors
 }
 
