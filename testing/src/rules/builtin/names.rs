@@ -1,5 +1,29 @@
 //! apimachinery's `util/validation` checks the built-in kinds' validation uses besides DNS
-//! names and labels (which are kbr-core's): port numbers and names, config keys.
+//! names and labels (which are kbr-core's): port numbers and names, config keys; and the port
+//! protocols containers and Services share (`supportedPortProtocols`).
+
+use serde_json::Value;
+
+use kbr_runtime::field_error::FieldError;
+
+/// The protocols a container or Service port may have.
+const PROTOCOLS: &[&str] = &["SCTP", "TCP", "UDP"];
+
+/// A port's `protocol` (at `at.protocol`): required, and one of SCTP, TCP, UDP.
+pub(crate) fn port_protocol(port: &Value, at: &str) -> Option<FieldError> {
+    let protocol = port.get("protocol").and_then(Value::as_str).unwrap_or("");
+    if protocol.is_empty() {
+        Some(FieldError::required(format!("{at}.protocol"), ""))
+    } else if !PROTOCOLS.contains(&protocol) {
+        Some(FieldError::not_supported(
+            format!("{at}.protocol"),
+            protocol,
+            PROTOCOLS,
+        ))
+    } else {
+        None
+    }
+}
 
 /// `IsValidPortNum`: `1..=65535`.
 pub(crate) fn port_number(port: i64) -> Option<&'static str> {

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use kbr_runtime::field_error::FieldError;
 
-use crate::rules::builtin::names::{port_name, port_number};
+use crate::rules::builtin::names::{port_name, port_number, port_protocol};
 use crate::rules::builtin::object::{items, text};
 
 /// Which `restartPolicy` values a pod spec may have.
@@ -27,7 +27,6 @@ pub(crate) enum Restart {
     Job,
 }
 
-const PROTOCOLS: &[&str] = &["SCTP", "TCP", "UDP"];
 const PULL_POLICIES: &[&str] = &["Always", "IfNotPresent", "Never"];
 const DNS_POLICIES: &[&str] = &["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"];
 
@@ -165,16 +164,7 @@ fn validate_container<'a>(
                 message,
             ));
         }
-        let protocol = text(port, "protocol");
-        if protocol.is_empty() {
-            errors.push(FieldError::required(format!("{at}.protocol"), ""));
-        } else if !PROTOCOLS.contains(&protocol) {
-            errors.push(FieldError::not_supported(
-                format!("{at}.protocol"),
-                protocol,
-                PROTOCOLS,
-            ));
-        }
+        errors.extend(port_protocol(port, &at));
     }
     for (i, env) in items(container, "env").iter().enumerate() {
         let name = text(env, "name");

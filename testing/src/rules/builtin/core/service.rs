@@ -17,11 +17,10 @@ use serde_json::{Value, json};
 
 use kbr_runtime::field_error::{BadValue, FieldError, FieldErrorType};
 
-use crate::rules::builtin::names::{port_name, port_number};
+use crate::rules::builtin::names::{port_name, port_number, port_protocol};
 use crate::rules::builtin::object::{child, default_ptr, default_to, items, items_mut, text};
 
 const TYPES: &[&str] = &["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"];
-const PROTOCOLS: &[&str] = &["SCTP", "TCP", "UDP"];
 
 /// The Service's `spec.type`, `ClusterIP` when unset.
 pub(crate) fn service_type(svc: &Value) -> &str {
@@ -275,16 +274,7 @@ pub(crate) fn validate(svc: &Value, old: Option<&Value>) -> Vec<FieldError> {
         if let Some(message) = port_number(number) {
             errors.push(FieldError::invalid(format!("{at}.port"), number, message));
         }
-        let protocol = text(port, "protocol");
-        if protocol.is_empty() {
-            errors.push(FieldError::required(format!("{at}.protocol"), ""));
-        } else if !PROTOCOLS.contains(&protocol) {
-            errors.push(FieldError::not_supported(
-                format!("{at}.protocol"),
-                protocol,
-                PROTOCOLS,
-            ));
-        }
+        errors.extend(port_protocol(port, &at));
         errors.extend(port_number_or_name(
             port.get("targetPort"),
             &format!("{at}.targetPort"),
