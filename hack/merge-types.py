@@ -1,23 +1,26 @@
 #!/usr/bin/env python3
-"""Regenerates runtime/src/testing/apply/builtin_types.json: the merge types (list types, map
-types, patch merge keys, key defaults) of the built-in kinds the fake API server serves, as a
+"""Regenerates testing/src/rules/apply/builtin_types.json: the merge types (list types, map
+types, patch merge keys) and defaults of the built-in kinds the fake API server serves, as a
 real kube-apiserver publishes them in its OpenAPI v3 documents.
 
 Usage: fetch these documents from a running kube-apiserver (envtest's, `KUBEBUILDER_ASSETS`) into
-DIR, named core.json, apps.json, coordination.json, events.json, admissionregistration.json and
-apiextensions.json (GET /openapi/v3/api/v1, /openapi/v3/apis/apps/v1, ...), then run
-    python3 hack/merge-types.py DIR runtime/src/testing/apply/builtin_types.json
+DIR, named core.json, apps.json, batch.json, coordination.json, events.json,
+admissionregistration.json and apiextensions.json (GET /openapi/v3/api/v1, /openapi/v3/apis/apps/v1, ...), then run
+    python3 hack/merge-types.py DIR testing/src/rules/apply/builtin_types.json
 
 Only what server-side apply reads is kept (kube-openapi pkg/schemaconv): type, properties, items,
 additionalProperties, $ref, x-kubernetes-list-type/-list-map-keys/-map-type/-preserve-unknown-fields,
-x-kubernetes-patch-strategy/-patch-merge-key where there is no list type, scalar defaults.
+x-kubernetes-patch-strategy/-patch-merge-key where there is no list type, and defaults (the
+declarative ones and the zero values Go writes for fields that are not pointers: `{}`, `""`, `0`),
+which the fake applies to built-in kinds as the API server's decoding does.
 """
 import json
 import sys
 
 KINDS = [
     ("core", "", "v1", ["Namespace", "ConfigMap", "Secret", "Service", "Pod", "ServiceAccount", "Event"]),
-    ("apps", "apps", "v1", ["Deployment", "ReplicaSet"]),
+    ("apps", "apps", "v1", ["Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"]),
+    ("batch", "batch", "v1", ["Job", "CronJob"]),
     ("coordination", "coordination.k8s.io", "v1", ["Lease"]),
     ("events", "events.k8s.io", "v1", ["Event"]),
     ("admissionregistration", "admissionregistration.k8s.io", "v1",
@@ -60,9 +63,8 @@ def main(src, dest):
             for k in ["x-kubernetes-patch-strategy", "x-kubernetes-patch-merge-key"]:
                 if k in sch:
                     out[k] = sch[k]
-        default = sch.get("default")
-        if default is not None and not isinstance(default, (dict, list)):
-            out["default"] = default
+        if "default" in sch:
+            out["default"] = sch["default"]
         if "properties" in sch:
             out["properties"] = {k: strip(v) for k, v in sch["properties"].items()}
         if "items" in sch:

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use kbr_runtime::client::{ListOptions, Patch, PatchParams};
 use kbr_runtime::controller::predicate::Predicate;
 use kbr_runtime::controller::source::Kind;
-use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
+use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, ServiceAccount};
 use kbr_runtime::kube::core::PartialObjectMeta;
 use kbr_runtime::kube::runtime::reflector::ObjectRef;
 use kbr_runtime::{Action, Client, Controller, Scheme};
@@ -128,6 +128,10 @@ async fn metadata_reads_come_from_the_cache() -> TestResult {
         }
         client.create(&secret).await?;
     }
+    // The namespace must exist first, as on a real API server.
+    let mut other = Namespace::default();
+    other.metadata.name = Some("other".into());
+    client.create(&other).await?;
     client.create(&configmap("other", "elsewhere", "1")).await?;
     let manager = manager(&server, options());
     let cached = manager.client();

@@ -26,7 +26,7 @@ use futures::stream::{self, StreamExt, TryStreamExt};
 use kbr_runtime::client::ListOptions;
 use kbr_runtime::controller::source::Kind;
 use kbr_runtime::k8s_openapi::api::coordination::v1::Lease;
-use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 use kbr_runtime::k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kbr_runtime::sharding::{
     Sharded, ShardingError, ShardingOptions, assign, drain_label, shard_label,
@@ -732,6 +732,10 @@ async fn a_partitioned_replica_stops_before_its_objects_move() -> TestResult {
         return Ok(());
     };
     let client = Client::new(server.kube_client());
+    // The namespace must exist first, as on a real API server.
+    let mut namespace = Namespace::default();
+    namespace.metadata.name = Some(NAMESPACE.into());
+    client.create(&namespace).await?;
     for i in 0..N {
         client
             .create(&configmap(NAMESPACE, &format!("cm-{i:03}"), "x"))

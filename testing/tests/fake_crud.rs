@@ -1,7 +1,7 @@
 //! The fake API server's create/get/list/update/patch/delete semantics, through `kube::Api`,
 //! where they go beyond the conformance suite (`conformance/crud.rs`, `conformance/status.rs`,
 //! run on the fake by `conformance_fake.rs`): increasing numeric resourceVersions, seeded
-//! names, objects in namespaces that do not exist, kube-runtime's event recorder.
+//! names, the Namespaces a fake server starts with, kube-runtime's event recorder.
 
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kbr_testing::FakeApiServer;
@@ -21,6 +21,11 @@ fn config_map(name: &str) -> ConfigMap {
 #[tokio::test]
 async fn configmap_crud_round_trip() -> TestResult {
     let server = FakeApiServer::new();
+    let mut ns = Namespace::default();
+    ns.metadata.name = Some("team-a".into());
+    Api::<Namespace>::all(server.kube_client())
+        .create(&PostParams::default(), &ns)
+        .await?;
     let api: Api<ConfigMap> = Api::namespaced(server.kube_client(), "team-a");
     let created = api
         .create(&PostParams::default(), &config_map("one"))
@@ -124,10 +129,29 @@ async fn cluster_scoped_paths() -> TestResult {
         created.status.and_then(|s| s.phase).as_deref(),
         Some("Active")
     );
-    assert_eq!(api.list(&ListParams::default()).await?.items.len(), 1);
+    // The Namespaces kube-apiserver starts with, and the new one.
+    let listed = api.list(&ListParams::default()).await?.items;
+    let names: Vec<&str> = listed
+        .iter()
+        .filter_map(|n| n.metadata.name.as_deref())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "default",
+            "kube-node-lease",
+            "kube-public",
+            "kube-system",
+            "team-b"
+        ]
+    );
 
-    // Objects do not need their Namespace to exist (a documented difference).
+    // An object's Namespace must exist (the NamespaceLifecycle admission plugin).
     let cms: Api<ConfigMap> = Api::namespaced(server.kube_client(), "nowhere");
+    let missing = api_error(cms.create(&PostParams::default(), &config_map("x")).await)?;
+    assert_eq!(code_and_reason(&missing), (404, "NotFound"));
+    assert_eq!(missing.message, r#"namespaces "nowhere" not found"#);
+    let cms: Api<ConfigMap> = Api::namespaced(server.kube_client(), "team-b");
     cms.create(&PostParams::default(), &config_map("x")).await?;
     // All namespaces at once.
     let everywhere: Api<ConfigMap> = Api::all(server.kube_client());

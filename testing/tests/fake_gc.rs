@@ -185,13 +185,53 @@ async fn orphan_deletion_keeps_dependents() -> TestResult {
     Ok(())
 }
 
+async fn create_namespace(server: &FakeApiServer, name: &str) -> Result<(), kube::Error> {
+    let mut ns = Namespace::default();
+    ns.metadata.name = Some(name.into());
+    Api::<Namespace>::all(server.kube_client())
+        .create(&PostParams::default(), &ns)
+        .await
+        .map(drop)
+}
+
+#[tokio::test]
+async fn orphan_and_foreground_finalizers_are_added_and_collected() -> TestResult {
+    let server = FakeApiServer::new();
+    let owners: Api<ConfigMap> = Api::default_namespaced(server.kube_client());
+    // Without dependents, the answer still carries the policy's finalizer (as kube-apiserver
+    // adds it), and the collector removes it and the object before the request returns.
+    for (name, params, finalizer) in [
+        ("o", DeleteParams::orphan(), "orphan"),
+        ("f", DeleteParams::foreground(), "foregroundDeletion"),
+    ] {
+        owners
+            .create(&PostParams::default(), &config_map(name))
+            .await?;
+        let answer = owners.delete(name, &params).await?;
+        let marked = answer.left().ok_or("the object, marked")?;
+        assert_eq!(marked.metadata.finalizers, Some(vec![finalizer.to_owned()]));
+        assert!(marked.metadata.deletion_timestamp.is_some());
+        assert!(!exists(&owners, name).await?, "{name} is collected");
+    }
+    // Another finalizer keeps the object once the collector is done with its own.
+    let mut held = config_map("held");
+    held.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+    owners.create(&PostParams::default(), &held).await?;
+    owners.delete("held", &DeleteParams::orphan()).await?;
+    let still = owners.get("held").await?;
+    assert_eq!(
+        still.metadata.finalizers,
+        Some(vec!["example.com/hold".to_owned()])
+    );
+    Ok(())
+}
+
 #[tokio::test]
 async fn deleting_a_namespace_deletes_its_contents() -> TestResult {
     let server = FakeApiServer::new();
     let namespaces: Api<Namespace> = Api::all(server.kube_client());
-    let mut ns = Namespace::default();
-    ns.metadata.name = Some("doomed".into());
-    namespaces.create(&PostParams::default(), &ns).await?;
+    create_namespace(&server, "doomed").await?;
+    create_namespace(&server, "safe").await?;
     let inside: Api<ConfigMap> = Api::namespaced(server.kube_client(), "doomed");
     inside
         .create(&PostParams::default(), &config_map("a"))
@@ -200,10 +240,69 @@ async fn deleting_a_namespace_deletes_its_contents() -> TestResult {
     outside
         .create(&PostParams::default(), &config_map("a"))
         .await?;
-    namespaces
+    let answer = namespaces
         .delete("doomed", &DeleteParams::default())
         .await?;
+    let terminating = answer.left().ok_or("the Namespace, terminating")?;
+    assert_eq!(
+        terminating.status.and_then(|s| s.phase).as_deref(),
+        Some("Terminating")
+    );
     assert!(!exists(&inside, "a").await?);
     assert!(exists(&outside, "a").await?);
+    assert!(
+        !exists(&namespaces, "doomed").await?,
+        "an empty Namespace loses its kubernetes finalizer and goes"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_namespace_terminates_until_its_last_object_goes() -> TestResult {
+    let server = FakeApiServer::new();
+    let namespaces: Api<Namespace> = Api::all(server.kube_client());
+    create_namespace(&server, "slow").await?;
+    let inside: Api<ConfigMap> = Api::namespaced(server.kube_client(), "slow");
+    let mut held = config_map("held");
+    held.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+    inside.create(&PostParams::default(), &held).await?;
+    inside
+        .create(&PostParams::default(), &config_map("plain"))
+        .await?;
+    namespaces.delete("slow", &DeleteParams::default()).await?;
+    // The namespace controller deleted what it could; the held object is marked and stays, so
+    // does the Namespace, Terminating with its kubernetes finalizer.
+    assert!(!exists(&inside, "plain").await?);
+    assert!(
+        inside
+            .get("held")
+            .await?
+            .metadata
+            .deletion_timestamp
+            .is_some()
+    );
+    let ns = namespaces.get("slow").await?;
+    assert_eq!(
+        (
+            ns.status.and_then(|s| s.phase),
+            ns.spec.and_then(|s| s.finalizers)
+        ),
+        (
+            Some("Terminating".to_owned()),
+            Some(vec!["kubernetes".to_owned()])
+        )
+    );
+    inside
+        .patch(
+            "held",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await?;
+    assert!(
+        !exists(&namespaces, "slow").await?,
+        "the Namespace goes with its last object"
+    );
+    create_namespace(&server, "slow").await?;
     Ok(())
 }

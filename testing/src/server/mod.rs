@@ -10,16 +10,17 @@ use std::time::Duration;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::Value;
 
+pub(crate) mod faults;
 mod reviews;
 
-use super::Error;
-use super::endpoints;
-use super::fault_state::{Counts, FaultState};
-use super::faults::{Faults, RequestCounters};
-use super::names::NameGenerator;
-use super::registry::{Registry, ResourceType};
-use super::shared::{Config, Shared, lock};
-use super::state::State;
+use crate::Error;
+use crate::handlers;
+use crate::handlers::fault_state::{Counts, FaultState};
+use crate::handlers::shared::{Config, Shared, lock};
+use crate::machinery::names::NameGenerator;
+use crate::machinery::registry::{Registry, ResourceType};
+use crate::rules::State;
+use crate::server::faults::{Faults, RequestCounters};
 
 /// An in-process Kubernetes API server for tests: an unmodified `kube::Client` talks to it
 /// through a tower `Service`, with the apiserver's semantics for the requests controllers make.
@@ -96,7 +97,7 @@ impl FakeApiServer {
     /// [`Error::Scheme`] when the scheme's CRDs cannot be built; [`Error::InvalidCrd`] as
     /// [`FakeApiServer::install_crd`].
     pub fn install_scheme(&self, scheme: &kbr_runtime::Scheme) -> Result<(), Error> {
-        for crd in super::scheme_crds(scheme)? {
+        for crd in crate::scheme_crds(scheme)? {
             self.install_crd(&crd)?;
         }
         Ok(())
@@ -128,16 +129,23 @@ impl FakeApiServer {
                 name: name.clone(),
                 reason: "CustomResourceDefinitions are not served".into(),
             })?;
-        let key = super::write::key(&rt, None, &name);
+        let key = crate::rules::write::key(&rt, None, &name);
         // Written as by a client without a field manager or User-Agent (`unknown`).
-        let opts = super::write::WriteOptions::update_by("", false);
+        let opts = crate::rules::write::WriteOptions::update_by("", false);
         let result = match state.store.get(&key).cloned() {
             Some(old) => {
                 // A replacement of the stored CRD, at its resourceVersion.
                 let mut body: Value = body;
                 let version = old.pointer("/metadata/resourceVersion").cloned();
-                super::meta::set(&mut body, "resourceVersion", version);
-                state.write_over(&rt, key, &old, body, super::subresource::Part::Main, &opts)
+                crate::machinery::meta::set(&mut body, "resourceVersion", version);
+                state.write_over(
+                    &rt,
+                    key,
+                    &old,
+                    body,
+                    crate::machinery::subresource::Part::Main,
+                    &opts,
+                )
             }
             None => state.create(&rt, None, body, &opts),
         };
@@ -154,6 +162,13 @@ impl FakeApiServer {
         let mut rt = ResourceType::new(info.group, info.version, info.kind, info.plural);
         rt.namespaced = info.scope == kbr_runtime::resource::Scope::Namespaced;
         rt.status_subresource = info.status_subresource;
+        if let Some(scale) = info.scale {
+            rt = rt.with_scale(
+                scale.spec_replicas_path,
+                scale.status_replicas_path,
+                scale.label_selector_path,
+            );
+        }
         for field in info.selectable_fields {
             rt = rt.with_selectable_field(field);
         }
@@ -286,9 +301,11 @@ impl FakeApiServerBuilder {
         let names = self
             .seed
             .map_or_else(NameGenerator::from_entropy, NameGenerator::seeded);
+        let mut state = State::new(registry, names, self.history);
+        state.create_system_namespaces();
         FakeApiServer {
             shared: Arc::new(Shared {
-                state: Arc::new(Mutex::new(State::new(registry, names, self.history))),
+                state: Arc::new(Mutex::new(state)),
                 faults: Mutex::new(FaultState::default()),
                 counters: Counts::default(),
                 metadata_counters: Counts::default(),
@@ -321,6 +338,6 @@ impl tower::Service<http::Request<kube::client::Body>> for FakeService {
 
     fn call(&mut self, req: http::Request<kube::client::Body>) -> Self::Future {
         let shared = self.shared.clone();
-        Box::pin(async move { Ok(endpoints::handle(shared, req).await) })
+        Box::pin(async move { Ok(handlers::handle(shared, req).await) })
     }
 }

@@ -1,4 +1,4 @@
-//! The test's responders for the review APIs ([`super::super::reviews`]): who a token is and
+//! The test's responders for the review APIs ([`crate::handlers::reviews`]): who a token is and
 //! what a user may do.
 
 use std::sync::Arc;
@@ -9,9 +9,9 @@ use k8s_openapi::api::authorization::v1::{
 };
 
 use super::FakeApiServer;
-use crate::registry::ResourceType;
-use crate::reviews::{ACCESS_REVIEWS, TOKEN_REVIEWS};
-use crate::shared::lock;
+use crate::handlers::reviews::{ACCESS_REVIEWS, TOKEN_REVIEWS};
+use crate::handlers::shared::lock;
+use crate::machinery::registry::ResourceType;
 
 impl FakeApiServer {
     /// Serves `authentication.k8s.io/v1` `TokenReview` creates: `authenticate` gets the review's

@@ -4,7 +4,7 @@
 //! next resourceVersion (one global counter, like etcd's revision), record the change in a
 //! bounded history (what watches from an old resourceVersion replay) and hand it to every open
 //! watch whose filter it passes — all under the one lock that guards the server's state
-//! ([`super::state::State`]), so a watch never misses or reorders a change.
+//! ([`crate::rules::State`]), so a watch never misses or reorders a change.
 //!
 //! Storage only: the API's rules (validation, defaulting, field managers, the garbage
 //! collector, the built-in kinds' hooks) sit above it, in `impl State`.
@@ -19,8 +19,8 @@ mod watch;
 
 pub(crate) use watch::{WatchFilter, WatchItem, WatchStart};
 
-use super::meta;
-use super::registry::StorageKey;
+use crate::machinery::meta;
+use crate::machinery::registry::StorageKey;
 
 /// Where one object lives: resource, namespace (`""` when cluster-scoped), name.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -120,7 +120,7 @@ type Objects = BTreeMap<StorageKey, BTreeMap<EtcdKey, Arc<Value>>>;
 /// The fake API server's storage (its etcd): objects by resource and key, the
 /// resourceVersion, the history of changes and the open watches, with the indexes the
 /// garbage collector reads (by uid, by owner). It knows nothing of the API's rules
-/// ([`super::state::State`] applies them).
+/// ([`crate::rules::State`] applies them).
 pub(crate) struct Store {
     objects: Objects,
     rv: u64,

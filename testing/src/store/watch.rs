@@ -8,9 +8,9 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::{Change, EventType, Store};
-use crate::api_error::ApiError;
-use crate::registry::StorageKey;
-use crate::selector::Selectors;
+use crate::machinery::api_error::ApiError;
+use crate::machinery::registry::StorageKey;
+use crate::machinery::selector::Selectors;
 
 /// What a watch sees: resource, namespace, selectors.
 #[derive(Clone, Debug)]

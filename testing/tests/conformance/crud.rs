@@ -322,3 +322,29 @@ pub async fn namespaces_are_cluster_scoped_and_active(ctx: &Ctx) -> TestResult {
     assert_eq!(names(&listed.items), [name]);
     Ok(())
 }
+
+pub async fn an_apply_needs_a_field_manager(ctx: &Ctx) -> TestResult {
+    let uri = format!("/api/v1/namespaces/{}/configmaps/a", ctx.ns);
+    let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}});
+    let answer = super::raw::send(
+        &ctx.client,
+        "PATCH",
+        &uri,
+        "application/apply-patch+yaml",
+        &body.to_string(),
+    )
+    .await?;
+    assert_eq!(
+        (answer.code, answer.message(), answer.causes()),
+        (
+            422,
+            r#"PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch"#,
+            vec![super::raw::cause(
+                "FieldValueRequired",
+                "fieldManager",
+                "Required value: is required for apply patch"
+            )]
+        )
+    );
+    Ok(())
+}

@@ -167,3 +167,157 @@ pub async fn delete_preconditions_and_missing_objects(ctx: &Ctx) -> TestResult {
     assert!(api.get_opt("kept").await?.is_none());
     Ok(())
 }
+
+/// `DELETE` of `name` in the case's namespace with `options` (a `DeleteOptions` body; none
+/// when `null`) and `query`.
+async fn delete_raw(
+    ctx: &Ctx,
+    name: &str,
+    query: &str,
+    options: serde_json::Value,
+) -> Result<super::raw::Answer, Box<dyn std::error::Error + Send + Sync>> {
+    let uri = format!("/api/v1/namespaces/{}/configmaps/{name}{query}", ctx.ns);
+    let body = if options.is_null() {
+        String::new()
+    } else {
+        options.to_string()
+    };
+    super::raw::send(&ctx.client, "DELETE", &uri, super::raw::JSON, &body).await
+}
+
+pub async fn orphan_and_foreground_deletes_add_their_finalizers(ctx: &Ctx) -> TestResult {
+    let api: Api<ConfigMap> = ctx.api();
+    for (name, policy, finalizer) in [
+        ("o", "Orphan", "orphan"),
+        ("f", "Foreground", "foregroundDeletion"),
+    ] {
+        api.create(&PostParams::default(), &config_map(name, &[], &[]))
+            .await?;
+        let answer = delete_raw(ctx, name, "", json!({"propagationPolicy": policy})).await?;
+        let meta = &answer.body["metadata"];
+        assert_eq!(
+            (
+                answer.code,
+                &meta["finalizers"],
+                &meta["deletionGracePeriodSeconds"]
+            ),
+            (200, &json!([finalizer]), &json!(0)),
+            "{policy}: {}",
+            answer.body
+        );
+        assert!(meta["deletionTimestamp"].is_string());
+    }
+    // orphanDependents: true is the old spelling of Orphan.
+    api.create(&PostParams::default(), &config_map("legacy", &[], &[]))
+        .await?;
+    let answer = delete_raw(ctx, "legacy", "", json!({"orphanDependents": true})).await?;
+    assert_eq!(answer.body["metadata"]["finalizers"], json!(["orphan"]));
+    Ok(())
+}
+
+pub async fn dry_run_deletes_answer_what_a_delete_would(ctx: &Ctx) -> TestResult {
+    let api: Api<ConfigMap> = ctx.api();
+    let plain = api
+        .create(&PostParams::default(), &config_map("plain", &[], &[]))
+        .await?;
+    let answer = delete_raw(ctx, "plain", "?dryRun=All", json!(null)).await?;
+    assert_eq!(
+        (
+            answer.code,
+            &answer.body["status"],
+            &answer.body["details"]["uid"]
+        ),
+        (200, &json!("Success"), &json!(plain.metadata.uid))
+    );
+    let mut held = config_map("held", &[], &[]);
+    held.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+    let held = api.create(&PostParams::default(), &held).await?;
+    // In the body (as kube-rs sends it) or, without a body, in the query.
+    let answer = delete_raw(ctx, "held", "", json!({"dryRun": ["All"]})).await?;
+    let meta = &answer.body["metadata"];
+    assert_eq!(
+        (
+            answer.code,
+            &meta["finalizers"],
+            &meta["deletionGracePeriodSeconds"]
+        ),
+        (200, &json!(["example.com/hold"]), &json!(0))
+    );
+    assert!(meta["deletionTimestamp"].is_string(), "{}", answer.body);
+    // Nothing was stored.
+    let stored = api.get("held").await?;
+    assert_eq!(
+        (
+            stored.metadata.deletion_timestamp,
+            stored.metadata.resource_version
+        ),
+        (None, held.metadata.resource_version)
+    );
+    assert!(api.get_opt("plain").await?.is_some());
+    // With a body, the query is not read (handlers/delete.go): this one is a real delete.
+    let answer = delete_raw(ctx, "plain", "?dryRun=All", json!({})).await?;
+    assert_eq!(
+        (answer.code, &answer.body["status"]),
+        (200, &json!("Success"))
+    );
+    assert!(api.get_opt("plain").await?.is_none());
+    Ok(())
+}
+
+pub async fn delete_options_are_validated(ctx: &Ctx) -> TestResult {
+    let api: Api<ConfigMap> = ctx.api();
+    api.create(&PostParams::default(), &config_map("x", &[], &[]))
+        .await?;
+    let answer = delete_raw(ctx, "x", "", json!({"propagationPolicy": "Bogus"})).await?;
+    assert_eq!(
+        (answer.code, answer.message()),
+        (
+            422,
+            r#"DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Bogus": supported values: "Foreground", "Background", "Orphan", "nil""#
+        )
+    );
+    let both = json!({"propagationPolicy": "Orphan", "orphanDependents": false});
+    let answer = delete_raw(ctx, "x", "", both).await?;
+    assert_eq!(
+        (answer.code, answer.message()),
+        (
+            422,
+            r#"DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Orphan": orphanDependents and deletionPropagation cannot be both set"#
+        )
+    );
+    assert!(api.get_opt("x").await?.is_some());
+    Ok(())
+}
+
+pub async fn a_workload_deleted_with_a_policy_is_marked_with_its_finalizer(
+    ctx: &Ctx,
+) -> TestResult {
+    let deployment = json!({"metadata": {"name": "d"}, "spec": {
+        "selector": {"matchLabels": {"app": "a"}}, "template": super::defaults::template()}});
+    let uri = super::requests::collection(ctx, "apps/v1", "deployments");
+    let created = super::raw::send(
+        &ctx.client,
+        "POST",
+        &uri,
+        super::raw::JSON,
+        &deployment.to_string(),
+    )
+    .await?;
+    assert_eq!(created.code, 201);
+    let options = json!({"propagationPolicy": "Orphan"}).to_string();
+    let answer = super::raw::send(
+        &ctx.client,
+        "DELETE",
+        &format!("{uri}/d"),
+        super::raw::JSON,
+        &options,
+    )
+    .await?;
+    let meta = &answer.body["metadata"];
+    assert_eq!(
+        (answer.code, &meta["finalizers"], &meta["generation"]),
+        (200, &json!(["orphan"]), &json!(2)),
+        "the generation is bumped with the deletionTimestamp"
+    );
+    Ok(())
+}

@@ -7,9 +7,11 @@
 //! can be created in it). [`for_each_case!`] lists every case once; each runner expands it.
 //!
 //! # Fake-only (not in this suite) and why
-//! - Garbage collection (ownerReferences, background/foreground/orphan propagation) and a
-//!   Namespace's deletion removing its contents: done by kube-controller-manager, which envtest
-//!   does not run (`fake_gc.rs`).
+//! - Garbage collection (ownerReferences, background/foreground/orphan propagation: the
+//!   dependents' fate and the finalizers' removal) and a Namespace's deletion removing its
+//!   contents and then itself: done by kube-controller-manager, which envtest does not run
+//!   (`fake_gc.rs`). What kube-apiserver itself does — the `orphan`/`foregroundDeletion`
+//!   finalizers a delete adds, a Namespace turning `Terminating` — is in the suite.
 //! - Watch `410 Gone` for a version older than the history window, periodic BOOKMARKs,
 //!   `sendInitialEvents`: the real server's window (watch cache, etcd compaction every 5 min),
 //!   bookmark timing and the WatchList feature gate cannot be driven from a test
@@ -28,24 +30,32 @@
 
 pub mod apply;
 pub mod cel;
+pub mod config;
 pub mod contract;
 pub mod cost;
 pub mod crd;
 pub mod crud;
+pub mod defaults;
 pub mod deletion;
 pub mod fields;
 pub mod formats;
 pub mod lists;
 pub mod managed_fields;
+pub mod namespaces;
 mod objects;
 pub mod raw;
+mod requests;
 pub mod reviews;
+pub mod scale;
+pub mod services;
 pub mod shapes;
 pub mod status;
+pub mod trap;
 pub mod types;
 pub mod updates;
 mod verdicts;
 pub mod watch;
+pub mod workloads;
 
 pub use objects::{TestResult, api_error, code_and_reason, config_map, names};
 
@@ -142,6 +152,48 @@ macro_rules! for_each_case {
             cost::a_rule_under_an_unbounded_list_counts_every_item_that_fits_a_request,
             cost::the_rules_of_a_schema_share_a_total_budget,
             reviews::self_subject_access_reviews,
+            defaults::deployments_and_replica_sets_get_their_defaults,
+            defaults::stateful_sets_and_daemon_sets_get_their_defaults,
+            defaults::jobs_get_a_generated_selector_and_cron_jobs_their_defaults,
+            defaults::pods_get_defaults_a_pending_status_and_tolerations,
+            defaults::services_get_defaults_a_cluster_ip_and_node_ports,
+            defaults::secrets_merge_string_data_and_default_their_type,
+            workloads::selectors_must_select_the_template,
+            workloads::deployment_specs_are_validated,
+            workloads::pod_templates_are_validated,
+            workloads::workload_selectors_and_stateful_set_specs_are_immutable,
+            workloads::jobs_are_validated_and_their_templates_immutable,
+            workloads::cron_jobs_are_validated,
+            services::service_ports_are_validated,
+            services::cluster_ips_are_allocated_once_and_kept,
+            services::node_ports_are_allocated_in_range_and_kept,
+            config::config_map_keys_and_size_are_validated,
+            config::immutable_config_maps_and_secrets_stay_as_they_are,
+            config::secret_types_require_their_keys_and_never_change,
+            config::data_that_is_not_base64_is_a_bad_request,
+            trap::comparing_a_whole_deployment_spec_finds_the_servers_defaults,
+            trap::comparing_the_fields_you_set_or_applying_does_not_loop,
+            scale::built_in_kinds_scale_through_their_replicas,
+            scale::custom_resources_scale_through_their_crds_paths,
+            namespaces::content_needs_an_existing_namespace,
+            namespaces::a_deleted_namespace_terminates_and_takes_no_new_content,
+            namespaces::system_namespaces_exist_and_may_not_be_deleted,
+            deletion::orphan_and_foreground_deletes_add_their_finalizers,
+            deletion::dry_run_deletes_answer_what_a_delete_would,
+            deletion::delete_options_are_validated,
+            deletion::a_workload_deleted_with_a_policy_is_marked_with_its_finalizer,
+            defaults::pod_templates_default_probes_hooks_and_volumes,
+            defaults::pods_get_their_qos_class_and_host_ports,
+            defaults::jobs_keep_their_own_labels_and_manual_selectors,
+            defaults::stateful_set_claim_templates_get_their_defaults,
+            workloads::daemon_set_template_generation_follows_its_template,
+            workloads::init_containers_and_port_names_are_validated,
+            workloads::cron_job_limits_and_schedule_forms,
+            services::service_types_allocate_what_they_need,
+            config::secrets_with_their_required_keys_are_accepted,
+            config::immutable_stays_set_and_freezes_binary_data,
+            namespaces::namespace_names_and_their_name_label,
+            crud::an_apply_needs_a_field_manager,
         }
     };
 }
@@ -410,6 +462,40 @@ pub struct ReadingSpec {
     pub short_name: Option<String>,
 }
 
+/// DialSpec is the kind of the `/scale` cases (`scale.rs`): a custom resource whose CRD declares
+/// a scale subresource, with at most 5 replicas.
+#[kbr_runtime::schema]
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kbr(
+    group = "conformance.kbr.dev",
+    version = "v1",
+    kind = "Dial",
+    plural = "dials"
+)]
+#[kbr(namespaced, status = "DialStatus")]
+#[kbr(scale(
+    spec_replicas_path = ".spec.replicas",
+    status_replicas_path = ".status.replicas",
+    label_selector_path = ".status.selector"
+))]
+pub struct DialSpec {
+    /// How many, at most 5.
+    #[kbr(maximum = 5)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i32>,
+}
+
+/// DialStatus is the observed state of a Dial.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DialStatus {
+    /// How many there are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<i32>,
+    /// Which pods count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<String>,
+}
+
 /// The suite's kinds.
 pub fn scheme() -> Scheme {
     let mut scheme = Scheme::new();
@@ -418,6 +504,7 @@ pub fn scheme() -> Scheme {
     scheme.add::<Gadget>();
     scheme.add::<Reading>();
     scheme.add::<Rack>();
+    scheme.add::<Dial>();
     scheme.add::<types::Sample>();
     scheme.add::<contract::Contract>();
     scheme

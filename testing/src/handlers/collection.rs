@@ -1,0 +1,281 @@
+//! A request on objects, ready to run ([`Call`]), and the verbs on a collection: list (with
+//! selectors, `limit` and `continue`), watch and deletecollection — `apiserver/pkg/endpoints/
+//! handlers/get.go` (`ListResource`) and `delete.go` (`DeleteCollection`). Also the JSON and
+//! `Status` responses every handler answers with.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Response, StatusCode, header};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::{Value, json};
+
+use crate::handlers::partial::AsPartial;
+use crate::handlers::request::{ObjectPath, Query};
+use crate::handlers::shared::{Shared, lock};
+use crate::handlers::warnings::Warnings;
+use crate::handlers::watch::{self, Presented, StreamOptions, present};
+use crate::machinery::api_error::ApiError;
+use crate::machinery::meta;
+use crate::machinery::registry::ResourceType;
+use crate::machinery::selector::Selectors;
+use crate::machinery::subresource::Part;
+use crate::rules::deletion::DeleteOptions;
+use crate::rules::write::key;
+use crate::store::{WatchFilter, WatchStart};
+
+/// The body of a response (a stream for watches).
+pub(crate) type Body = axum::body::Body;
+
+/// A JSON response with `code`.
+pub(crate) fn json_response(code: StatusCode, value: &impl Serialize) -> Response<Body> {
+    let body = serde_json::to_vec(value).unwrap_or_default();
+    let mut resp = Response::new(Body::from(body));
+    *resp.status_mut() = code;
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+/// A list (`metav1.List` shape): keys in the order `serde_json` writes them.
+struct List<'a> {
+    api_version: &'a str,
+    kind: &'a str,
+    metadata: &'a Value,
+    items: &'a [Presented<'a>],
+}
+
+impl Serialize for List<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(4))?;
+        map.serialize_entry("apiVersion", self.api_version)?;
+        map.serialize_entry("items", self.items)?;
+        map.serialize_entry("kind", self.kind)?;
+        map.serialize_entry("metadata", self.metadata)?;
+        map.end()
+    }
+}
+
+/// The `Status` response of `err`.
+pub(crate) fn status(err: &ApiError) -> Response<Body> {
+    let code = StatusCode::from_u16(err.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    json_response(code, &err.to_status())
+}
+
+/// The parsed request on objects, ready to run.
+pub(crate) struct Call<'a> {
+    pub(crate) shared: &'a Arc<Shared>,
+    pub(crate) rt: ResourceType,
+    /// The schema of `rt`, for custom resources whose CRD has one.
+    pub(crate) schema: Option<Arc<kbr_runtime::crd::ObjectSchema>>,
+    pub(crate) path: &'a ObjectPath,
+    pub(crate) query: &'a Query,
+    /// The `as=` conversion the `Accept` header asks for.
+    pub(crate) as_partial: AsPartial,
+}
+
+/// A continue token: the list's resourceVersion and the last key returned.
+fn parse_continue(token: &str) -> Result<(u64, (String, String)), ApiError> {
+    let mut it = token.splitn(3, ':');
+    match (it.next().map(str::parse::<u64>), it.next(), it.next()) {
+        (Some(Ok(rv)), Some(ns), Some(name)) => Ok((rv, (ns.to_owned(), name.to_owned()))),
+        _ => Err(ApiError::bad_request(format!(
+            "invalid continue token {token:?}"
+        ))),
+    }
+}
+
+impl Call<'_> {
+    /// The custom resource strategy's `WarningsOnCreate`/`WarningsOnUpdate`: finalizers added
+    /// to the main resource without a domain-qualified name (`customresource/strategy.go`).
+    pub(crate) fn warn_about_finalizers(
+        &self,
+        new: &Value,
+        old: Option<&Value>,
+        part: Part,
+        warnings: &mut Warnings,
+    ) {
+        if part == Part::Main && crate::rules::builtin::is_custom_resource(&self.rt) {
+            for warning in crate::rules::objectmeta::finalizer_warnings(new, old) {
+                warnings.add(warning);
+            }
+        }
+    }
+
+    fn selectors(&self) -> Result<Selectors, ApiError> {
+        let mut fields = self.query.get("fieldSelector").unwrap_or("").to_owned();
+        if let Some(name) = &self.path.name {
+            if !fields.is_empty() {
+                fields.push(',');
+            }
+            fields.push_str(&format!("metadata.name={name}"));
+        }
+        Selectors::parse(
+            self.query.get("labelSelector"),
+            Some(&fields),
+            &self.rt.selectable_fields,
+        )
+    }
+
+    fn list_kind(&self, partial: bool) -> (String, String) {
+        if partial {
+            ("meta.k8s.io/v1".into(), "PartialObjectMetadataList".into())
+        } else {
+            (self.rt.api_version(), format!("{}List", self.rt.kind))
+        }
+    }
+
+    /// `GET` of a collection: selectors, `limit` and `continue`.
+    pub(crate) fn list(&self) -> Result<Response<Body>, ApiError> {
+        let selectors = self.selectors()?;
+        // Listing has no effect, so the conversion's 406 may come first.
+        let partial = self.as_partial.list(&self.rt)?;
+        let limit = self.query.number("limit")?.filter(|l| *l > 0);
+        let state = lock(&self.shared.state);
+        let (list_rv, after) = match self.query.get("continue") {
+            Some(token) => {
+                let (rv, after) = parse_continue(token)?;
+                if rv < state.store.evicted_upto() {
+                    return Err(ApiError::gone(
+                        "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.".into(),
+                    ));
+                }
+                (rv, Some(after))
+            }
+            None => (state.store.current_rv(), None),
+        };
+        let mut matching = state
+            .store
+            .range(&self.rt.storage(), self.path.namespace.as_deref(), after)
+            .filter(|o| selectors.matches(o));
+        let mut found: Vec<Arc<Value>> = Vec::new();
+        for obj in matching.by_ref() {
+            found.push(obj.clone());
+            if limit.is_some_and(|l| found.len() as u64 >= l) {
+                break;
+            }
+        }
+        let remaining = matching.count();
+        // The objects are immutable once stored: the list is written without the lock.
+        drop(state);
+        let items: Vec<_> = found
+            .iter()
+            .map(|obj| present(obj, &self.rt, partial, self.schema.as_deref()))
+            .collect();
+        let mut metadata = json!({"resourceVersion": list_rv.to_string()});
+        if remaining > 0
+            && let Some(last) = items.last().map(Presented::object)
+        {
+            let ns = meta::text(last, "namespace").unwrap_or("");
+            metadata["continue"] = json!(format!("{list_rv}:{ns}:{}", meta::name(last)));
+            metadata["remainingItemCount"] = json!(remaining);
+        }
+        let (api_version, kind) = self.list_kind(partial);
+        Ok(json_response(
+            StatusCode::OK,
+            &List {
+                api_version: &api_version,
+                kind: &kind,
+                metadata: &metadata,
+                items: &items,
+            },
+        ))
+    }
+
+    /// `GET …?watch=true`.
+    pub(crate) fn watch(&self) -> Result<Response<Body>, ApiError> {
+        let selectors = self.selectors()?;
+        let start =
+            match self.query.get("resourceVersion") {
+                None | Some("0") => WatchStart::Current,
+                Some(rv) => WatchStart::After(rv.parse().map_err(|_| {
+                    ApiError::bad_request(format!("invalid resourceVersion {rv:?}"))
+                })?),
+            };
+        let force_gone = start != WatchStart::Current
+            && !self.query.flag("sendInitialEvents")
+            && lock(&self.shared.faults).take_expired_watch();
+        let filter = WatchFilter {
+            storage: self.rt.storage(),
+            namespace: self.path.namespace.clone(),
+            selectors,
+        };
+        let rx = lock(&self.shared.state).store.open_watch(
+            filter,
+            start,
+            self.query.flag("sendInitialEvents"),
+            force_gone,
+        );
+        self.shared.watch_opened.notify_waiters();
+        let opts = StreamOptions {
+            rt: self.rt.clone(),
+            partial: self.as_partial.watch(),
+            as_list: self.as_partial == AsPartial::List,
+            schema: self.schema.clone(),
+            bookmarks: self.query.flag("allowWatchBookmarks"),
+            bookmark_interval: self.shared.config.bookmark_interval,
+            timeout: self
+                .query
+                .number("timeoutSeconds")?
+                .map(Duration::from_secs),
+        };
+        let mut resp = Response::new(watch::body(self.shared.state.clone(), rx, opts));
+        resp.headers_mut().insert(
+            header::CONTENT_TYPE,
+            header::HeaderValue::from_static("application/json"),
+        );
+        Ok(resp)
+    }
+
+    /// `DELETE` of a collection: deletes every matching object, answers with their states.
+    pub(crate) fn delete_collection(&self, body: &Bytes) -> Result<Response<Body>, ApiError> {
+        let selectors = self.selectors()?;
+        // The conversion fails only on the response, after the deletes (response.go).
+        let converted = self.as_partial.list(&self.rt);
+        let partial = converted.clone().unwrap_or(false);
+        let opts = DeleteOptions::parse(
+            body,
+            self.query.get("propagationPolicy"),
+            self.query.dry_run(),
+        )?;
+        let mut state = lock(&self.shared.state);
+        let names: Vec<(String, String)> = state
+            .store
+            .range(&self.rt.storage(), self.path.namespace.as_deref(), None)
+            .filter(|o| selectors.matches(o))
+            .map(|o| {
+                let ns = meta::text(o, "namespace").unwrap_or("");
+                (ns.to_owned(), meta::name(o).to_owned())
+            })
+            .collect();
+        let mut deleted = Vec::new();
+        for (ns, name) in names {
+            let key = key(&self.rt, Some(ns.as_str()), &name);
+            match state.delete(&self.rt, key, &opts) {
+                Ok((obj, _)) => deleted.push(obj),
+                Err(e) if e.code == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        converted?;
+        let (api_version, kind) = self.list_kind(partial);
+        let rv = state.store.current_rv().to_string();
+        drop(state);
+        let items: Vec<_> = deleted
+            .iter()
+            .map(|obj| present(obj, &self.rt, partial, self.schema.as_deref()))
+            .collect();
+        Ok(json_response(
+            StatusCode::OK,
+            &List {
+                api_version: &api_version,
+                kind: &kind,
+                metadata: &json!({"resourceVersion": rv}),
+                items: &items,
+            },
+        ))
+    }
+}

@@ -1,0 +1,125 @@
+//! Discovery documents: `/version`, `/api`, `/api/v1`, `/apis`, `/apis/<group>[/<version>]`.
+//!
+//! Mirrors the apiserver's legacy (unaggregated) discovery, which `kube::Discovery` and
+//! `kubectl` read: `APIVersions`, `APIGroupList`, `APIGroup` and `APIResourceList` built from the
+//! served [`crate::ResourceType`]s, with `<plural>/scale` and `<plural>/status` entries for the
+//! subresources they have.
+//! Aggregated discovery (`Accept: …;as=APIGroupDiscoveryList`) is not served; clients fall back.
+
+use std::collections::BTreeMap;
+
+use kbr_core::version::compare_versions;
+use serde_json::{Value, json};
+
+use crate::machinery::registry::Registry;
+
+/// The Kubernetes version the fake reports on `/version`.
+pub(crate) fn version() -> Value {
+    json!({
+        "major": "1", "minor": "35", "gitVersion": "v1.35.0+kbr-fake",
+        "gitCommit": "0000000000000000000000000000000000000000", "gitTreeState": "clean",
+        "buildDate": "2026-01-01T00:00:00Z", "goVersion": "none", "compiler": "rustc",
+        "platform": "fake/kbr"
+    })
+}
+
+/// `/api`.
+pub(crate) fn core_versions() -> Value {
+    json!({
+        "kind": "APIVersions", "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "fake:443"}]
+    })
+}
+
+/// Groups (without the core group) and their versions, most preferred first.
+fn groups(registry: &Registry) -> BTreeMap<String, Vec<String>> {
+    let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for rt in registry.iter().filter(|rt| !rt.group.is_empty()) {
+        let versions = groups.entry(rt.group.clone()).or_default();
+        if !versions.contains(&rt.version) {
+            versions.push(rt.version.clone());
+        }
+    }
+    for versions in groups.values_mut() {
+        // Highest priority first, as apimachinery's `CompareKubeAwareVersionStrings` ranks them.
+        versions.sort_by(|a, b| compare_versions(b, a));
+    }
+    groups
+}
+
+fn group_doc(name: &str, versions: &[String]) -> Value {
+    let gv = |v: &String| json!({"groupVersion": format!("{name}/{v}"), "version": v});
+    json!({
+        "name": name,
+        "versions": versions.iter().map(gv).collect::<Vec<_>>(),
+        "preferredVersion": versions.first().map(gv).unwrap_or(Value::Null),
+    })
+}
+
+/// `/apis`.
+pub(crate) fn group_list(registry: &Registry) -> Value {
+    let groups: Vec<Value> = groups(registry)
+        .iter()
+        .map(|(name, versions)| group_doc(name, versions))
+        .collect();
+    json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+}
+
+/// `/apis/<group>`; `None` when no version of the group is served.
+pub(crate) fn group(registry: &Registry, name: &str) -> Option<Value> {
+    let groups = groups(registry);
+    let versions = groups.get(name)?;
+    let mut doc = group_doc(name, versions);
+    doc["kind"] = json!("APIGroup");
+    doc["apiVersion"] = json!("v1");
+    Some(doc)
+}
+
+/// `/api/v1` or `/apis/<group>/<version>`; `None` when nothing is served there.
+pub(crate) fn resources(registry: &Registry, group: &str, version: &str) -> Option<Value> {
+    if !registry.has_group_version(group, version) {
+        return None;
+    }
+    let verbs = json!([
+        "create",
+        "delete",
+        "deletecollection",
+        "get",
+        "list",
+        "patch",
+        "update",
+        "watch"
+    ]);
+    let mut resources = Vec::new();
+    for rt in registry
+        .iter()
+        .filter(|rt| rt.group == group && rt.version == version)
+    {
+        resources.push(json!({
+            "name": rt.plural, "singularName": rt.singular(), "namespaced": rt.namespaced,
+            "kind": rt.kind, "verbs": verbs,
+        }));
+        if rt.scale.is_some() {
+            resources.push(json!({
+                "name": format!("{}/scale", rt.plural), "singularName": "",
+                "namespaced": rt.namespaced, "group": "autoscaling", "version": "v1",
+                "kind": "Scale", "verbs": ["get", "patch", "update"],
+            }));
+        }
+        if rt.status_subresource {
+            resources.push(json!({
+                "name": format!("{}/status", rt.plural), "singularName": "",
+                "namespaced": rt.namespaced, "kind": rt.kind, "verbs": ["get", "patch", "update"],
+            }));
+        }
+    }
+    let group_version = if group.is_empty() {
+        version.to_owned()
+    } else {
+        format!("{group}/{version}")
+    };
+    Some(json!({
+        "kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version,
+        "resources": resources,
+    }))
+}

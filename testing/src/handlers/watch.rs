@@ -1,0 +1,289 @@
+//! Watches: `GET …?watch=true`, a chunked stream of JSON watch events, one per line.
+//!
+//! Mirrors the apiserver's watch semantics:
+//! - from `resourceVersion` unset or `"0"`: a synthetic `ADDED` for every current object, then
+//!   changes;
+//! - from `resourceVersion=N`: every retained change after N, then live changes; if changes after
+//!   N were already dropped from the bounded history, one `ERROR` event carrying a 410 `Expired`
+//!   Status (what kube-runtime's watcher turns into a re-list);
+//! - `sendInitialEvents=true`: the current objects as `ADDED`, then a `BOOKMARK` annotated
+//!   `k8s.io/initial-events-end: "true"` (the streaming-list protocol);
+//! - an object that stops (starts) matching the selectors is sent as `DELETED` (`ADDED`);
+//! - `allowWatchBookmarks`: `BOOKMARK` events every configured interval and when the stream ends;
+//! - `timeoutSeconds` ends the stream.
+
+use std::borrow::Cow;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::{Map, Value, json};
+use tokio::sync::mpsc;
+
+use crate::machinery::registry::ResourceType;
+use crate::rules::State;
+use crate::store::WatchItem;
+
+/// How one watch response is shaped and when it ends.
+#[derive(Clone, Debug)]
+pub(crate) struct StreamOptions {
+    /// The served type (the `apiVersion`/`kind` written on objects).
+    pub(crate) rt: ResourceType,
+    /// `Accept: …;as=PartialObjectMetadata`: only metadata is sent.
+    pub(crate) partial: bool,
+    /// `Accept: …;as=PartialObjectMetadataList`: no object can be encoded, so the stream ends
+    /// at the first object event (see [`encode`]).
+    pub(crate) as_list: bool,
+    /// The served version's schema (defaults applied to every object sent).
+    pub(crate) schema: Option<std::sync::Arc<kbr_runtime::crd::ObjectSchema>>,
+    pub(crate) bookmarks: bool,
+    pub(crate) bookmark_interval: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
+}
+
+/// An object the way the request asked for it (version, metadata-only), with the defaults of
+/// the version's schema applied, as the API server reads from storage; it serializes straight
+/// from the stored object (only a schema with defaults makes a copy to default).
+pub(crate) struct Presented<'a> {
+    obj: Cow<'a, Value>,
+    /// The `apiVersion` written on the object (not used for metadata-only).
+    api_version: String,
+    kind: &'a str,
+    partial: bool,
+}
+
+/// [`Presented`] view of `obj` for `rt`.
+pub(crate) fn present<'a>(
+    obj: &'a Value,
+    rt: &'a ResourceType,
+    partial: bool,
+    schema: Option<&kbr_runtime::crd::ObjectSchema>,
+) -> Presented<'a> {
+    if partial {
+        return Presented {
+            obj: Cow::Borrowed(obj),
+            api_version: String::new(),
+            kind: "",
+            partial,
+        };
+    }
+    Presented {
+        obj: crate::rules::crd::schemas::defaulted(obj, schema),
+        api_version: rt.api_version(),
+        kind: &rt.kind,
+        partial,
+    }
+}
+
+impl Presented<'_> {
+    /// The object as stored, its defaults applied (its name and namespace are the sent ones).
+    pub(crate) fn object(&self) -> &Value {
+        &self.obj
+    }
+}
+
+impl Serialize for Presented<'_> {
+    /// The object's fields in key order (a `serde_json::Map` is sorted), with `apiVersion` and
+    /// `kind` the served ones; metadata-only: a `PartialObjectMetadata` of its `metadata`.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.partial {
+            let mut map = serializer.serialize_map(Some(3))?;
+            map.serialize_entry("apiVersion", "meta.k8s.io/v1")?;
+            map.serialize_entry("kind", "PartialObjectMetadata")?;
+            match self.obj.get("metadata") {
+                Some(metadata) => map.serialize_entry("metadata", metadata)?,
+                None => map.serialize_entry("metadata", &Map::new())?,
+            }
+            return map.end();
+        }
+        let Value::Object(fields) = &*self.obj else {
+            return self.obj.serialize(serializer);
+        };
+        let set = [
+            ("apiVersion", self.api_version.as_str()),
+            ("kind", self.kind),
+        ];
+        let added = set.iter().filter(|(k, _)| !fields.contains_key(*k)).count();
+        let mut map = serializer.serialize_map(Some(fields.len() + added))?;
+        let mut pending = set.iter().peekable();
+        for (key, value) in fields {
+            while let Some((k, v)) = pending.next_if(|(k, _)| *k <= key.as_str()) {
+                map.serialize_entry(k, v)?;
+            }
+            if !set.iter().any(|(k, _)| k == key) {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        for (k, v) in pending {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+/// A watch event (`metav1.WatchEvent`): keys in the order `serde_json` writes them.
+struct Event<'a, T: Serialize> {
+    kind: &'a str,
+    object: T,
+}
+
+impl<T: Serialize> Serialize for Event<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("object", &self.object)?;
+        map.serialize_entry("type", self.kind)?;
+        map.end()
+    }
+}
+
+/// One watch event as a JSON line; `None` when the event cannot be encoded and the stream
+/// ends.
+///
+/// A watch asked for `as=PartialObjectMetadataList` cannot convert its objects
+/// (`apiserver/pkg/endpoints/handlers/response.go`, `watchEmbeddedEncoder.doEncode`: the
+/// conversion fails, is logged, and the object is kept), and the `meta.k8s.io/v1` encoder the
+/// conversion chose cannot encode the unconverted object either (`versioning.codec.doEncode`:
+/// its kind is not registered there), so `WatchServer.HandleHTTP` ends the stream at the first
+/// object event (bookmarks too). `ERROR` events carry a `Status`, which passes.
+fn encode(item: &WatchItem, opts: &StreamOptions) -> Option<Bytes> {
+    if opts.as_list && !matches!(item, WatchItem::Error(_)) {
+        return None;
+    }
+    let event = match item {
+        WatchItem::Event(kind, obj) => {
+            let object = present(obj, &opts.rt, opts.partial, opts.schema.as_deref());
+            return Some(line(&Event {
+                kind: kind.as_str(),
+                object,
+            }));
+        }
+        WatchItem::Bookmark {
+            rv,
+            initial_events_end,
+        } => {
+            let mut metadata = json!({"resourceVersion": rv.to_string()});
+            if *initial_events_end {
+                metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+            }
+            let (api_version, kind) = if opts.partial {
+                (
+                    "meta.k8s.io/v1".to_owned(),
+                    "PartialObjectMetadata".to_owned(),
+                )
+            } else {
+                (opts.rt.api_version(), opts.rt.kind.clone())
+            };
+            json!({"type": "BOOKMARK", "object": {
+                "apiVersion": api_version, "kind": kind, "metadata": metadata
+            }})
+        }
+        WatchItem::Error(err) => json!({"type": "ERROR", "object": err.to_status()}),
+    };
+    Some(line(&event))
+}
+
+/// `event` as one JSON line.
+fn line(event: &impl Serialize) -> Bytes {
+    let mut line = serde_json::to_vec(event).unwrap_or_default();
+    line.push(b'\n');
+    Bytes::from(line)
+}
+
+/// A bookmark at the current resourceVersion, sent after everything queued before it.
+fn bookmark_now(
+    state: &Mutex<State>,
+    rx: &mut mpsc::UnboundedReceiver<WatchItem>,
+) -> Vec<WatchItem> {
+    let rv = match state.lock() {
+        Ok(s) => s.store.current_rv(),
+        Err(poisoned) => poisoned.into_inner().store.current_rv(),
+    };
+    let mut items = Vec::new();
+    while let Ok(item) = rx.try_recv() {
+        items.push(item);
+    }
+    items.push(WatchItem::Bookmark {
+        rv,
+        initial_events_end: false,
+    });
+    items
+}
+
+/// The response body of a watch: JSON lines until the timeout, until the server closes its
+/// watches, or until the client goes away.
+pub(crate) fn body(
+    state: Arc<Mutex<State>>,
+    mut rx: mpsc::UnboundedReceiver<WatchItem>,
+    opts: StreamOptions,
+) -> axum::body::Body {
+    let (out, out_rx) = mpsc::channel::<Bytes>(64);
+    tokio::spawn(async move {
+        let deadline = opts.timeout.map(|t| tokio::time::Instant::now() + t);
+        let mut tick = opts
+            .bookmark_interval
+            .filter(|_| opts.bookmarks)
+            .map(|every| tokio::time::interval_at(tokio::time::Instant::now() + every, every));
+        loop {
+            let batch = tokio::select! {
+                item = rx.recv() => match item {
+                    Some(item) => {
+                        let ends = matches!(item, WatchItem::Error(_));
+                        let Some(line) = encode(&item, &opts) else {
+                            return;
+                        };
+                        if out.send(line).await.is_err() || ends {
+                            return;
+                        }
+                        continue;
+                    }
+                    None => return,
+                },
+                () = sleep_until(deadline) => {
+                    if opts.bookmarks {
+                        for item in bookmark_now(&state, &mut rx) {
+                            let Some(line) = encode(&item, &opts) else {
+                                return;
+                            };
+                            if out.send(line).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                    return;
+                }
+                _ = next_tick(&mut tick) => bookmark_now(&state, &mut rx),
+                () = out.closed() => return,
+            };
+            for item in batch {
+                let Some(line) = encode(&item, &opts) else {
+                    return;
+                };
+                if out.send(line).await.is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    let stream = futures::stream::unfold(out_rx, |mut rx| async move {
+        rx.recv().await.map(|b| (Ok::<_, Infallible>(b), rx))
+    });
+    axum::body::Body::from_stream(stream)
+}
+
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn next_tick(tick: &mut Option<tokio::time::Interval>) {
+    match tick {
+        Some(t) => {
+            t.tick().await;
+        }
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,72 @@
+//! The API's rules, above storage: [`State`] (what the fake keeps under its one lock — the
+//! [`Store`] and what the rules read: the served resource types, the name and uid generator, the
+//! schemas and merge types of the served custom resource versions) and, in a file or folder
+//! named for each area, the rules kube-apiserver applies, as `impl State` blocks or as
+//! functions over JSON objects:
+//!
+//! | kube-apiserver | here |
+//! |---|---|
+//! | generic registry: create and update (`registry/generic/registry/store.go`, `rest/create.go`, `rest/update.go`) | [`write`](mod@write) |
+//! | `ValidateObjectMeta` (`apimachinery/pkg/api/validation/objectmeta.go`) | [`objectmeta`] |
+//! | the codecs: decoding a body into its kind | [`decode`] |
+//! | custom resources and CRDs (apiextensions-apiserver) | [`crd`] |
+//! | built-in kinds' strategies: which have a generation, what a `PUT` may do | [`builtin`] |
+//! | Namespaces (`registry/core/namespace`) | [`namespace`] |
+//! | the strategies' hooks on create, update and removal | `hooks` |
+//! | delete, finalizers, the garbage collector's propagation | [`deletion`] |
+//! | patches (`endpoints/handlers/patch.go`) | [`patch`] |
+//! | the `/scale` subresource (`ScaleREST`) | [`scale`] |
+//! | field managers and server-side apply (`endpoints/handlers/fieldmanager`) | [`apply`] |
+//!
+//! [`Store`] itself holds no rule: it stores, versions and fans out changes. The areas that
+//! `State` holds data of (`crd`'s schemas, `apply`'s merge types) never name `State`, so the
+//! files of this folder do not import each other in a circle.
+
+pub(crate) mod apply;
+pub(crate) mod builtin;
+pub(crate) mod crd;
+pub(crate) mod decode;
+pub(crate) mod deletion;
+mod hooks;
+pub(crate) mod namespace;
+pub(crate) mod objectmeta;
+pub(crate) mod patch;
+pub(crate) mod scale;
+pub(crate) mod write;
+
+use crate::machinery::names::NameGenerator;
+use crate::machinery::registry::Registry;
+use crate::store::Store;
+use apply::MergeTypes;
+use builtin::core::service_alloc::Allocations;
+use crd::schemas::Schemas;
+
+/// The fake API server's state (see the [module docs](self)).
+pub(crate) struct State {
+    /// Objects, resourceVersions, the change history and open watches.
+    pub(crate) store: Store,
+    /// The served resource types (discovery, routing).
+    pub(crate) registry: Registry,
+    /// Generated names (`generateName`) and uids.
+    pub(crate) names: NameGenerator,
+    /// The schema of every served custom resource version.
+    pub(crate) schemas: Schemas,
+    /// The merge type of every served custom resource version (server-side apply).
+    pub(crate) merge_types: MergeTypes,
+    /// The Services' cluster IPs and node ports.
+    pub(crate) allocations: Allocations,
+}
+
+impl State {
+    /// A server's state serving `registry`, keeping the last `history_limit` changes.
+    pub(crate) fn new(registry: Registry, names: NameGenerator, history_limit: usize) -> Self {
+        Self {
+            store: Store::new(history_limit),
+            registry,
+            names,
+            schemas: Schemas::default(),
+            merge_types: MergeTypes::default(),
+            allocations: Allocations::default(),
+        }
+    }
+}
