@@ -20,8 +20,8 @@
 //! each file directly under `tests/` would be a binary of its own, linked and stored
 //! separately. `kbr create api` adds a module here.
 
-use kbr_testing::TestEnv;
 use kbr_runtime::{Manager, ManagerOptions};
+use kbr_testing::TestEnv;
 
 #[path = "../support/mod.rs"]
 mod support;

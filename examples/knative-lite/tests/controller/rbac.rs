@@ -25,8 +25,8 @@ use kbr_runtime::k8s_openapi::api::events::v1::Event;
 use kbr_runtime::k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleRef, Subject};
 use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kbr_runtime::kube::Api;
-use kbr_testing::TestEnv;
 use kbr_runtime::{Client, Manager};
+use kbr_testing::TestEnv;
 
 use knative_lite::api::eventing::v1alpha1 as eventing;
 use knative_lite::api::serving::v1alpha1 as serving;

@@ -6,8 +6,8 @@ use std::future::Future;
 use std::time::Duration;
 
 use kbr_runtime::k8s_openapi::api::core::v1::Namespace;
-use kbr_testing::TestEnv;
 use kbr_runtime::{Client, Manager, ManagerError, ManagerOptions};
+use kbr_testing::TestEnv;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
