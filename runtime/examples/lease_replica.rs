@@ -10,11 +10,11 @@
 //!     --namespace fencing --lease fencing.kbr.dev --name a
 //! ```
 //!
-//! It reports on stdout, one line each, with the time in Unix microseconds:
-//! `CANDIDATE <name> <t>` before it starts, `LEADING <name> <t>` once its Lease is valid,
-//! `RECONCILE <name> <parent> <t>` as a reconcile starts, `CREATED`/`DELETED <name> <child>
-//! <t>` for each child written, `LOST <name> <t>` when its Lease ends, and `EXIT <name> <t>
-//! <error>` before it exits non-zero (leader election lost).
+//! It reports on stdout, one line each, `<WHAT> <name> <t> [<detail>]` with `t` the time in
+//! Unix microseconds: `CANDIDATE` before it starts, `LEADING` once its Lease is valid,
+//! `RECONCILE <parent>` as a reconcile starts, `CREATED`/`DELETED <child>` for each child
+//! written, `LOST` when its Lease is lost, and `EXIT <error>` before it exits non-zero
+//! (leader election lost).
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -84,7 +84,7 @@ impl Reconciler for OneChild {
     async fn reconcile(&self, parent: Arc<ConfigMap>) -> Result<Action, Error> {
         let parent_name = parent.metadata.name.clone().unwrap_or_default();
         let namespace = parent.metadata.namespace.clone();
-        report(&format!("RECONCILE {} {parent_name} {}", self.name, now()));
+        report(&format!("RECONCILE {} {} {parent_name}", self.name, now()));
         let options = ListOptions::default().labels([(PARENT, parent_name.as_str())]);
         let mut children: Vec<Secret> = self.client.list(namespace.as_deref(), &options).await?;
         if children.is_empty() {
@@ -95,7 +95,7 @@ impl Reconciler for OneChild {
             set_controller_reference(parent.as_ref(), &mut child)?;
             let created = self.client.create(&child).await?;
             let child = created.metadata.name.unwrap_or_default();
-            report(&format!("CREATED {} {child} {}", self.name, now()));
+            report(&format!("CREATED {} {} {child}", self.name, now()));
             return Ok(Action::await_change());
         }
         // Keep the oldest; anything else is an extra (what a second leader leaves behind).
@@ -103,7 +103,7 @@ impl Reconciler for OneChild {
         for extra in children.iter().skip(1) {
             self.client.delete(extra).await?;
             let child = extra.metadata.name.clone().unwrap_or_default();
-            report(&format!("DELETED {} {child} {}", self.name, now()));
+            report(&format!("DELETED {} {} {child}", self.name, now()));
         }
         Ok(Action::await_change())
     }
@@ -145,7 +145,8 @@ async fn run(args: Args) -> Result<(), kbr_runtime::ManagerError> {
             .with_predicate(parents)
             .owns(Kind::<Secret>::new()),
     )?;
-    if let Some(mut lease) = manager.lease() {
+    // Reports the Lease's changes; awaited after a failed run, so LOST is printed before EXIT.
+    let monitor = manager.lease().map(|mut lease| {
         let name = args.name.clone();
         tokio::spawn(async move {
             if lease.wait_valid().await {
@@ -154,8 +155,12 @@ async fn run(args: Args) -> Result<(), kbr_runtime::ManagerError> {
             if lease.ended().await == LeaseStatus::Lost {
                 report(&format!("LOST {name} {}", now()));
             }
-        });
-    }
+        })
+    });
     report(&format!("CANDIDATE {} {}", args.name, now()));
-    manager.start().await
+    let result = manager.start().await;
+    if let (Err(_), Some(monitor)) = (&result, monitor) {
+        let _ = tokio::time::timeout(Duration::from_millis(100), monitor).await;
+    }
+    result
 }
