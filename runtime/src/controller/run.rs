@@ -28,7 +28,7 @@ use super::backoff::ExponentialBackoff;
 use super::echo::ControllerId;
 use super::handler::{EventHandler, Queue};
 use super::source::{KindSource, Source, SourceContext};
-use super::worker::{AbortOnDrop, Queue as WorkQueue, State, worker};
+use super::worker::{AbortOnDrop, KeyQueue, State, worker};
 use crate::Reconciler;
 use crate::cache::Cache;
 use crate::leaderelection::LeaseState;
@@ -110,7 +110,7 @@ fn start<R: Reconciler>(controller: Controller<R>, ctx: RunContext) -> Running<R
     let workers = controller.max_concurrent_reconciles;
     let metrics = ctx.metrics.controller(&name, workers);
     let informer = ctx.cache.shared_informer::<R::Object>();
-    let (queue, timers) = WorkQueue::<R::Object>::new(
+    let (queue, timers) = KeyQueue::<R::Object>::new(
         controller.debounce,
         controller.queue_options,
         metrics.queue(),

@@ -30,14 +30,14 @@ use crate::metrics::{ControllerMetrics, ReconcileResult};
 use crate::{Action, Reconciler};
 
 /// A controller's work queue: keys of `K`, and the last states of deleted objects.
-pub(super) type Queue<K> = WorkQueue<ObjectRef<K>, Arc<K>>;
+pub(super) type KeyQueue<K> = WorkQueue<ObjectRef<K>, Arc<K>>;
 
 /// What a controller's workers share.
 pub(super) struct State<K: kube::Resource<DynamicType = ()>> {
     pub(super) name: String,
     /// This controller's identity, for echo suppression.
     pub(super) id: ControllerId,
-    pub(super) queue: Arc<Queue<K>>,
+    pub(super) queue: Arc<KeyQueue<K>>,
     pub(super) backoff: ExponentialBackoff<ObjectRef<K>>,
     /// The most a reconcile (or `on_deleted`) may take before it is cancelled.
     pub(super) timeout: Option<Duration>,

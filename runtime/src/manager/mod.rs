@@ -19,7 +19,12 @@
 //! 6. then fails `/readyz` (`[-]shutdown`), stops taking new work, waits up to
 //!    [`graceful_shutdown_timeout`](ManagerOptions::graceful_shutdown_timeout) for in-flight
 //!    reconciles, releases the Lease (so a standby takes over at once), stops the informers
-//!    and the servers.
+//!    and the servers — unless it *lost* its Lease: then it cancels in-flight reconciles at
+//!    once and returns [`ManagerError::LeaderElectionLost`] (see [`crate::leaderelection`]).
+//!
+//! Under leader election (or sharding) a reconcile starts only while the manager's
+//! [Lease](Manager::lease) is provably valid, and writes through its clients are refused once
+//! it is stale: see [`crate::leaderelection`].
 //!
 //! ```no_run
 //! use kbr_runtime::{Manager, ManagerOptions, Scheme};

@@ -139,8 +139,9 @@ pub struct ShardingOptions {
     pub namespace: Option<String>,
     /// How long a shard Lease is valid without renewal (whole seconds, at least 1). Default 15 s.
     pub lease_duration: Duration,
-    /// How long a replica keeps trying to renew before it stops. Default 10 s; must be shorter
-    /// than `lease_duration`.
+    /// How long the shard Lease stays valid after the replica sent its last successful
+    /// renewal: past it the replica reconciles and writes nothing, then stops. Default 10 s;
+    /// must be shorter than `lease_duration`.
     pub renew_deadline: Duration,
     /// How often Leases are renewed (and acquisition retried). Default 2 s.
     pub retry_period: Duration,

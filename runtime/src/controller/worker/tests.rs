@@ -55,7 +55,7 @@ async fn no_reconcile_starts_and_no_write_goes_out_on_a_stale_lease() {
         client: client.clone(),
         reconciled: tx,
     };
-    let (queue, _timers) = Queue::<ConfigMap>::new(
+    let (queue, _timers) = KeyQueue::<ConfigMap>::new(
         Duration::ZERO,
         QueueOptions::default(),
         QueueMetrics::default(),
