@@ -113,9 +113,38 @@ pub enum Error {
         selector: String,
     },
 
+    /// A write refused before it was sent, because this replica's lease is no longer provably
+    /// valid: see [`LeaseStale`]. Retrying is pointless until the replica leads again (it
+    /// usually exits first).
+    #[error(transparent)]
+    LeaseStale(LeaseStale),
+
     /// Any other error, e.g. from a reconciler (see [`Error::other`]).
     #[error(transparent)]
     Other(BoxError),
+}
+
+/// A write (`POST`, `PUT`, `PATCH`, `DELETE`) that kbr's lease guard refused to send: the
+/// replica held the Lease `lease` (leader election, or a shard Lease of controller sharding),
+/// and on its own monotonic clock its last successful renewal is now older than the renew
+/// deadline, or the Lease was lost or released. Another replica may hold it by now, so the
+/// write could undo that replica's work. See [`crate::leaderelection`] for the guarantee and
+/// its limits. client-go and controller-runtime have no such guard (client-go's
+/// `leaderelection.go`: "does not guarantee that only one client is acting as a leader").
+///
+/// ```
+/// use kbr_runtime::error::{Error, LeaseStale};
+/// let err = Error::LeaseStale(LeaseStale { lease: "my-operator".into() });
+/// assert!(err.is_lease_stale());
+/// assert!(err.to_string().contains("my-operator"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "write refused: the lease {lease:?} of this replica is stale (not renewed within its renew deadline, lost or released), so another replica may hold it"
+)]
+pub struct LeaseStale {
+    /// The Lease's name (`ManagerOptions::leader_election_id`, or the shard's name).
+    pub lease: String,
 }
 
 fn status_message(status: &Status) -> String {
@@ -238,14 +267,25 @@ impl Error {
     pub fn is_forbidden(&self) -> bool {
         matches!(self, Self::Forbidden(_))
     }
+
+    /// Whether kbr's lease guard refused the write ([`Error::LeaseStale`]): nothing was sent.
+    #[must_use]
+    pub fn is_lease_stale(&self) -> bool {
+        matches!(self, Self::LeaseStale(_))
+    }
 }
 
 impl From<kube::Error> for Error {
-    /// API statuses are classified with [`Error::from_status`]; everything else is
+    /// API statuses are classified with [`Error::from_status`]; a write a lease-guarded
+    /// `kube::Client` refused is [`Error::LeaseStale`]; everything else is
     /// [`Error::Transport`].
     fn from(error: kube::Error) -> Self {
         match error {
             kube::Error::Api(status) => Self::from_status(*status),
+            kube::Error::Service(service) => match service.downcast::<LeaseStale>() {
+                Ok(stale) => Self::LeaseStale(*stale),
+                Err(service) => Self::Transport(Box::new(kube::Error::Service(service))),
+            },
             e => Self::Transport(Box::new(e)),
         }
     }

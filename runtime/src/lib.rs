@@ -13,6 +13,7 @@
 //! | [`tls`] | serving certificates, reloaded; self-signed for local runs | `pkg/certwatcher` |
 //! | [`rbac`] | RBAC rules from `#[rbac(...)]` markers | controller-gen `rbac` |
 //! | [`scheme`] | GVK <-> Rust type, GVR, scope, without discovery | `runtime.Scheme` |
+//! | [`leaderelection`] | Lease locks, the renew loop, and the lease state that guards work and writes | client-go `tools/leaderelection`, `pkg/leaderelection` |
 //! | [`manifests`] | writes `config/crd/bases` and `config/rbac/role.yaml` | `make manifests` |
 //! | [`cache`] | shared informers, indexes, what they watch | `pkg/cache` |
 //! | [`client`] | reads (from the cache) and writes objects | `pkg/client` |
@@ -90,6 +91,7 @@ pub mod events;
 pub mod field_selector;
 pub mod finalizer;
 mod flags;
+pub mod leaderelection;
 pub mod logging;
 pub mod manager;
 pub mod manifests;
@@ -102,6 +104,9 @@ mod scoped;
 pub mod sharding;
 pub mod tls;
 pub mod webhook;
+
+#[cfg(test)]
+mod stub;
 
 pub use client::Client;
 pub use controller::Controller;

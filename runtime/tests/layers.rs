@@ -9,7 +9,8 @@
 //! missing from the table.
 //!
 //! Unit tests (`#[cfg(test)]`) are exempt: they may drive a low layer through a higher one (the
-//! fake API server, say) without shaping the library's dependency graph.
+//! manager, say) without shaping the library's dependency graph; so are test-only modules of
+//! the crate root (`#[cfg(test)] mod stub;`, the unit tests' stand-in for an API server).
 
 mod source_scan;
 
@@ -19,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use source_scan::{
     Token, is_ident, is_punct, is_test_cfg, path_heads, skip_group, skip_item, sources,
-    strip_comments_and_literals, tokenize, without_unit_tests,
+    strip_comments_and_literals, test_modules, tokenize, without_unit_tests,
 };
 
 /// One `use` edge from a file into a module of the same or a higher layer.
@@ -210,7 +211,11 @@ fn check(files: &[(PathBuf, String)], layers: &BTreeMap<String, usize>) -> Resul
         .find(|(path, _)| path == Path::new("lib.rs"))
         .map(|(_, text)| text.as_str())
         .unwrap_or_default();
-    let (modules, exports) = crate_root(lib);
+    let (mut modules, exports) = crate_root(lib);
+    // Test-only modules of the crate root (`#[cfg(test)] mod stub;`) are exempt, as unit tests.
+    for test in test_modules(lib) {
+        modules.remove(&test);
+    }
     for module in &modules {
         if !layers.contains_key(module) {
             problems.push(format!(

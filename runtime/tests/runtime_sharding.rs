@@ -667,6 +667,9 @@ async fn owned_objects_follow_their_owner_and_a_graceful_stop_hands_over() -> Te
         on_stopped > N / 4 && on_stopped < 3 * N / 4,
         "{on_stopped} of {N} on one shard"
     );
+    // When the Lease, as held, would expire: the stop must hand over well before that.
+    let held: Lease = client.get(Some(LEASES), stopped_shard).await?;
+    let expires = expiry(&held).ok_or("the stopped shard's Lease has no renewTime")?;
     let stopping = Instant::now();
     running.remove(stopped).stop().await?;
     let moved = until("everything on the remaining shard", || async {
@@ -683,14 +686,14 @@ async fn owned_objects_follow_their_owner_and_a_graceful_stop_hands_over() -> Te
     eprintln!(
         "{on_stopped} ConfigMaps and their Secrets moved {moved_after:?} after the stop began"
     );
-    // Released: no holder, and everything moved before the Lease would have expired.
+    // Released (client-go's tryRelease: no holder, a one-second duration), and everything
+    // moved long before the Lease as it was held would have expired.
     let lease: Lease = client.get(Some(LEASES), stopped_shard).await?;
     let holder = lease.spec.as_ref().and_then(|s| s.holder_identity.clone());
     assert!(
         holder.is_none_or(|h| h.is_empty()),
         "{stopped_shard}'s Lease was not released: {lease:?}"
     );
-    let expires = expiry(&lease).ok_or("the stopped shard's Lease has no renewTime")?;
     assert!(
         moved < expires,
         "moved by {moved}, after the Lease expired at {expires}: it was not released"

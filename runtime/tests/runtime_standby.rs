@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kbr_runtime::client::Patch;
+use kbr_runtime::controller::{NORMAL_PRIORITY, QueueOptions};
 use kbr_runtime::k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
 use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
@@ -21,7 +22,7 @@ use kbr_testing::{TestEnv, Verb};
 use runtime_support::*;
 use tokio::sync::mpsc;
 
-type TestResult = Result<(), Box<dyn std::error::Error>>;
+type TestResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
 
 const NAMESPACE: &str = "standby";
 const NAMES: [&str; 3] = ["a", "b", "c"];
@@ -49,15 +50,25 @@ fn manager(
     env: &TestEnv,
     options: ManagerOptions,
 ) -> Result<(Manager, mpsc::UnboundedReceiver<String>), kbr_runtime::ManagerError> {
+    manager_with_queue(env, options, QueueOptions::default())
+}
+
+/// [`manager`], its controller's queue ordered by `queue`.
+fn manager_with_queue(
+    env: &TestEnv,
+    options: ManagerOptions,
+    queue: QueueOptions,
+) -> Result<(Manager, mpsc::UnboundedReceiver<String>), kbr_runtime::ManagerError> {
     let (tx, rx) = mpsc::unbounded_channel();
     let mut manager = manager_on(env, options);
-    manager.add_controller(Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
+    let controller = Controller::new(reconciler(move |cm: Arc<ConfigMap>| {
         let tx = tx.clone();
         async move {
             let _ = tx.send(cm.metadata.name.clone().unwrap_or_default());
             Ok(Action::await_change())
         }
-    })))?;
+    }));
+    manager.add_controller(controller.queue_options(queue))?;
     Ok((manager, rx))
 }
 
@@ -248,5 +259,69 @@ async fn a_graceful_stop_releases_the_lease() -> TestResult {
     assert_eq!(after.lease_duration_seconds, Some(1));
     assert_eq!(after.lease_transitions, spec.lease_transitions);
     assert!(after.renew_time.is_some() && after.acquire_time.is_some());
+    Ok(())
+}
+
+/// A warm standby with `queue`'s order: the [`NAMES`] listed while it waits, then `new`
+/// created (a watch event); the metrics lines its queue shows then, and the order it
+/// reconciles in once it leads.
+async fn standby_order(
+    lease: &str,
+    queue: QueueOptions,
+    depths: &[&str],
+) -> TestResult<Vec<String>> {
+    let env = TestEnv::start(Scheme::new()).await?;
+    objects_and_a_held_lease(&env, lease).await?;
+    let (manager, mut reconciled) = manager_with_queue(&env, election(&env, lease, true), queue)?;
+    let cache = manager.cache();
+    let addresses = manager.serving_addresses();
+    let running = Running::start(manager);
+    let metrics = bound(addresses)
+        .await
+        .metrics
+        .ok_or("metrics server not bound")?;
+    assert!(within("the standby's cache to sync", cache.wait_for_cache_sync()).await);
+    env.client()
+        .create(&configmap(NAMESPACE, "new", "1"))
+        .await?;
+    metrics_show(metrics, depths).await;
+    assert!(reconciled.try_recv().is_err(), "a standby reconciled");
+    release(&env, lease).await?;
+    let mut order = Vec::new();
+    while order.len() < NAMES.len() + 1 {
+        order.extend(within("the new leader to reconcile", reconciled.recv()).await);
+    }
+    running.stop().await?;
+    Ok(order)
+}
+
+/// Issue 27's restart case: keys of the initial list wait at the low priority, so an object
+/// created (a watch event) once the cache synced is reconciled before all of them
+/// (controller-runtime's `WithLowPriorityWhenUnchanged`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watched_change_is_reconciled_before_the_initial_list() -> TestResult {
+    let depths = [
+        r#"workqueue_depth{controller="configmap",name="configmap",priority="-100"} 3"#,
+        r#"workqueue_depth{controller="configmap",name="configmap",priority="0"} 1"#,
+    ];
+    let order = standby_order("priority.kbr.dev", QueueOptions::default(), &depths).await?;
+    assert_eq!(order.first().map(String::as_str), Some("new"), "{order:?}");
+    let mut rest = order[1..].to_vec();
+    rest.sort();
+    assert_eq!(rest, NAMES);
+    Ok(())
+}
+
+/// The control for the test above: with the initial list at the normal priority (a FIFO
+/// queue), the new object waits behind every listed one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_normal_low_priority_the_change_waits_behind_the_list() -> TestResult {
+    let fifo = QueueOptions {
+        low_priority: NORMAL_PRIORITY,
+        ..QueueOptions::default()
+    };
+    let depths = [r#"workqueue_depth{controller="configmap",name="configmap",priority="0"} 4"#];
+    let order = standby_order("fifo.kbr.dev", fifo, &depths).await?;
+    assert_eq!(order.last().map(String::as_str), Some("new"), "{order:?}");
     Ok(())
 }

@@ -1,9 +1,8 @@
-//! The cache's lifecycle: options fixed at start, metadata-only informers counted and stopped.
+//! The cache's set-up: options fixed at start, each informer's transform. No API server answers
+//! (the informers' lists fail and are retried); `runtime/tests/runtime_cache_lifecycle.rs` has
+//! the metadata-only informers counted for readiness and stopped with the cache.
 
 use k8s_openapi::api::core::v1::ConfigMap;
-
-use std::any::Any;
-use std::sync::Arc;
 
 use kube::core::PartialObjectMeta;
 
@@ -11,9 +10,8 @@ use super::*;
 
 #[tokio::test]
 async fn options_are_fixed_once_the_cache_starts() {
-    let server = kbr_testing::FakeApiServer::new();
     let cache = Cache::new(
-        server.kube_client(),
+        crate::stub::unavailable(),
         CacheConfig {
             namespaces: Vec::new(),
             default_transform: DefaultTransform::StripManagedFields,
@@ -40,9 +38,8 @@ async fn options_are_fixed_once_the_cache_starts() {
 
 #[tokio::test]
 async fn an_informer_takes_its_types_transform_else_the_default() {
-    let server = kbr_testing::FakeApiServer::new();
     let cache = Cache::new(
-        server.kube_client(),
+        crate::stub::unavailable(),
         CacheConfig {
             namespaces: Vec::new(),
             default_transform: DefaultTransform::custom(|meta| meta.labels = None),
@@ -67,46 +64,4 @@ async fn an_informer_takes_its_types_transform_else_the_default() {
     let mut meta = metadata::partial_of(&labelled);
     metadata.transform().apply(&mut meta);
     assert_eq!(meta.metadata.labels, None, "the default transform");
-}
-
-#[tokio::test]
-async fn metadata_informers_count_for_readiness_and_stop_with_the_cache() {
-    let server = kbr_testing::FakeApiServer::new();
-    let cache = Cache::new(
-        server.kube_client(),
-        CacheConfig {
-            namespaces: Vec::new(),
-            default_transform: DefaultTransform::StripManagedFields,
-            decode: DecodeReporter::default(),
-        },
-    );
-    let full = cache.shared_informer::<ConfigMap>();
-    let metadata = cache.shared_informer::<PartialObjectMeta<ConfigMap>>();
-    // Keyed apart from the full informer, and found again as itself.
-    assert!(!Arc::ptr_eq(
-        &(full.clone() as Arc<dyn Any + Send + Sync>),
-        &(metadata.clone() as Arc<dyn Any + Send + Sync>)
-    ));
-    assert!(Arc::ptr_eq(
-        &metadata,
-        &cache.shared_informer::<PartialObjectMeta<ConfigMap>>()
-    ));
-    assert_eq!(
-        cache.unsynced_kinds(),
-        ["ConfigMap", "ConfigMap (metadata)"]
-    );
-    cache.start();
-    let mut synced = metadata.synced();
-    let _ = synced.wait_for(|s| *s).await;
-    let mut synced = full.synced();
-    let _ = synced.wait_for(|s| *s).await;
-    assert!(cache.has_synced());
-    let watching = server.wait_for_watches(2);
-    assert!(
-        tokio::time::timeout(std::time::Duration::from_secs(30), watching)
-            .await
-            .is_ok()
-    );
-    cache.stop().await;
-    assert_eq!(server.open_watches(), 0);
 }

@@ -135,8 +135,9 @@ fn passes<T: 'static>(predicates: &[Box<dyn Predicate<T>>], event: &EventRef<'_,
     })
 }
 
-/// The keys of the last states of deleted reconciled objects: called with each key and state.
-type Deleted<T, K> = Box<dyn Fn(ObjectRef<K>, Arc<T>) + Send + Sync>;
+/// Where a deleted reconciled object goes: called with its key, its last state and the
+/// priority of its event, it queues the key and keeps the state for `on_deleted`.
+type Deleted<T, K> = Box<dyn Fn(ObjectRef<K>, Arc<T>, Priority) + Send + Sync>;
 
 /// A mapping function of [`EventHandler::Map`]: the keys an object stands for.
 type MapFn<T, K> = Box<dyn Fn(&T) -> Vec<ObjectRef<K>> + Send + Sync>;
@@ -144,8 +145,9 @@ type MapFn<T, K> = Box<dyn Fn(&T) -> Vec<ObjectRef<K>> + Send + Sync>;
 /// What keys of the reconciled kind `K` an object of type `T` stands for:
 /// controller-runtime's `handler.EventHandler`s.
 pub(crate) enum EventHandler<T, K: Resource<DynamicType = ()>> {
-    /// `handler.EnqueueRequestForObject` (`For`): the object's own key (`key`). The last
-    /// state of a deleted object goes to `deleted`, for `on_deleted`.
+    /// `handler.EnqueueRequestForObject` (`For`): the object's own key (`key`). A deleted
+    /// object's key and last state go to `deleted` instead of the queue's plain add, for
+    /// `on_deleted`.
     Object {
         key: fn(&T) -> ObjectRef<K>,
         deleted: Deleted<T, K>,
@@ -208,9 +210,7 @@ pub(crate) fn enqueue<T, K>(
     match &event {
         EventRef::Deleted(obj) => {
             if let EventHandler::Object { key, deleted } = handler {
-                let key = key(obj.object());
-                deleted(key.clone(), obj.shared());
-                (queue.add)(key, priority);
+                deleted(key(obj.object()), obj.shared(), priority);
                 return;
             }
             handler.keys(obj.object(), &mut keys);
@@ -374,15 +374,15 @@ mod tests {
     #[tokio::test]
     async fn a_deleted_object_is_kept_for_on_deleted_and_never_an_echo() {
         let (queue, added) = recording();
-        let kept: Arc<Mutex<Vec<String>>> = Arc::default();
+        let kept: Added = Arc::default();
         let keep = kept.clone();
         let handler = EventHandler::<ConfigMap, ConfigMap>::Object {
             key: |cm: &ConfigMap| ObjectRef::from_obj(cm),
-            deleted: Box::new(move |key, last: Arc<ConfigMap>| {
+            deleted: Box::new(move |key, last: Arc<ConfigMap>, priority| {
                 assert_eq!(Some(key.name.as_str()), last.metadata.name.as_deref());
                 keep.lock()
                     .unwrap_or_else(|e| e.into_inner())
-                    .push(key.name);
+                    .push((key.name, priority));
             }),
         };
         let mut cm = ConfigMap::default();
@@ -401,9 +401,13 @@ mod tests {
             assert_eq!(taken(&added), []);
             let deleted = Event::Deleted(cm.clone());
             enqueue(EventRef::of(&deleted), Origin::Write, &[], &handler, &queue);
-            assert_eq!(taken(&added), [("a".to_string(), Priority::Normal)]);
+            assert_eq!(
+                taken(&added),
+                [],
+                "the delete goes to `deleted`, which queues it"
+            );
         })
         .await;
-        assert_eq!(*kept.lock().unwrap_or_else(|e| e.into_inner()), ["a"]);
+        assert_eq!(taken(&kept), [("a".to_string(), Priority::Normal)]);
     }
 }

@@ -14,8 +14,7 @@
 //!    stops; then the handlers are removed, the sources' futures dropped, and in-flight
 //!    reconciles finish.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::FutureExt as _;
@@ -28,11 +27,11 @@ use super::Controller;
 use super::backoff::ExponentialBackoff;
 use super::echo::ControllerId;
 use super::handler::{EventHandler, Queue};
-use super::queue::WorkQueue;
 use super::source::{KindSource, Source, SourceContext};
-use super::worker::{AbortOnDrop, State, worker};
+use super::worker::{AbortOnDrop, KeyQueue, State, worker};
 use crate::Reconciler;
 use crate::cache::Cache;
+use crate::leaderelection::LeaseState;
 use crate::metrics::Metrics;
 
 /// What a controller needs from the manager to run.
@@ -44,6 +43,9 @@ pub(crate) struct RunContext {
     /// Whether a controller whose informers miss the cache sync timeout fails (`true`), or logs
     /// it and keeps waiting (`false`, under `--on-missing-rbac=continue`).
     pub(crate) sync_timeout_fails: bool,
+    /// The Lease every reconcile must start under (leader election, or this replica's shard
+    /// Lease); `None` without either.
+    pub(crate) lease: Option<LeaseState>,
 }
 
 /// A type-erased controller the manager can run: controller-runtime's `manager.Runnable`.
@@ -108,7 +110,7 @@ fn start<R: Reconciler>(controller: Controller<R>, ctx: RunContext) -> Running<R
     let workers = controller.max_concurrent_reconciles;
     let metrics = ctx.metrics.controller(&name, workers);
     let informer = ctx.cache.shared_informer::<R::Object>();
-    let (queue, timers) = WorkQueue::new(
+    let (queue, timers) = KeyQueue::<R::Object>::new(
         controller.debounce,
         controller.queue_options,
         metrics.queue(),
@@ -119,28 +121,28 @@ fn start<R: Reconciler>(controller: Controller<R>, ctx: RunContext) -> Running<R
         id,
         queue: queue.clone(),
         backoff: ExponentialBackoff::new(controller.backoff.0, controller.backoff.1),
-        low_priority: controller.queue_options.low_priority,
         timeout: controller.reconcile_timeout,
-        deleted: Mutex::new(HashMap::new()),
         metrics,
+        lease: ctx.lease,
+        stop: ctx.stop.clone(),
     });
 
-    let queue_state = state.clone();
+    let events = queue.clone();
     let context = SourceContext::new(
         ctx.cache.clone(),
         Queue {
             controller: id,
-            add: Arc::new(move |key, priority| queue_state.add(key, priority)),
+            add: Arc::new(move |key, priority| events.add_event(key, priority)),
         },
     );
     // `For`: the reconciled kind is a source like the others, whose handler enqueues the
-    // object itself and keeps the last state of a deleted one for `on_deleted`.
-    let deleted_state = state.clone();
+    // object itself and has the queue keep the last state of a deleted one for `on_deleted`.
+    let deletes = queue.clone();
     let primary = KindSource::new(
         controller.primary,
         EventHandler::Object {
             key: |obj: &R::Object| ObjectRef::from_obj(obj),
-            deleted: Box::new(move |key, last| deleted_state.deleted(key, last)),
+            deleted: Box::new(move |key, last, priority| deletes.add_deleted(key, last, priority)),
         },
     );
     let sources: Vec<Box<dyn Source<R::Object>>> = std::iter::once(Box::new(primary) as Box<_>)

@@ -1,76 +1,76 @@
-//! A controller's workers: client-go's `processNextWorkItem` loop. Each takes a key from the
-//! [`WorkQueue`], reads the object from the cache and reconciles it — or, for an object gone
-//! from the cache whose delete was seen, calls `on_deleted` with its last state — on its own
-//! task, inside a tracing span, with metrics, bounded by the controller's reconcile timeout;
-//! errors go through the per-key [`ExponentialBackoff`], every terminal path of a key
+//! A controller's workers: client-go's `processNextWorkItem` loop, the consuming side of the
+//! [`WorkQueue`] (its event handlers fill it, see [`super::queue`]). Each worker takes a key,
+//! waits until the replica's Lease is provably valid (the lease guard of
+//! [`crate::leaderelection`]), reads the object from the cache and reconciles it — or, for an
+//! object gone from the cache whose delete was seen, calls `on_deleted` with its last state —
+//! on its own task, inside a tracing span, with metrics, bounded by the controller's reconcile
+//! timeout; errors go through the per-key [`ExponentialBackoff`], every terminal path of a key
 //! `forget`s it.
 
-use std::collections::HashMap;
 use std::collections::hash_map::RandomState;
 use std::future::Future;
 use std::hash::BuildHasher;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use kube::Resource as _;
 use kube::runtime::reflector::{ObjectRef, Store};
+use tokio::sync::watch;
 use tokio::task::{JoinError, JoinHandle};
 use tracing::Instrument;
 
 use super::backoff::ExponentialBackoff;
 use super::echo::{self, ControllerId};
-use super::handler::Priority;
 use super::queue::{AddOptions, NORMAL_PRIORITY, WorkQueue};
+use crate::leaderelection::LeaseState;
 use crate::metrics::{ControllerMetrics, ReconcileResult};
 use crate::{Action, Reconciler};
 
-/// Shared by the event handlers and the workers of one controller.
+/// A controller's work queue: keys of `K`, and the last states of deleted objects.
+pub(super) type KeyQueue<K> = WorkQueue<ObjectRef<K>, Arc<K>>;
+
+/// What a controller's workers share.
 pub(super) struct State<K: kube::Resource<DynamicType = ()>> {
     pub(super) name: String,
     /// This controller's identity, for echo suppression.
     pub(super) id: ControllerId,
-    pub(super) queue: Arc<WorkQueue<ObjectRef<K>>>,
+    pub(super) queue: Arc<KeyQueue<K>>,
     pub(super) backoff: ExponentialBackoff<ObjectRef<K>>,
-    /// The queue priority of [`Priority::Low`] keys ([`QueueOptions::low_priority`]).
-    ///
-    /// [`QueueOptions::low_priority`]: super::QueueOptions::low_priority
-    pub(super) low_priority: i32,
     /// The most a reconcile (or `on_deleted`) may take before it is cancelled.
     pub(super) timeout: Option<Duration>,
-    /// Last states of deleted objects whose `on_deleted` has not succeeded yet.
-    pub(super) deleted: Mutex<HashMap<ObjectRef<K>, Arc<K>>>,
     pub(super) metrics: ControllerMetrics,
+    /// The Lease a reconcile may only start under (leader election, or this replica's shard);
+    /// `None` when the manager runs unguarded.
+    pub(super) lease: Option<LeaseState>,
+    /// The manager's stop: a worker waiting for the Lease gives up its key.
+    pub(super) stop: watch::Receiver<bool>,
 }
 
 impl<K: kube::Resource<DynamicType = ()> + 'static> State<K> {
-    /// Asks for a reconcile of `key` at `priority`: [`NORMAL_PRIORITY`] for a change, the
-    /// controller's low priority for what the informer only listed (and resyncs).
-    pub(super) fn add(&self, key: ObjectRef<K>, priority: Priority) {
-        let priority = match priority {
-            Priority::Normal => NORMAL_PRIORITY,
-            Priority::Low => self.low_priority,
-        };
-        let after = Duration::ZERO;
-        self.queue.add_with(key, AddOptions { priority, after });
-    }
-
-    /// Keeps the last state of the deleted object `key` for `on_deleted`.
-    pub(super) fn deleted(&self, key: ObjectRef<K>, last: Arc<K>) {
-        self.lock_deleted().insert(key, last);
-    }
-
-    fn lock_deleted(&self) -> std::sync::MutexGuard<'_, HashMap<ObjectRef<K>, Arc<K>>> {
-        self.deleted.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// A failed reconcile of `key`: retried after its backoff.
     fn retry(&self, key: &ObjectRef<K>) {
         let delay = self.backoff.failed(key);
         self.metrics.retried();
         self.queue.add_after(key.clone(), delay);
+    }
+
+    /// The lease guard, at the worker's seam: `true` once the Lease is valid (at once when it
+    /// is, or when there is none); `false` when it was lost or released, or the manager stops
+    /// while a stale Lease waits for its renewal.
+    async fn lease_valid(&self, lease: &mut Option<LeaseState>, key: &ObjectRef<K>) -> bool {
+        let Some(lease) = lease else { return true };
+        if lease.is_valid() {
+            return true;
+        }
+        tracing::debug!(controller = %self.name, object = %key, lease = lease.lease(), "lease not provably valid; waiting before reconciling");
+        let mut stop = self.stop.clone();
+        tokio::select! {
+            valid = lease.wait_valid() => valid,
+            _ = stop.wait_for(|stopped| *stopped) => false,
+        }
     }
 }
 
@@ -98,19 +98,27 @@ impl<T> Future for AbortOnDrop<T> {
     }
 }
 
-/// One worker: takes keys until the queue shuts down (client-go's `processNextWorkItem` loop).
+/// One worker: takes keys until the queue shuts down (client-go's `processNextWorkItem` loop),
+/// or the Lease it works under ends.
 pub(super) async fn worker<R: Reconciler>(
     reconciler: Arc<R>,
     store: Store<R::Object>,
     state: Arc<State<R::Object>>,
 ) {
+    let mut lease = state.lease.clone();
     // Started once every source's informers synced (see `run`): a key looked up now and not
     // found is gone, not merely not listed yet.
     while let Some(key) = state.queue.get().await {
+        // The guard's seam: nothing is read or started for this key on a stale Lease.
+        if !state.lease_valid(&mut lease, &key).await {
+            state.queue.done(&key);
+            tracing::debug!(controller = %state.name, "lease ended; worker stops");
+            return;
+        }
         let current = store.get(&key);
         let gone = state
-            .lock_deleted()
-            .remove(&key)
+            .queue
+            .take_deleted(&key)
             // Re-created since: the old incarnation (another uid) is still reported.
             .filter(|last| {
                 current
@@ -124,7 +132,7 @@ pub(super) async fn worker<R: Reconciler>(
             };
             let span = span("on_deleted", &state.name, &key);
             if let Outcome::Failed = run_one(on_deleted, &key, &state, span).await {
-                state.lock_deleted().entry(key.clone()).or_insert(last);
+                state.queue.restore_deleted(key.clone(), last);
                 state.retry(&key);
                 state.queue.done(&key);
                 continue;
@@ -288,3 +296,6 @@ fn reconcile_id() -> String {
         b & 0xffff_ffff_ffff
     )
 }
+
+#[cfg(test)]
+mod tests;

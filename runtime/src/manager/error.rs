@@ -92,8 +92,9 @@ pub enum ManagerError {
     #[error("leader election failed: {0}")]
     LeaderElection(#[source] BoxError),
 
-    /// This replica lost its leader Lease while running controllers; the process should exit
-    /// (controller-runtime exits with "leader election lost").
+    /// This replica lost its leader Lease while running controllers (another holder, or no
+    /// renewal within the renew deadline): in-flight reconciles were cancelled, not drained,
+    /// and the process should exit (controller-runtime exits with "leader election lost").
     #[error("leader election lost")]
     LeaderElectionLost,
 

@@ -19,7 +19,12 @@
 //! 6. then fails `/readyz` (`[-]shutdown`), stops taking new work, waits up to
 //!    [`graceful_shutdown_timeout`](ManagerOptions::graceful_shutdown_timeout) for in-flight
 //!    reconciles, releases the Lease (so a standby takes over at once), stops the informers
-//!    and the servers.
+//!    and the servers — unless it *lost* its Lease: then it cancels in-flight reconciles at
+//!    once and returns [`ManagerError::LeaderElectionLost`] (see [`crate::leaderelection`]).
+//!
+//! Under leader election (or sharding) a reconcile starts only while the manager's
+//! [Lease](Manager::lease) is provably valid, and writes through its clients are refused once
+//! it is stale: see [`crate::leaderelection`].
 //!
 //! ```no_run
 //! use kbr_runtime::{Manager, ManagerOptions, Scheme};
@@ -39,8 +44,7 @@
 mod args;
 mod error;
 mod filters;
-mod leader_election;
-mod lease_lock;
+mod lease;
 mod options;
 mod permissions;
 mod rbac;
@@ -61,6 +65,7 @@ use tokio::sync::watch;
 
 pub use self::args::ManagerArgs;
 pub use self::error::ManagerError;
+use self::lease::ManagerLease;
 pub use self::options::{
     ManagerOptions, OnMissingRbac, ServingAddresses, watch_namespaces_from_env,
 };
@@ -69,6 +74,7 @@ use self::run::UserRunnable;
 use self::server::{Check, Checks};
 use crate::cache::{Cache, CacheConfig, CacheOptions, DecodeReporter};
 use crate::controller::Runnable;
+use crate::leaderelection::LeaseState;
 use crate::metrics::Metrics;
 use crate::rbac::Rule;
 use crate::scoped::kind_of;
@@ -82,7 +88,12 @@ const DECODE_REPORTER: &str = "kbr-cache";
 pub struct Manager {
     scheme: Scheme,
     options: ManagerOptions,
+    /// The manager's own client: the cache's lists and watches, the Lease, permission checks.
     kube: kube::Client,
+    /// `kube` with its writes guarded by the manager's Lease, for everything handed out.
+    guarded: kube::Client,
+    /// The Lease the manager runs under (leader election, or its shard), if any.
+    lease: Option<ManagerLease>,
     cache: Cache,
     metrics: Arc<Metrics>,
     controllers: Vec<Box<dyn Runnable>>,
@@ -155,6 +166,11 @@ impl Manager {
             // The cache has not started: restricting it cannot fail.
             let _ = sharding.restrict_cache(&cache, &shard);
         }
+        let lease = ManagerLease::of(&options, &metrics);
+        let guarded = match &lease {
+            Some(lease) => lease.state.guard(kube.clone()),
+            None => kube.clone(),
+        };
         let mut checks = Checks::default();
         let ping: Check = Arc::new(|| Ok(()));
         checks.healthz.push(("ping".into(), ping.clone()));
@@ -200,6 +216,8 @@ impl Manager {
             scheme,
             options,
             kube,
+            guarded,
+            lease,
             cache,
             metrics,
             controllers: Vec::new(),
@@ -229,9 +247,31 @@ impl Manager {
 
     /// A client whose reads come from the manager's cache and writes go to the API server
     /// (`mgr.GetClient()`). Reads fail with [`Error::CacheNotStarted`](crate::Error::CacheNotStarted) until [`Manager::start`].
+    ///
+    /// Under leader election or sharding its writes are guarded by the manager's
+    /// [Lease](Manager::lease): once the replica held it and it went stale (or was lost or
+    /// released), a write fails with [`Error::LeaseStale`](crate::Error::LeaseStale) before it
+    /// is sent; see [`crate::leaderelection`].
     #[must_use]
     pub fn client(&self) -> Client {
-        Client::cached(self.kube.clone(), self.cache.clone())
+        Client::cached(self.guarded.clone(), self.cache.clone())
+    }
+
+    /// The state of the Lease this manager runs under: leader election's
+    /// ([`leader_election`](ManagerOptions::leader_election)), else this replica's shard
+    /// Lease ([`sharding`](ManagerOptions::sharding)); `None` without either. controller-runtime's
+    /// `mgr.Elected()`, with the validity kbr's guard reads: see [`crate::leaderelection`].
+    ///
+    /// ```no_run
+    /// # async fn demo(manager: &kbr_runtime::Manager) {
+    /// if let Some(mut lease) = manager.lease() {
+    ///     lease.wait_valid().await; // this replica leads
+    /// }
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn lease(&self) -> Option<LeaseState> {
+        self.lease.as_ref().map(|lease| lease.state.clone())
     }
 
     /// The manager's informer cache (controller-runtime's `mgr.GetCache()`): a handle sharing
@@ -243,10 +283,12 @@ impl Manager {
         self.cache.clone()
     }
 
-    /// The underlying `kube::Client`.
+    /// The underlying `kube::Client`, its writes guarded by the manager's
+    /// [Lease](Manager::lease) as [`Manager::client`]'s are (a refused write fails with
+    /// `kube::Error::Service` holding a [`LeaseStale`](crate::error::LeaseStale)).
     #[must_use]
     pub fn kube_client(&self) -> kube::Client {
-        self.kube.clone()
+        self.guarded.clone()
     }
 
     /// The registry served on `/metrics`, for a project's own metrics (controller-runtime's
@@ -262,7 +304,7 @@ impl Manager {
     #[must_use]
     pub fn event_recorder(&self, name: &str) -> crate::events::EventRecorder {
         self.record_recorder(name);
-        crate::events::EventRecorder::new(self.kube.clone(), name)
+        crate::events::EventRecorder::new(self.guarded.clone(), name)
     }
 
     /// Restricts the manager's shared informer for kind `K` to objects matching `options`'

@@ -98,7 +98,11 @@ pub struct ManagerOptions {
     /// How long a Lease is valid without renewal (whole seconds), counted by each candidate
     /// from when it saw the Lease last change. Default 15 s.
     pub lease_duration: Duration,
-    /// How long the leader keeps trying to renew before giving up leadership. Default 10 s.
+    /// How long the Lease stays valid after the leader *sent* its last successful renewal, on
+    /// its own monotonic clock: past it the leader starts no reconcile, its writes through the
+    /// manager's clients are refused, and it gives up leadership (see
+    /// [`crate::leaderelection`]). Must be shorter than `lease_duration`; the difference is the
+    /// margin before a standby can take over. Default 10 s.
     pub renew_deadline: Duration,
     /// How often the leader renews the Lease and a candidate retries taking it; a candidate
     /// also watches the Lease, so it takes one that is released or expires at once. Default 2 s.

@@ -335,22 +335,26 @@ mod tests {
 
     use super::*;
     use crate::manager::Shutdown;
-    use kbr_testing::FakeApiServer;
+
+    /// A client whose every SelfSubjectAccessReview is answered `allowed: granted`, as
+    /// kube-apiserver answers one (`pkg/registry/authorization/selfsubjectaccessreview/rest.go`:
+    /// the review sent, with its status filled in).
+    fn reviews(granted: Arc<AtomicBool>) -> kube::Client {
+        crate::stub::client(move |method, path, body| {
+            assert_eq!(method, http::Method::POST);
+            assert!(path.contains("/selfsubjectaccessreviews"), "{path}");
+            let mut review: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
+            review["status"] = serde_json::json!({ "allowed": granted.load(Ordering::SeqCst) });
+            (http::StatusCode::CREATED, review.to_string())
+        })
+    }
 
     #[tokio::test(start_paused = true)]
     async fn a_manager_that_went_on_asks_again_until_it_holds_every_rule() {
-        let server = FakeApiServer::new();
         let granted = Arc::new(AtomicBool::new(false));
-        let grants = granted.clone();
-        server.answer_self_subject_access_reviews(move |_| {
-            k8s_openapi::api::authorization::v1::SubjectAccessReviewStatus {
-                allowed: grants.load(Ordering::SeqCst),
-                ..Default::default()
-            }
-        });
         let rules = vec![Rule::new(["list"]).groups([""]).resources(["configmaps"])];
         let missing = Arc::new(Mutex::new(Vec::new()));
-        let kube = server.kube_client();
+        let kube = reviews(granted.clone());
         let checked = check_at_start(
             &kube,
             rules.clone(),

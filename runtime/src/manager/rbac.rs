@@ -6,8 +6,7 @@
 use std::future::Ready;
 use std::task::{Context, Poll};
 
-use super::leader_election::lease_namespace;
-use super::lease_lock;
+use super::lease::lease_namespace;
 use super::options::parse_bind_address;
 use super::{Manager, ManagerOptions};
 use crate::Scheme;
@@ -127,7 +126,7 @@ impl Manager {
         {
             let id = &options.leader_election_id;
             let origin = format!("leader election: the Lease {id}");
-            rules.push(leases(&namespace, &lease_lock::VERBS, origin));
+            rules.push(leases(&namespace, &crate::leaderelection::VERBS, origin));
         }
         if let Some(sharding) = &options.sharding {
             match self.lease_namespace(&sharding.namespace) {

@@ -1,5 +1,7 @@
 //! The manager's run phase: leader election, controllers and other runnables, and their
-//! graceful shutdown (controller-runtime's `runnableGroup`s and `engageStopProcedure`).
+//! graceful shutdown (controller-runtime's `runnableGroup`s and `engageStopProcedure`) — or,
+//! when the manager's Lease is lost, their cancellation without one (controller-runtime's
+//! `OnStoppedLeading` sets the graceful shutdown timeout to zero).
 
 use std::future::Future;
 use std::sync::Arc;
@@ -9,11 +11,12 @@ use futures::future::BoxFuture;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use super::leader_election::LeaderElector;
+use super::lease::{Guarding, ManagerLease, election_config, lease_namespace};
 use super::tasks::Tasks;
 use super::{ManagerError, ManagerOptions, OnMissingRbac};
 use crate::cache::Cache;
 use crate::controller::{RunContext, Runnable};
+use crate::leaderelection::{LeaderElector, LeaseLock, LeaseState, Publisher, default_identity};
 use crate::metrics::Metrics;
 
 /// The shutdown signal handed to a runnable added with
@@ -59,6 +62,7 @@ pub(crate) struct RunArgs<'a, F> {
     pub(crate) runnables: Vec<UserRunnable>,
     pub(crate) shutdown: F,
     pub(crate) shutting_down: Arc<AtomicBool>,
+    pub(crate) lease: Option<ManagerLease>,
 }
 
 fn spawn_user(tasks: &mut Tasks, runnable: UserRunnable, stop: &watch::Receiver<bool>) {
@@ -68,7 +72,18 @@ fn spawn_user(tasks: &mut Tasks, runnable: UserRunnable, stop: &watch::Receiver<
     tasks.spawn(async move { (name, fut.await) });
 }
 
-/// Runs until `shutdown` resolves, leadership is lost, or a runnable fails; then drains.
+/// How the run phase ended.
+enum Ending {
+    /// The shutdown signal: drain, then release.
+    Shutdown,
+    /// A runnable failed: drain, then release, then report it.
+    Failed(ManagerError),
+    /// The manager's Lease was lost: cancel everything at once.
+    Lost(ManagerError),
+}
+
+/// Runs until `shutdown` resolves, the manager's Lease is lost, or a runnable fails; then
+/// drains (or, on a lost Lease, cancels).
 pub(crate) async fn run<F: Future<Output = ()> + Send>(
     args: RunArgs<'_, F>,
 ) -> Result<(), ManagerError> {
@@ -81,10 +96,15 @@ pub(crate) async fn run<F: Future<Output = ()> + Send>(
         runnables,
         shutdown,
         shutting_down,
+        lease,
     } = args;
     let mut shutdown = std::pin::pin!(shutdown);
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut tasks: Tasks = JoinSet::new();
+    let guard = lease
+        .as_ref()
+        .map(|lease| (lease.guarding.clone(), lease.state.clone()));
+    let mut publisher = lease.map(|lease| lease.publisher);
     let (leader_only, anytime): (Vec<_>, Vec<_>) =
         runnables.into_iter().partition(|r| r.needs_leader);
     for runnable in anytime {
@@ -93,7 +113,13 @@ pub(crate) async fn run<F: Future<Output = ()> + Send>(
 
     let shard_lease = match &options.sharding {
         Some(sharding) => Some(super::sharding::start(
-            sharding, options, kube, metrics, &mut tasks, &stop_rx,
+            sharding,
+            options,
+            kube,
+            metrics,
+            &mut tasks,
+            &stop_rx,
+            publisher.take(),
         )?),
         None => None,
     };
@@ -105,6 +131,7 @@ pub(crate) async fn run<F: Future<Output = ()> + Send>(
             metrics: metrics.clone(),
             stop: stop_rx.clone(),
             sync_timeout_fails: options.on_missing_rbac == OnMissingRbac::Fail,
+            lease: guard.as_ref().map(|(_, state)| state.clone()),
         };
         tracing::info!(controller = %name, "Starting EventSources");
         (name, controller.start(ctx))
@@ -122,20 +149,18 @@ pub(crate) async fn run<F: Future<Output = ()> + Send>(
     }
 
     let mut elector = None;
-    let mut result = Ok(());
     if options.leader_election {
-        let mut candidate = LeaderElector::new(kube, options).await?;
-        metrics.set_leader(candidate.name(), false);
+        let mut candidate = elector_for(options, kube, metrics, publisher.take())?;
         tokio::select! {
             () = &mut shutdown => {}
             acquired = candidate.acquire() => {
-                acquired?;
-                metrics.set_leader(candidate.name(), true);
+                acquired.map_err(|e| ManagerError::LeaderElection(Box::new(e)))?;
                 elector = Some(candidate);
             }
         }
     }
 
+    let mut ending = Ending::Shutdown;
     if elector.is_some() || !options.leader_election {
         started.extend(cold.drain(..).map(start));
         for (name, controller) in started.drain(..) {
@@ -146,12 +171,28 @@ pub(crate) async fn run<F: Future<Output = ()> + Send>(
         for runnable in leader_only {
             spawn_user(&mut tasks, runnable, &stop_rx);
         }
-        result = wait(&mut shutdown, elector.as_mut(), &mut tasks).await;
+        ending = wait(&mut shutdown, guard, &mut tasks).await;
     }
 
-    tracing::info!("Stopping and waiting for runnables to finish (in-flight reconciles drain)");
     shutting_down.store(true, Ordering::SeqCst);
     stop_tx.send_replace(true);
+    let mut result = match ending {
+        Ending::Lost(error) => {
+            // controller-runtime skips the graceful shutdown when leadership is lost: another
+            // replica may hold the Lease, so nothing may finish its work here.
+            tracing::error!(%error, "lease lost: cancelling in-flight reconciles (not draining)");
+            tasks.abort_all();
+            while tasks.join_next().await.is_some() {}
+            if let Some(keeper) = shard_lease {
+                keeper.abort();
+            }
+            return Err(error);
+        }
+        Ending::Shutdown => Ok(()),
+        Ending::Failed(error) => Err(error),
+    };
+
+    tracing::info!("Stopping and waiting for runnables to finish (in-flight reconciles drain)");
     let timeout = options.graceful_shutdown_timeout;
     let drained = tokio::time::timeout(timeout, async {
         while let Some(joined) = tasks.join_next().await {
@@ -172,42 +213,76 @@ pub(crate) async fn run<F: Future<Output = ()> + Send>(
     }
 
     // Only now, with no reconcile in flight, may the sharder move this shard's objects.
-    if let Some(lease) = shard_lease {
+    if let Some(keeper) = shard_lease
+        && let Ok(lease) = keeper.await
+    {
         lease.release().await;
     }
     if let Some(elector) = elector {
-        metrics.set_leader(elector.name(), false);
         elector.release().await;
     }
     result
 }
 
-/// Waits for the shutdown signal, the loss of leadership, or a failing runnable.
+/// The candidate for leader election's Lease, publishing to the manager's `publisher`.
+///
+/// Errors: [`ManagerError::LeaderElection`] when `leader_election_id` is empty or the timings
+/// are unusable.
+fn elector_for(
+    options: &ManagerOptions,
+    kube: &kube::Client,
+    metrics: &Arc<Metrics>,
+    publisher: Option<Publisher>,
+) -> Result<LeaderElector, ManagerError> {
+    let id = &options.leader_election_id;
+    if id.is_empty() {
+        return Err(ManagerError::LeaderElection(
+            "leader_election_id must be set when leader_election is on".into(),
+        ));
+    }
+    let namespace = lease_namespace(kube, options.leader_election_namespace.as_deref());
+    let identity = default_identity();
+    let lock = LeaseLock::new(
+        kube.clone(),
+        &namespace,
+        id,
+        &identity,
+        options.lease_duration,
+    );
+    let publisher = publisher.unwrap_or_else(|| Publisher::new(id, Some(metrics.clone())));
+    LeaderElector::publishing(lock, election_config(options), publisher)
+        .map_err(|e| ManagerError::LeaderElection(Box::new(e)))
+}
+
+/// Waits for the shutdown signal, the loss of the manager's Lease, or a failing runnable.
 async fn wait<F: Future<Output = ()>>(
     shutdown: &mut std::pin::Pin<&mut F>,
-    elector: Option<&mut LeaderElector>,
+    guard: Option<(Guarding, LeaseState)>,
     tasks: &mut Tasks,
-) -> Result<(), ManagerError> {
+) -> Ending {
     let lost = async {
-        match elector {
-            Some(e) => e.lost().await,
+        match guard {
+            Some((guarding, mut state)) => {
+                state.ended().await;
+                ManagerLease::lost(&guarding)
+            }
             None => std::future::pending().await,
         }
     };
     let mut lost = std::pin::pin!(lost);
     loop {
         tokio::select! {
-            () = shutdown.as_mut() => return Ok(()),
-            () = &mut lost => return Err(ManagerError::LeaderElectionLost),
+            () = shutdown.as_mut() => return Ending::Shutdown,
+            error = &mut lost => return Ending::Lost(error),
             Some(joined) = tasks.join_next() => match joined {
                 Ok((_, Ok(()))) => {}
                 Ok((name, Err(error))) => {
                     tracing::error!(runnable = %name, %error, "runnable failed; stopping the manager");
-                    return Err(error);
+                    return Ending::Failed(error);
                 }
                 Err(join) => {
                     tracing::error!(error = %join, "runnable panicked; stopping the manager");
-                    return Err(ManagerError::other(join));
+                    return Ending::Failed(ManagerError::other(join));
                 }
             },
         }

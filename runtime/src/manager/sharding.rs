@@ -1,22 +1,26 @@
 //! Wires [`crate::sharding`] into the manager's run: this replica's shard Lease, and the
-//! sharder, elected among the replicas with the manager's own leader election on the Lease
-//! `<ring>-sharder`.
+//! sharder, elected among the replicas with leader election ([`crate::leaderelection`]) on the
+//! Lease `<ring>-sharder`, its writes guarded by that Lease.
 
 use std::sync::Arc;
 
 use tokio::sync::watch;
+use tokio::task::JoinHandle;
 
-use super::leader_election::{LeaderElector, lease_namespace};
+use super::lease::lease_namespace;
 use super::tasks::Tasks;
 use super::{ManagerError, ManagerOptions};
-use crate::Client;
+use crate::leaderelection::{
+    LeaderElectionConfig, LeaderElector, LeaseLock, LeaseStatus, Publisher, default_identity,
+};
 use crate::metrics::Metrics;
 use crate::sharding::{ShardLease, Sharder, ShardingError, ShardingMetrics, ShardingOptions};
 
-/// Spawns onto `tasks` the keeper of this replica's shard Lease (acquire, then renew; losing it
-/// stops the manager with [`ShardingError::LeaseLost`](crate::sharding::ShardingError)) and the
-/// sharder's election loop. Controllers may start at once: no object is assigned to this shard
-/// before its Lease is held. Returns the Lease, to release once the controllers stopped.
+/// Spawns the keeper of this replica's shard Lease (acquire, then renew, publishing to
+/// `publisher`: the manager watches it for loss and its controllers' workers start nothing
+/// while it is not valid) and onto `tasks` the sharder's election loop. Controllers may start
+/// at once: their workers wait for the shard Lease. Returns the keeper's task, which hands the
+/// Lease back once `stop` turns true, to release after the controllers drained.
 ///
 /// Errors: [`ManagerError::Sharding`] for unusable options, and with leader election on: only
 /// the leader would run controllers, so the other shards' objects would never be reconciled.
@@ -27,7 +31,8 @@ pub(super) fn start(
     metrics: &Arc<Metrics>,
     tasks: &mut Tasks,
     stop: &watch::Receiver<bool>,
-) -> Result<ShardLease, ManagerError> {
+    publisher: Option<Publisher>,
+) -> Result<JoinHandle<ShardLease>, ManagerError> {
     if options.leader_election {
         return Err(ShardingError::Invalid(
             "sharding and leader election exclude each other: every replica reconciles its own shard; drop --leader-elect (or leader_election)".into(),
@@ -36,25 +41,20 @@ pub(super) fn start(
     }
     let shard = sharding.shard_name()?;
     let namespace = lease_namespace(kube, sharding.namespace.as_deref());
-    let lease = ShardLease::new(&Client::new(kube.clone()), &namespace, &shard, sharding);
-    let (keeper, mut stop_keeper) = (lease.clone(), stop.clone());
-    tasks.spawn(async move {
-        let result = if keeper.acquire(&mut stop_keeper).await {
-            keeper.keep(stop_keeper).await.map_err(ManagerError::from)
-        } else {
-            Ok(())
-        };
-        ("shard-lease".to_string(), result)
+    let publisher = publisher.unwrap_or_else(|| Publisher::new(&shard, None));
+    let mut lease = ShardLease::publishing(kube.clone(), &namespace, &shard, sharding, publisher)?;
+    let mut stop_keeper = stop.clone();
+    let keeper = tokio::spawn(async move {
+        if lease.acquire(&mut stop_keeper).await {
+            let _ = stop_keeper.wait_for(|stopped| *stopped).await;
+        }
+        lease
     });
 
-    let election = ManagerOptions {
-        leader_election_id: format!("{}-sharder", sharding.ring),
-        leader_election_namespace: Some(namespace.clone()),
+    let config = LeaderElectionConfig {
         lease_duration: sharding.lease_duration,
         renew_deadline: sharding.renew_deadline,
         retry_period: sharding.retry_period,
-        sharding: None,
-        ..options.clone()
     };
     let sharder_metrics = ShardingMetrics::new(&sharding.ring);
     sharder_metrics.register(metrics);
@@ -66,20 +66,32 @@ pub(super) fn start(
     );
     tasks.spawn(async move {
         let result = async {
+            let name = format!("{}-sharder", sharding.ring);
             loop {
-                let mut elector = LeaderElector::new(&kube, &election).await?;
+                let lock = LeaseLock::new(
+                    kube.clone(),
+                    &namespace,
+                    &name,
+                    &default_identity(),
+                    config.lease_duration,
+                );
+                let mut elector = LeaderElector::with_metrics(lock, config, metrics.clone())
+                    .map_err(|e| ManagerError::LeaderElection(Box::new(e)))?;
                 tokio::select! {
                     _ = stop.wait_for(|s| *s) => return Ok(()),
-                    acquired = elector.acquire() => acquired?,
+                    acquired = elector.acquire() => {
+                        acquired.map_err(|e| ManagerError::LeaderElection(Box::new(e)))?;
+                    }
                 }
-                metrics.set_leader(elector.name(), true);
-                let sharder =
-                    Sharder::new(kube.clone(), &namespace, &sharding, sharder_metrics.clone());
+                // The sharder writes labels and takes over Leases only while its own Lease is
+                // valid: a sharder that lost it cannot undo its successor's work.
+                let mut state = elector.state();
+                let guarded = state.guard(kube.clone());
+                let sharder = Sharder::new(guarded, &namespace, &sharding, sharder_metrics.clone());
                 let lost = tokio::select! {
                     ran = sharder.run(stop.clone()) => { ran?; false }
-                    () = elector.lost() => true,
+                    ended = state.ended() => ended == LeaseStatus::Lost,
                 };
-                metrics.set_leader(elector.name(), false);
                 if !lost {
                     elector.release().await;
                     return Ok(());
@@ -90,5 +102,5 @@ pub(super) fn start(
         .await;
         ("sharder".to_string(), result)
     });
-    Ok(lease)
+    Ok(keeper)
 }

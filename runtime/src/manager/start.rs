@@ -9,6 +9,7 @@ use tokio::sync::watch;
 use super::options::parse_bind_address;
 use super::run::{self, RunArgs};
 use super::{Manager, ManagerError, ServingAddresses, permissions, server, shutdown};
+use crate::sharding::ShardingError;
 
 impl Manager {
     /// Runs everything until SIGTERM or SIGINT, then shuts down gracefully (`mgr.Start(ctrl.SetupSignalHandler())`).
@@ -45,6 +46,7 @@ impl Manager {
             addresses,
             shutting_down,
             missing_rbac,
+            lease,
             ..
         } = self;
         let (servers_stop, servers_stopped) = watch::channel(false);
@@ -92,6 +94,7 @@ impl Manager {
                     runnables,
                     shutdown,
                     shutting_down,
+                    lease,
                 })
                 .await;
                 cache.stop().await;
@@ -100,7 +103,16 @@ impl Manager {
         };
 
         servers_stop.send_replace(true);
+        // A lost Lease ends the process at once: no waiting for probe or metrics connections.
+        let lost = matches!(
+            result,
+            Err(ManagerError::LeaderElectionLost
+                | ManagerError::Sharding(ShardingError::LeaseLost { .. }))
+        );
         for server in servers {
+            if lost {
+                server.abort();
+            }
             let _ = server.await;
         }
         tracing::info!("manager stopped");

@@ -41,7 +41,8 @@ impl Manager {
         if target.is_some() {
             self.add_rbac_rules(super::rbac::webhook_install_rules());
         }
-        let kube = self.kube_client();
+        // The manager's own registration, on every replica: not guarded by its Lease.
+        let kube = self.kube.clone();
         self.add_readyz_check("webhook", server.started_checker());
         self.add_runnable("webhook-server", false, move |shutdown| async move {
             let listener =

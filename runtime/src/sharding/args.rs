@@ -50,8 +50,8 @@ pub struct ShardingArgs {
     #[arg(long, value_name = "DURATION", default_value = "15s", value_parser = parse_duration)]
     pub shard_lease_duration: Duration,
 
-    /// How long a replica keeps trying to renew its shard Lease before it stops; shorter than
-    /// --shard-lease-duration.
+    /// How long a shard Lease stays valid after this replica's last successful renewal (it
+    /// then reconciles nothing and stops); shorter than --shard-lease-duration.
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
     pub shard_renew_deadline: Duration,
 

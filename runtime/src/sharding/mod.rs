@@ -6,7 +6,12 @@
 //!
 //! 1. **Membership** ([`ShardLease`]): each replica holds a `coordination.k8s.io/v1` Lease named
 //!    after its shard, labelled [`RING_LABEL`]` = <ring>`; the ring's members are the held,
-//!    unexpired Leases. A replica that cannot renew for `renew_deadline` stops.
+//!    unexpired Leases. The Lease runs on [`crate::leaderelection`]'s machine: a replica
+//!    starts no reconcile and sends no write through the manager's clients while its shard
+//!    Lease is stale (not renewed within `renew_deadline` of its last successful renewal, on
+//!    its own clock), steps down at once when a renewal finds the Lease cleared or taken, and
+//!    then stops with [`ShardingError::LeaseLost`], cancelling in-flight reconciles — all
+//!    `lease_duration - renew_deadline` before the sharder can move its objects.
 //! 2. **Assignment** ([`Sharder`], run by one replica elected with the manager's leader
 //!    election on the Lease `<ring>-sharder`): every object of the sharded kinds gets the
 //!    label [`shard_label`]` = <shard>`, the shard chosen by rendezvous hashing ([`assign`]) of
@@ -134,8 +139,9 @@ pub struct ShardingOptions {
     pub namespace: Option<String>,
     /// How long a shard Lease is valid without renewal (whole seconds, at least 1). Default 15 s.
     pub lease_duration: Duration,
-    /// How long a replica keeps trying to renew before it stops. Default 10 s; must be shorter
-    /// than `lease_duration`.
+    /// How long the shard Lease stays valid after the replica sent its last successful
+    /// renewal: past it the replica reconciles and writes nothing, then stops. Default 10 s;
+    /// must be shorter than `lease_duration`.
     pub renew_deadline: Duration,
     /// How often Leases are renewed (and acquisition retried). Default 2 s.
     pub retry_period: Duration,
@@ -275,12 +281,12 @@ impl ShardingOptions {
                 .resources(["leases"])
                 .namespace(namespace)
         };
+        // Both are Lease locks of `crate::leaderelection`: its verbs.
         let mut rules = vec![
-            leases(&["get", "list", "watch", "create", "update"]).origin(format!(
+            leases(&crate::leaderelection::VERBS).origin(format!(
                 "sharding ring {ring}: the shard Leases of its members"
             )),
-            // The manager's leader election: its Lease lock's verbs (manager/lease_lock.rs).
-            leases(&["get", "list", "watch", "create", "update"]).origin(format!(
+            leases(&crate::leaderelection::VERBS).origin(format!(
                 "sharding ring {ring}: the sharder's election Lease {ring}-sharder"
             )),
         ];

@@ -1,25 +1,34 @@
 //! Ring membership on `coordination.k8s.io/v1` Leases: each replica holds one Lease named after
-//! its shard and labelled `sharding.kbr.dev/ring: <ring>`; the ring's members are the Leases
-//! with a holder whose `renewTime + leaseDurationSeconds` lies in the future.
+//! its shard and labelled `sharding.kbr.dev/ring: <ring>` ([`ShardLease`]), on the one Lease
+//! machine of [`crate::leaderelection`]; the ring's members are the held Leases that have not
+//! expired.
 //!
 //! Unlike the leader-election Lease, a shard Lease is never contested: only its own replica
 //! acquires and renews it, and only the sharder takes it over, once it expired (clearing
 //! `holderIdentity`), so that a replica that was partitioned or frozen finds it lost and stops
 //! instead of renewing it after its objects moved (client-go's `leaderelection` rules, applied
-//! per shard as in kubernetes-controller-sharding's `pkg/shard/lease`).
+//! per shard as in kubernetes-controller-sharding's `pkg/shard/lease`). The sharder judges
+//! expiry as every candidate does, by [`ObservedLease`](crate::leaderelection::ObservedLease):
+//! `leaseDurationSeconds` after it saw the Lease change, on its own clock.
 
-use std::time::{Duration, Instant};
+use std::collections::BTreeMap;
 
-use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use tokio::sync::watch;
 
 use super::{RING_LABEL, ShardingError, ShardingOptions};
 use crate::Client;
 use crate::client::ListOptions;
+use crate::leaderelection::{
+    LeaderElectionConfig, LeaderElector, LeaseLock, LeaseState, Publisher,
+};
 
-/// Whether `lease` is held and not expired at `now`.
+/// Whether `lease` is held and, by its holder's own `renewTime` on the wall clock, not expired
+/// at `now`: a reading of one Lease for tools and tests (a scaffolded project's test waits for
+/// the ring with [`members`]). The sharder does not judge by it: it uses
+/// [`ObservedLease`](crate::leaderelection::ObservedLease), which needs no agreement between
+/// wall clocks.
 #[must_use]
 pub fn is_alive(lease: &Lease, now: Timestamp) -> bool {
     let Some(spec) = &lease.spec else {
@@ -48,7 +57,8 @@ pub async fn leases(
         .await
 }
 
-/// The ring's members at `now`: the names of its alive Leases, sorted.
+/// The ring's members at `now` by [`is_alive`] (the holders' `renewTime`, for tools and tests):
+/// the names of its alive Leases, sorted.
 #[must_use]
 pub fn members(leases: &[Lease], now: Timestamp) -> Vec<String> {
     let mut names: Vec<String> = leases
@@ -60,32 +70,65 @@ pub fn members(leases: &[Lease], now: Timestamp) -> Vec<String> {
     names
 }
 
-/// This replica's shard Lease.
-#[derive(Clone, Debug)]
+/// This replica's shard Lease, on the one Lease machine of [`crate::leaderelection`]: a
+/// [`LeaseLock`] held as the shard's own name (so a replica restarted under the same name takes
+/// back its own Lease at once), labelled with the ring, kept by a [`LeaderElector`] whose
+/// [`LeaseState`] guards this replica's workers and writes. The Lease is valid until the
+/// renew deadline after its last successful renewal was sent; a renewal that finds the
+/// holder gone (the sharder cleared it after it expired) or another one steps down at once.
 pub struct ShardLease {
-    client: Client,
-    namespace: String,
     shard: String,
     ring: String,
-    duration: Duration,
-    renew_deadline: Duration,
-    retry_period: Duration,
+    elector: LeaderElector,
+}
+
+impl std::fmt::Debug for ShardLease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShardLease")
+            .field("ring", &self.ring)
+            .field("shard", &self.shard)
+            .finish_non_exhaustive()
+    }
 }
 
 impl ShardLease {
-    /// The Lease of shard `options.shard` of ring `options.ring` in `namespace`, written with
-    /// `client` (uncached).
-    #[must_use]
-    pub fn new(client: &Client, namespace: &str, shard: &str, options: &ShardingOptions) -> Self {
-        Self {
-            client: client.uncached(),
-            namespace: namespace.to_string(),
-            shard: shard.to_string(),
-            ring: options.ring.clone(),
-            duration: options.lease_duration,
+    /// The Lease of shard `shard` of ring `options.ring` in `namespace`, written with `kube`
+    /// (which must not be guarded by this very Lease).
+    ///
+    /// Errors: [`ShardingError::Invalid`] when the timings of `options` are unusable
+    /// ([`LeaderElectionConfig::validate`]).
+    pub fn new(
+        kube: kube::Client,
+        namespace: &str,
+        shard: &str,
+        options: &ShardingOptions,
+    ) -> Result<Self, ShardingError> {
+        Self::publishing(kube, namespace, shard, options, Publisher::new(shard, None))
+    }
+
+    /// [`ShardLease::new`], publishing to the manager's `publisher`.
+    pub(crate) fn publishing(
+        kube: kube::Client,
+        namespace: &str,
+        shard: &str,
+        options: &ShardingOptions,
+        publisher: Publisher,
+    ) -> Result<Self, ShardingError> {
+        let config = LeaderElectionConfig {
+            lease_duration: options.lease_duration,
             renew_deadline: options.renew_deadline,
             retry_period: options.retry_period,
-        }
+        };
+        let labels = BTreeMap::from([(RING_LABEL.to_string(), options.ring.clone())]);
+        let lock = LeaseLock::new(kube, namespace, shard, shard, options.lease_duration)
+            .with_labels(labels);
+        let elector = LeaderElector::publishing(lock, config, publisher)
+            .map_err(|e| ShardingError::Invalid(e.to_string()))?;
+        Ok(Self {
+            shard: shard.to_string(),
+            ring: options.ring.clone(),
+            elector,
+        })
     }
 
     /// The shard's name (the Lease's name and holder, and the objects' label value).
@@ -94,153 +137,35 @@ impl ShardLease {
         &self.shard
     }
 
-    fn duration_seconds(&self) -> i32 {
-        i32::try_from(self.duration.as_secs().max(1)).unwrap_or(i32::MAX)
+    /// The Lease's state: what this replica's workers and guarded clients read.
+    #[must_use]
+    pub fn state(&self) -> LeaseState {
+        self.elector.state()
     }
 
-    fn held(&self, mut lease: Lease, acquire: bool) -> Lease {
-        let now = MicroTime(Timestamp::now());
-        let labels = lease.metadata.labels.get_or_insert_default();
-        labels.insert(RING_LABEL.to_string(), self.ring.clone());
-        let spec = lease.spec.get_or_insert_with(LeaseSpec::default);
-        spec.holder_identity = Some(self.shard.clone());
-        spec.lease_duration_seconds = Some(self.duration_seconds());
-        if acquire {
-            spec.acquire_time = Some(now.clone());
-            spec.lease_transitions = Some(spec.lease_transitions.unwrap_or(0) + 1);
-        }
-        spec.renew_time = Some(now);
-        lease
-    }
-
-    /// One attempt to take the Lease: created if missing, taken if free or expired.
-    /// `Ok(false)` while another holder keeps it alive.
-    async fn try_acquire(&self) -> Result<bool, crate::Error> {
-        match self
-            .client
-            .get::<Lease>(Some(&self.namespace), &self.shard)
-            .await
-        {
-            Ok(lease) => {
-                let holder = lease
-                    .spec
-                    .as_ref()
-                    .and_then(|s| s.holder_identity.as_deref());
-                if holder != Some(self.shard.as_str()) && is_alive(&lease, Timestamp::now()) {
-                    return Ok(false);
-                }
-                self.client.update(&self.held(lease, true)).await?;
-                Ok(true)
-            }
-            Err(e) if e.is_not_found() => {
-                let mut lease = Lease::default();
-                lease.metadata.name = Some(self.shard.clone());
-                lease.metadata.namespace = Some(self.namespace.clone());
-                self.client.create(&self.held(lease, true)).await?;
-                Ok(true)
-            }
-            Err(e) => Err(e),
-        }
-    }
-
-    /// Waits until this replica holds its Lease (retrying every `retry_period`), or `stop`
-    /// turns true (`Ok(false)`).
-    ///
-    /// Errors: none; API errors are logged and retried.
-    pub async fn acquire(&self, stop: &mut watch::Receiver<bool>) -> bool {
-        loop {
-            match self.try_acquire().await {
-                Ok(true) => {
+    /// Waits until this replica holds its Lease (then renews it in the background), or `stop`
+    /// turns true (`false`). API errors are logged and retried.
+    pub async fn acquire(&mut self, stop: &mut watch::Receiver<bool>) -> bool {
+        tokio::select! {
+            acquired = self.elector.acquire() => match acquired {
+                Ok(()) => {
                     tracing::info!(ring = %self.ring, shard = %self.shard, "acquired shard lease");
-                    return true;
-                }
-                Ok(false) => {
-                    tracing::info!(shard = %self.shard, "shard lease held by another replica; retrying")
+                    true
                 }
                 Err(error) => {
-                    tracing::warn!(shard = %self.shard, %error, "error acquiring shard lease")
+                    tracing::error!(shard = %self.shard, %error, "shard lease");
+                    false
                 }
-            }
-            tokio::select! {
-                () = tokio::time::sleep(self.retry_period) => {}
-                _ = stop.wait_for(|s| *s) => return false,
-            }
+            },
+            _ = stop.wait_for(|s| *s) => false,
         }
     }
 
-    /// One renewal: fails with [`ShardingError::LeaseLost`] if the Lease is gone or held by
-    /// someone else (the sharder took it over after it expired).
-    async fn renew(&self) -> Result<(), ShardingError> {
-        let lease = match self
-            .client
-            .get::<Lease>(Some(&self.namespace), &self.shard)
-            .await
-        {
-            Ok(lease) => lease,
-            Err(e) if e.is_not_found() => return Err(self.lost()),
-            Err(e) => return Err(e.into()),
-        };
-        let holder = lease
-            .spec
-            .as_ref()
-            .and_then(|s| s.holder_identity.as_deref());
-        if holder != Some(self.shard.as_str()) {
-            return Err(self.lost());
-        }
-        self.client.update(&self.held(lease, false)).await?;
-        Ok(())
-    }
-
-    fn lost(&self) -> ShardingError {
-        ShardingError::LeaseLost {
-            shard: self.shard.clone(),
-        }
-    }
-
-    /// Renews the Lease every `retry_period` until `stop` turns true (`Ok`). Fails with
-    /// [`ShardingError::LeaseLost`] when the Lease was taken over, or when no renewal succeeded
-    /// for `renew_deadline` (also checked before each attempt, so a process that was frozen
-    /// longer than that never renews a Lease whose objects may have moved).
-    pub async fn keep(&self, mut stop: watch::Receiver<bool>) -> Result<(), ShardingError> {
-        let mut last_ok = Instant::now();
-        loop {
-            tokio::select! {
-                () = tokio::time::sleep(self.retry_period) => {}
-                _ = stop.wait_for(|s| *s) => return Ok(()),
-            }
-            if last_ok.elapsed() > self.renew_deadline {
-                return Err(self.lost());
-            }
-            match self.renew().await {
-                Ok(()) => last_ok = Instant::now(),
-                Err(lost @ ShardingError::LeaseLost { .. }) => return Err(lost),
-                Err(error) => {
-                    tracing::warn!(shard = %self.shard, %error, "error renewing shard lease")
-                }
-            }
-        }
-    }
-
-    /// Gives the Lease up (clears the holder) so the sharder moves this shard's objects at once.
-    /// Call only after this replica stopped reconciling. Errors are logged: the Lease then
-    /// simply expires.
-    pub async fn release(&self) {
-        let result = async {
-            let mut lease: Lease = self.client.get(Some(&self.namespace), &self.shard).await?;
-            let spec = lease.spec.get_or_insert_with(LeaseSpec::default);
-            if spec.holder_identity.as_deref() != Some(self.shard.as_str()) {
-                return Ok(());
-            }
-            spec.holder_identity = None;
-            self.client.update(&lease).await.map(drop)
-        }
-        .await;
-        match result {
-            Ok(()) => tracing::info!(shard = %self.shard, "released shard lease"),
-            Err(error) => {
-                tracing::warn!(shard = %self.shard, %error, "could not release shard lease")
-            }
-        }
+    /// Stops renewing and gives the Lease up (an empty holder), so the sharder moves this
+    /// shard's objects at once. Call only after this replica stopped reconciling. Errors are
+    /// logged: the Lease then simply expires.
+    pub async fn release(self) {
+        self.elector.release().await;
     }
 }
 
@@ -259,6 +184,9 @@ pub(crate) async fn take_over(client: &Client, mut lease: Lease) -> Result<bool,
 
 #[cfg(test)]
 mod tests {
+    use k8s_openapi::api::coordination::v1::LeaseSpec;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+
     use super::*;
 
     fn lease(name: &str, holder: Option<&str>, renewed_ago: i64, seconds: i32) -> Lease {

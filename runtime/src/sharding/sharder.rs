@@ -9,14 +9,15 @@ use std::time::{Duration, Instant};
 
 use futures::stream::{self, StreamExt};
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use tokio::sync::{Notify, watch};
+use tokio::time::Instant as TokioInstant;
 
 use super::kind::{Kind, ObjectShard};
-use super::ring::{is_alive, leases, members, take_over};
+use super::ring::{leases, take_over};
 use super::{RING_LABEL, ShardedKind, ShardingError, ShardingMetrics, ShardingOptions};
 use super::{assign, drain_label, shard_label};
 use crate::Client;
+use crate::leaderelection::ObservedLease;
 
 /// How many label writes a pass has in flight at once.
 const WRITES_IN_FLIGHT: usize = 16;
@@ -72,6 +73,8 @@ pub struct Sharder {
     drain_label: String,
     /// When each draining object (by key) got its drain label.
     drains: Mutex<HashMap<String, Instant>>,
+    /// The ring's Leases as this sharder observed them, by name.
+    observed: Mutex<HashMap<String, ObservedLease>>,
 }
 
 impl std::fmt::Debug for Sharder {
@@ -100,36 +103,48 @@ impl Sharder {
             options: options.clone(),
             metrics,
             drains: Mutex::new(HashMap::new()),
+            observed: Mutex::new(HashMap::new()),
         }
     }
 
-    /// The live members now; expired Leases that still name a holder are taken over (their
-    /// holder cleared), so a partitioned replica cannot renew them after its objects moved.
-    /// Also returns when the next member expires.
-    async fn membership(&self) -> Result<(Vec<String>, usize, Option<Timestamp>), crate::Error> {
+    /// The live members now, judged by [`ObservedLease`] (expiry `leaseDurationSeconds` after
+    /// this sharder saw a Lease change, on its own clock); expired Leases that still name a
+    /// holder are taken over (their holder cleared), so a partitioned replica cannot renew them
+    /// after its objects moved. Also returns when the next member expires.
+    async fn membership(&self) -> Result<(Vec<String>, usize, Option<TokioInstant>), crate::Error> {
         let all = leases(&self.client, &self.namespace, &self.options.ring).await?;
-        let now = Timestamp::now();
-        let mut taken_over = 0;
-        let mut next_expiry: Option<Timestamp> = None;
-        for lease in &all {
-            let spec = lease.spec.as_ref();
-            let held = spec
-                .and_then(|s| s.holder_identity.as_deref())
-                .is_some_and(|h| !h.is_empty());
-            if held && !is_alive(lease, now) {
-                tracing::info!(shard = ?lease.metadata.name, "shard lease expired; taking it over");
-                if take_over(&self.client, lease.clone()).await? {
+        let judged: Vec<(Lease, String, bool, TokioInstant)> = {
+            let mut observed = self.observed.lock().unwrap_or_else(PoisonError::into_inner);
+            observed.retain(|name, _| all.iter().any(|l| l.metadata.name.as_ref() == Some(name)));
+            all.into_iter()
+                .filter_map(|lease| {
+                    let name = lease.metadata.name.clone()?;
+                    let seen = observed.entry(name.clone()).or_default();
+                    seen.observe(lease.clone());
+                    let held = !seen.holder().is_empty();
+                    Some((lease, name, held, seen.expiry()))
+                })
+                .collect()
+        };
+        let now = TokioInstant::now();
+        let (mut members, mut taken_over) = (Vec::new(), 0);
+        let mut next_expiry: Option<TokioInstant> = None;
+        for (lease, name, held, expiry) in judged {
+            if !held {
+                continue;
+            }
+            if expiry <= now {
+                tracing::info!(shard = %name, "shard lease expired; taking it over");
+                if take_over(&self.client, lease).await? {
                     taken_over += 1;
                 }
-            } else if let Some((renewed, seconds)) = spec
-                .filter(|_| held)
-                .and_then(|s| Some((s.renew_time.as_ref()?, s.lease_duration_seconds?)))
-            {
-                let expiry = renewed.0 + SignedDuration::from_secs(i64::from(seconds));
+            } else {
+                members.push(name);
                 next_expiry = Some(next_expiry.map_or(expiry, |n| n.min(expiry)));
             }
         }
-        Ok((members(&all, now), taken_over, next_expiry))
+        members.sort();
+        Ok((members, taken_over, next_expiry))
     }
 
     /// One pass over every object of every sharded kind: assigns, drains and moves. Objects of
@@ -324,9 +339,8 @@ impl Sharder {
                         pass_due = Instant::now();
                     }
                     if let Some(expiry) = next_expiry {
-                        let until = Duration::try_from(expiry.duration_since(Timestamp::now()));
-                        next_check =
-                            next_check.min(until.unwrap_or_default() + Duration::from_millis(10));
+                        let until = expiry.saturating_duration_since(TokioInstant::now());
+                        next_check = next_check.min(until + Duration::from_millis(10));
                     }
                 }
                 Err(error) => {

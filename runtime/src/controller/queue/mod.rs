@@ -33,6 +33,12 @@
 //! - **shutdown** (`ShutDown`): adds are ignored and [`WorkQueue::get`] returns `None` at once,
 //!   so workers finish their in-flight reconcile and stop; keys still queued are dropped (the
 //!   next leader or process start lists everything again).
+//! - **events** (the enqueue side of a controller, controller-runtime's handlers adding to
+//!   their queue): [`WorkQueue::add_event`] adds at the priority of an event's
+//!   [`Priority`] ([`NORMAL_PRIORITY`], or [`QueueOptions::low_priority`] for what the informer
+//!   only listed); [`WorkQueue::add_deleted`] also keeps the last state of a deleted object
+//!   for `on_deleted`, until a worker takes it with [`WorkQueue::take_deleted`]. The queue is
+//!   the one owner of that state too: the workers only consume.
 //!
 //! The queue keeps its metrics under its lock, as client-go's `queueMetrics` do:
 //! `workqueue_adds_total` (a key becoming dirty), `workqueue_queue_duration_seconds` (from
@@ -55,6 +61,7 @@ use tokio::time::Instant;
 pub(crate) use self::priority::AddOptions;
 use self::priority::{Aging, Slot};
 pub use self::priority::{DEFAULT_AGING_INTERVAL, LOW_PRIORITY, NORMAL_PRIORITY, QueueOptions};
+use super::handler::Priority;
 use crate::metrics::QueueMetrics;
 
 /// Where a dirty key is, and since when it is dirty (`since`, for
@@ -80,7 +87,7 @@ struct Waiting {
     priority: i32,
 }
 
-struct Inner<T> {
+struct Inner<T, V> {
     /// Keys ready for a worker, in the order they are served (client-go's `queue`; a `BTreeMap`
     /// like controller-runtime's `btree` of ready items).
     ready: BTreeMap<Slot, T>,
@@ -90,13 +97,15 @@ struct Inner<T> {
     processing: HashSet<T>,
     /// Keys waiting for a delayed add.
     waiting: HashMap<T, Waiting>,
+    /// The last states of deleted objects whose `on_deleted` has not succeeded yet.
+    deleted: HashMap<T, V>,
     aging: Aging,
     /// Kept under the queue's lock, like client-go's metrics.
     metrics: QueueMetrics,
     shutting_down: bool,
 }
 
-impl<T: Eq + Hash + Clone> Inner<T> {
+impl<T: Eq + Hash + Clone, V> Inner<T, V> {
     /// Marks `key` dirty with `priority`, ready since `ready`. Returns whether it became dirty,
     /// and whether it entered [`Inner::ready`] (a worker should be woken).
     fn add(&mut self, key: T, priority: i32, ready: Instant) -> (bool, bool) {
@@ -170,18 +179,21 @@ impl<T: Eq + Hash + Clone> Inner<T> {
     }
 }
 
-/// A work queue of keys shared by a controller's event handlers and workers (see the module
-/// docs). Cheap to share: hand out `Arc<WorkQueue<T>>`.
-pub(crate) struct WorkQueue<T> {
-    inner: Mutex<Inner<T>>,
+/// A work queue of keys `T` shared by a controller's event handlers and workers, keeping the
+/// last state `V` of deleted objects (see the module docs). Cheap to share: hand out
+/// `Arc<WorkQueue<T, V>>`.
+pub(crate) struct WorkQueue<T, V = ()> {
+    inner: Mutex<Inner<T, V>>,
     /// Wakes one worker per newly queued key (and all of them at shutdown).
     ready: Notify,
     /// Delayed adds, for the timer task ([`WorkQueue::run_timers`]).
     timers: mpsc::UnboundedSender<(Instant, T)>,
     debounce: Duration,
+    /// The priority of [`Priority::Low`] events ([`QueueOptions::low_priority`]).
+    low_priority: i32,
 }
 
-impl<T: Eq + Hash + Clone + Send + 'static> WorkQueue<T> {
+impl<T: Eq + Hash + Clone + Send + 'static, V> WorkQueue<T, V> {
     /// An empty queue with `debounce` (zero: no debounce), ordered per `options`, keeping
     /// `metrics`, and the receiver of its delayed adds, to be driven by
     /// [`WorkQueue::run_timers`].
@@ -197,6 +209,7 @@ impl<T: Eq + Hash + Clone + Send + 'static> WorkQueue<T> {
                 dirty: HashMap::new(),
                 processing: HashSet::new(),
                 waiting: HashMap::new(),
+                deleted: HashMap::new(),
                 aging: Aging::new(options.aging_interval),
                 metrics,
                 shutting_down: false,
@@ -204,11 +217,12 @@ impl<T: Eq + Hash + Clone + Send + 'static> WorkQueue<T> {
             ready: Notify::new(),
             timers,
             debounce,
+            low_priority: options.low_priority,
         });
         (queue, rx)
     }
 
-    fn lock(&self) -> MutexGuard<'_, Inner<T>> {
+    fn lock(&self) -> MutexGuard<'_, Inner<T, V>> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -217,6 +231,47 @@ impl<T: Eq + Hash + Clone + Send + 'static> WorkQueue<T> {
     #[cfg(test)]
     pub(crate) fn add(&self, key: T) -> bool {
         self.add_with(key, AddOptions::default())
+    }
+
+    /// Asks for a reconcile of `key` because of an event of `priority`: [`NORMAL_PRIORITY`]
+    /// for a change, [`QueueOptions::low_priority`] for what the informer only listed (and
+    /// resyncs). See [`WorkQueue::add_with`].
+    pub(crate) fn add_event(&self, key: T, priority: Priority) {
+        let priority = match priority {
+            Priority::Normal => NORMAL_PRIORITY,
+            Priority::Low => self.low_priority,
+        };
+        let after = Duration::ZERO;
+        self.add_with(key, AddOptions { priority, after });
+    }
+
+    /// [`WorkQueue::add_event`] for an object that was deleted, keeping `last`, its last
+    /// state, for the worker that takes the key ([`WorkQueue::take_deleted`]); a newer delete
+    /// of the same key replaces it.
+    pub(crate) fn add_deleted(&self, key: T, last: V, priority: Priority) {
+        {
+            let mut inner = self.lock();
+            if inner.shutting_down {
+                return;
+            }
+            inner.deleted.insert(key.clone(), last);
+        }
+        self.add_event(key, priority);
+    }
+
+    /// The last state of the deleted object `key`, if one waits for `on_deleted`; taken by the
+    /// worker that holds the key.
+    pub(crate) fn take_deleted(&self, key: &T) -> Option<V> {
+        self.lock().deleted.remove(key)
+    }
+
+    /// Puts back the last state of `key` after its `on_deleted` failed (it is retried), unless
+    /// a newer delete was recorded meanwhile.
+    pub(crate) fn restore_deleted(&self, key: T, last: V) {
+        let mut inner = self.lock();
+        if !inner.shutting_down {
+            inner.deleted.entry(key).or_insert(last);
+        }
     }
 
     /// Adds `key` at [`NORMAL_PRIORITY`] after `delay` (client-go's `AddAfter`): see
@@ -338,6 +393,7 @@ impl<T: Eq + Hash + Clone + Send + 'static> WorkQueue<T> {
             }
             inner.ready.clear();
             inner.waiting.clear();
+            inner.deleted.clear();
         }
         self.ready.notify_waiters();
         // A worker between its check and its `notified().await` is covered by the stored

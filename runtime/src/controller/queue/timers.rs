@@ -10,7 +10,7 @@ use tokio::time::Instant;
 
 use super::WorkQueue;
 
-impl<T: Eq + Hash + Clone + Send + 'static> WorkQueue<T> {
+impl<T: Eq + Hash + Clone + Send + 'static, V> WorkQueue<T, V> {
     /// Fires delayed adds at their time (client-go's `waitingLoop`): the key is added with its
     /// waiting priority, ready since its time. Runs until a timer fires after the queue shut
     /// down; the controller aborts it when it stops.
