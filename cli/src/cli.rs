@@ -63,7 +63,7 @@ pub enum AlphaCommand {
 /// `kbr edit` flags (Kubebuilder's `edit`): the `kbr init` settings that can change later. At
 /// least one is required.
 #[derive(Debug, Clone, Args)]
-#[command(group(clap::ArgGroup::new("setting").required(true).multiple(true).args(["namespaced", "sharding", "license", "owner", "runtime_path", "runtime_version"])))]
+#[command(group(clap::ArgGroup::new("setting").required(true).multiple(true).args(["namespaced", "sharding", "license", "owner", "runtime_path", "runtime_version", "workflows"])))]
 pub struct EditArgs {
     /// Watch only the manager's namespace(s) (WATCH_NAMESPACE), with namespaced RBAC; `=false`
     /// watches the whole cluster again.
@@ -92,6 +92,12 @@ pub struct EditArgs {
     /// Depend on this crates.io version of kbr-runtime.
     #[arg(long, value_name = "VERSION")]
     pub runtime_version: Option<String>,
+
+    /// Add the CI workflows `kbr init` writes (`.github/workflows/lint.yml`, `test.yml`,
+    /// `test-e2e.yml`) to a project made before kbr wrote them; a workflow of the same name that
+    /// differs is merged with conflict markers.
+    #[arg(long)]
+    pub workflows: bool,
 }
 
 /// `kbr alpha generate` flags.

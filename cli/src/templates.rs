@@ -71,6 +71,24 @@ templates! {
     Gitignore(p: ProjectContext) => "init/.gitignore";
     /// `README.md`.
     Readme(p: ProjectContext) => "init/README.md";
+    /// `tests/e2e/main.rs`: the end-to-end suite (`make test-e2e`).
+    E2eMain(p: ProjectContext) => "init/tests/e2e/main.rs";
+    /// `tests/e2e/checks.rs`: the suite's assertions.
+    E2eChecks(p: ProjectContext) => "init/tests/e2e/checks.rs";
+    /// `tests/e2e/cluster.rs`: where the manager runs (kind, or a process beside envtest).
+    E2eCluster(p: ProjectContext) => "init/tests/e2e/cluster.rs";
+    /// `tests/e2e/manifests.rs`: rendering and applying the kustomizations.
+    E2eManifests(p: ProjectContext) => "init/tests/e2e/manifests.rs";
+    /// `tests/e2e/metrics.rs`: reading `/metrics`.
+    E2eMetrics(p: ProjectContext) => "init/tests/e2e/metrics.rs";
+    /// `tests/e2e/process.rs`: the manager as a process with its ServiceAccount's token.
+    E2eProcess(p: ProjectContext) => "init/tests/e2e/process.rs";
+    /// `.github/workflows/lint.yml`: `make lint` on every push and pull request.
+    WorkflowLint(p: ProjectContext) => "init/.github/workflows/lint.yml";
+    /// `.github/workflows/test.yml`: `make test-envtest` on every push and pull request.
+    WorkflowTest(p: ProjectContext) => "init/.github/workflows/test.yml";
+    /// `.github/workflows/test-e2e.yml`: `make test-e2e` on a kind cluster.
+    WorkflowTestE2e(p: ProjectContext) => "init/.github/workflows/test-e2e.yml";
     /// `config/default/kustomization.yaml`.
     DefaultKustomization(p: ProjectContext) => "init/config/default/kustomization.yaml";
     /// `config/default/metrics_service.yaml`.

@@ -5,7 +5,8 @@
 //! (base) and with the new settings (theirs); every file that differs is merged into the
 //! project by `kbr alpha update`'s 3-way merge ([`super::merge`]). So only the files the
 //! setting affects change (PROJECT, and for `--namespaced` the manager's RBAC and Deployment,
-//! for `--runtime-path` and `--runtime-version` the kbr-runtime dependency in `Cargo.toml`),
+//! for `--runtime-path` and `--runtime-version` the kbr-runtime dependency in `Cargo.toml`,
+//! for `--workflows` the CI workflows a project made before kbr wrote them lacks),
 //! the user's edits to them are kept, and overlapping edits are left with conflict markers
 //! (exit code 1). Either every file is written or none is.
 
@@ -15,7 +16,7 @@ use super::alpha::replay::{ReplayError, Scaffolder};
 use super::alpha::{Recorded, missing_runtime, missing_runtime_warning};
 use super::merge::{self, Change};
 use super::runtime::{self, RuntimeError};
-use super::{OutputError, ScaffoldError, check_settings, print};
+use super::{OutputError, ScaffoldError, check_settings, init, print};
 use crate::cli::{EditArgs, Env};
 use crate::plan::PlanError;
 use crate::project::Project;
@@ -104,7 +105,13 @@ fn edit(args: &EditArgs, env: &Env) -> Result<(Project, Vec<Change>), EditError>
     }
     check_settings(&after)?;
     let epoch = recorded.source_date_epoch.as_deref();
-    let base = Scaffolder::Current.render(before, &env.dir, epoch)?;
+    let mut base = Scaffolder::Current.render(before, &env.dir, epoch)?;
+    if args.workflows {
+        // As if the project predated the workflows: the merge adds each one it lacks.
+        for path in init::WORKFLOWS {
+            base.remove(path);
+        }
+    }
     let theirs = Scaffolder::Current.render(&after, &env.dir, epoch)?;
     let changes = merge::merge_into(&env.dir, &base, &theirs)?;
     Ok((after, changes))

@@ -19,7 +19,23 @@ use crate::templates::{self as t, render};
 const MARKER_FILES: &[&str] = &["PROJECT", "Cargo.toml", "src/main.rs"];
 
 /// Scaffolded files that an otherwise empty directory may hold already; the user's are kept.
-const USERS_IF_PRESENT: &[&str] = &[".gitignore", ".dockerignore", "README.md"];
+const USERS_IF_PRESENT: &[&str] = &[
+    ".gitignore",
+    ".dockerignore",
+    "README.md",
+    WORKFLOWS[0],
+    WORKFLOWS[1],
+    WORKFLOWS[2],
+];
+
+/// The CI workflows every project gets (Kubebuilder's go/v4 `.github/workflows`): lint, test on
+/// envtest, end-to-end on kind. `kbr edit --workflows` adds the missing ones to a project made
+/// before kbr wrote them.
+pub const WORKFLOWS: [&str; 3] = [
+    ".github/workflows/lint.yml",
+    ".github/workflows/test.yml",
+    ".github/workflows/test-e2e.yml",
+];
 
 /// The runtime source kbr was built from, used as the default `--runtime-path` when kbr was
 /// built from a checkout (kbr-testing beside it); a kbr built from its package (`cargo install
@@ -143,8 +159,8 @@ fn plan_and_write(args: &InitArgs, env: &Env) -> Result<Vec<String>, InitError> 
     let p = project_context(&project, env)?;
     let mut plan = PlanBuilder::new(dir);
     for (path, content) in files(&p)? {
-        // A `.gitignore`, `.dockerignore` or `README.md` the directory may hold already (see
-        // `first_disallowed_file`) is the user's: kept as it is.
+        // A `.gitignore`, `.dockerignore`, `README.md` or CI workflow the directory may hold
+        // already (see `first_disallowed_file`) is the user's: kept as it is.
         if USERS_IF_PRESENT.contains(&path) && dir.join(path).is_file() {
             continue;
         }
@@ -276,6 +292,15 @@ pub fn files(p: &ProjectContext) -> Result<Vec<(&'static str, String)>, askama::
         ".dockerignore" => Dockerignore,
         ".gitignore" => Gitignore,
         "README.md" => Readme,
+        "tests/e2e/main.rs" => E2eMain,
+        "tests/e2e/checks.rs" => E2eChecks,
+        "tests/e2e/cluster.rs" => E2eCluster,
+        "tests/e2e/manifests.rs" => E2eManifests,
+        "tests/e2e/metrics.rs" => E2eMetrics,
+        "tests/e2e/process.rs" => E2eProcess,
+        ".github/workflows/lint.yml" => WorkflowLint,
+        ".github/workflows/test.yml" => WorkflowTest,
+        ".github/workflows/test-e2e.yml" => WorkflowTestE2e,
         "config/default/kustomization.yaml" => DefaultKustomization,
         "config/default/metrics_service.yaml" => DefaultMetricsService,
         "config/default/manager_metrics_patch.yaml" => DefaultManagerMetricsPatch,
