@@ -12,7 +12,7 @@
 
 use askama::Template;
 
-use crate::context::{ProjectContext, ResourceContext, WebhookContext};
+use crate::context::{DeployImageContext, ProjectContext, ResourceContext, WebhookContext};
 
 /// Renders `template` as file (or fragment) content: the template's text with its final newline.
 pub fn render(template: &impl Template) -> Result<String, askama::Error> {
@@ -83,6 +83,12 @@ templates! {
     E2eMetrics(p: ProjectContext) => "init/tests/e2e/metrics.rs";
     /// `tests/e2e/process.rs`: the manager as a process with its ServiceAccount's token.
     E2eProcess(p: ProjectContext) => "init/tests/e2e/process.rs";
+    /// `.github/workflows/auto_update.yml` (the autoupdate plugin).
+    WorkflowAutoUpdate(p: ProjectContext) => "plugins/autoupdate/auto_update.yml";
+    /// `tests/e2e/grafana.rs` (the grafana plugin): every dashboard query against Prometheus.
+    E2eGrafana(p: ProjectContext) => "plugins/grafana/e2e_grafana.rs";
+    /// `grafana/custom-metrics/config.yaml` (the grafana plugin): the project's own metrics.
+    GrafanaCustomConfig(p: ProjectContext) => "plugins/grafana/config.yaml";
     /// `.github/workflows/lint.yml`: `make lint` on every push and pull request.
     WorkflowLint(p: ProjectContext) => "init/.github/workflows/lint.yml";
     /// `.github/workflows/test.yml`: `make test-envtest` on every push and pull request.
@@ -162,6 +168,14 @@ templates! {
     ControllerTest(p: ProjectContext, r: ResourceContext) => "api/tests/controller_test.rs";
     /// `config/samples/<group>_<version>_<kind>.yaml`.
     Sample(p: ProjectContext, r: ResourceContext) => "api/config/samples/sample.yaml";
+    /// `src/api/<group>/<version>/<kind>.rs` of the deploy-image plugin: size, port, conditions.
+    ApiKindDeployImage(p: ProjectContext, r: ResourceContext, d: DeployImageContext) => "plugins/deploy-image/kind.rs";
+    /// `src/controller/<group>/<kind>.rs` of the deploy-image plugin: the image as a Deployment.
+    ControllerKindDeployImage(p: ProjectContext, r: ResourceContext, d: DeployImageContext) => "plugins/deploy-image/controller.rs";
+    /// `tests/controller/<kind>.rs` of the deploy-image plugin.
+    ControllerTestDeployImage(p: ProjectContext, r: ResourceContext, d: DeployImageContext) => "plugins/deploy-image/controller_test.rs";
+    /// `config/samples/<group>_<version>_<kind>.yaml` of the deploy-image plugin.
+    SampleDeployImage(p: ProjectContext, r: ResourceContext, d: DeployImageContext) => "plugins/deploy-image/sample.yaml";
     /// `config/rbac/<group>_<kind>_admin_role.yaml`.
     AdminRole(p: ProjectContext, r: ResourceContext) => "api/config/rbac/admin_role.yaml";
     /// `config/rbac/<group>_<kind>_editor_role.yaml`.

@@ -5,14 +5,15 @@ use std::path::{Path, PathBuf};
 
 use super::runtime::{self, RuntimeError};
 use super::{
-    OutputError, PROJECT_PATH, ScaffoldError, check_settings, print, project_context,
+    OutputError, PROJECT_PATH, ScaffoldError, add_plugins, check_settings, print, project_context,
     render_project,
 };
 use crate::cli::{Env, InitArgs};
 use crate::context::{KBR_VERSION, ProjectContext};
+use crate::grafana;
 use crate::names::{self, NameError};
 use crate::plan::{IfExists, PlanBuilder};
-use crate::project::{LAYOUT, PROJECT_VERSION, Project, Runtime};
+use crate::project::{LAYOUT, PROJECT_VERSION, Plugins, Project, Runtime};
 use crate::templates::{self as t, render};
 
 /// Files whose presence means the directory already holds a project.
@@ -149,12 +150,15 @@ fn plan_and_write(args: &InitArgs, env: &Env) -> Result<Vec<String>, InitError> 
         license: args.license,
         namespaced: args.namespaced,
         owner: args.owner.clone(),
+        plugins: Plugins::default(),
         project_name: name,
         resources: Vec::new(),
         runtime,
         sharding: args.sharding,
         version: PROJECT_VERSION.to_owned(),
     };
+    let mut project = project;
+    add_plugins(&mut project, &args.plugins);
     check_settings(&project)?;
     let p = project_context(&project, env)?;
     let mut plan = PlanBuilder::new(dir);
@@ -271,7 +275,8 @@ fn relative_path(from: &Path, to: &Path) -> String {
 }
 
 /// Every file `kbr init` writes besides PROJECT: (path, content); with `--sharding`, the shard
-/// Lease role and its binding too.
+/// Lease role and its binding too; with the autoupdate plugin its workflow; with the grafana
+/// plugin the runtime dashboard and the custom-metrics configuration.
 pub fn files(p: &ProjectContext) -> Result<Vec<(&'static str, String)>, askama::Error> {
     /// Renders each template type with `p`.
     macro_rules! render_all {
@@ -332,6 +337,19 @@ pub fn files(p: &ProjectContext) -> Result<Vec<(&'static str, String)>, askama::
         files.extend(render_all![
             "config/rbac/shard_lease_role.yaml" => RbacShardLeaseRole,
             "config/rbac/shard_lease_role_binding.yaml" => RbacShardLeaseRoleBinding,
+        ]);
+    }
+    if p.autoupdate {
+        files.extend(render_all![
+            ".github/workflows/auto_update.yml" => WorkflowAutoUpdate,
+        ]);
+    }
+    if p.grafana {
+        let dashboard = grafana::runtime_dashboard(&p.project_name);
+        files.push((grafana::RUNTIME_DASHBOARD, grafana::to_file(&dashboard)));
+        files.extend(render_all![
+            "grafana/custom-metrics/config.yaml" => GrafanaCustomConfig,
+            "tests/e2e/grafana.rs" => E2eGrafana,
         ]);
     }
     Ok(files)

@@ -10,6 +10,10 @@
 //!   one without that binding and 401 without a token.
 //! - Every sample of `config/samples` is reconciled by its controller.
 //! - The webhooks, if any, have their CA injected and answer the API server.
+{%- if p.grafana %}
+//! - Every query of the Grafana dashboards returns data from a Prometheus scraping the manager
+//!   (when `PROMETHEUS` names a prometheus binary).
+{%- endif %}
 //!
 //! On a cluster with nodes (`make test-e2e`, kind) the suite builds the manager's image, loads
 //! it into the cluster and deploys it with `make deploy`. Where no node can run a Pod
@@ -22,6 +26,9 @@
 
 mod checks;
 mod cluster;
+{%- if p.grafana %}
+mod grafana;
+{%- endif %}
 mod manifests;
 mod metrics;
 mod process;
@@ -35,7 +42,14 @@ use manifests::Manifests;
 async fn the_deployed_manager_meets_its_contract() -> anyhow::Result<()> {
     let manifests = Manifests::render("config/default")?;
     let cluster = Cluster::start(&manifests).await?;
-    let result = checks::run(&cluster, &manifests).await;
+{%- if p.grafana %}
+    let result = match checks::run(&cluster, &manifests).await {
+        Ok(reader) => grafana::check(&cluster, &reader).await,
+        Err(error) => Err(error),
+    };
+{%- else %}
+    let result = checks::run(&cluster, &manifests).await.map(drop);
+{%- endif %}
     if result.is_err() {
         println!("--- the manager's log ---\n{}", cluster.manager_log().await);
     }

@@ -36,12 +36,13 @@ const RECONCILE_TIMEOUT: Duration = Duration::from_secs(60);
 /// The Pod Security level the manager's namespace enforces and its Pod meets.
 const POD_SECURITY_LEVEL: &str = "restricted";
 
-/// Runs every check, printing what each found.
+/// Runs every check, printing what each found; returns the token of a ServiceAccount that may
+/// read `/metrics`.
 ///
 /// # Errors
 ///
 /// The first check that fails.
-pub async fn run(cluster: &Cluster, manifests: &Manifests) -> anyhow::Result<()> {
+pub async fn run(cluster: &Cluster, manifests: &Manifests) -> anyhow::Result<String> {
     println!(
         "manager: ready, so its start-up check found every rule its controllers need in the RBAC of config/rbac"
     );
@@ -49,7 +50,7 @@ pub async fn run(cluster: &Cluster, manifests: &Manifests) -> anyhow::Result<()>
     let reader = metrics_authorization(cluster, manifests).await?;
     samples_reconciled(cluster, &reader).await?;
     webhooks(cluster, manifests).await?;
-    Ok(())
+    Ok(reader)
 }
 
 /// The manager's Pod meets the "restricted" Pod Security Standard: its namespace enforces that
