@@ -21,6 +21,12 @@ use kbr_runtime::{Action, Client, Controller, Error, Manager, ManagerError, Rbac
 
 use {{ r.lib_module_path }};
 
+/// The kind this controller reconciles.
+type Resource = {{ r.version }}::{{ r.kind }};
+
+/// Its name, in messages.
+const KIND: &str = "{{ r.kind }}";
+
 /// The controller's name, in logs, metrics and the Events it records.
 const CONTROLLER_NAME: &str = "{{ r.controller_name }}";
 
@@ -110,7 +116,7 @@ impl {{ r.reconciler }} {
     }
 
     /// Applies the Deployment `{{ r.var }}` asks for and records what it observes.
-    async fn apply(&self, {{ r.var }}: &{{ r.version }}::{{ r.kind }}) -> Result<Action, Error> {
+    async fn apply(&self, {{ r.var }}: &Resource) -> Result<Action, Error> {
         let desired = deployment({{ r.var }})?;
         let deployment = match self.client.apply(&desired, FIELD_MANAGER).await {
             Ok(deployment) => deployment,
@@ -128,10 +134,10 @@ impl {{ r.reconciler }} {
 
     /// Runs before the {{ r.kind }} is deleted: records a `Deleting` Event and marks it
     /// degraded while the finalizer's work runs.
-    async fn cleanup(&self, {{ r.var }}: &{{ r.version }}::{{ r.kind }}) -> Result<Action, Error> {
+    async fn cleanup(&self, {{ r.var }}: &Resource) -> Result<Action, Error> {
         let name = {{ r.var }}.metadata.name.as_deref().unwrap_or_default();
         let namespace = {{ r.var }}.metadata.namespace.as_deref().unwrap_or_default();
-        let note = format!("{{ r.kind }} {name} is being deleted from the namespace {namespace}");
+        let note = format!("{KIND} {name} is being deleted from the namespace {namespace}");
         let event = events::Event {
             type_: EventType::Warning,
             reason: "Deleting".to_owned(),
@@ -152,7 +158,7 @@ impl {{ r.reconciler }} {
     /// only when that changes it.
     async fn set_conditions(
         &self,
-        {{ r.var }}: &{{ r.version }}::{{ r.kind }},
+        {{ r.var }}: &Resource,
         conditions: impl IntoIterator<Item = metav1::Condition>,
     ) -> Result<(), Error> {
         let generation = {{ r.var }}.metadata.generation;
@@ -167,7 +173,7 @@ impl {{ r.reconciler }} {
         }
         status.observed_generation = generation;
         let patch = serde_json::json!({ "status": status });
-        let _: {{ r.version }}::{{ r.kind }} = self
+        let _: Resource = self
             .client
             .patch_status(
                 {{ r.var }}.metadata.namespace.as_deref(),
@@ -181,7 +187,7 @@ impl {{ r.reconciler }} {
 }
 
 /// The replicas `{{ r.var }}` asks for: `spec.size`, 1 when unset.
-pub fn size({{ r.var }}: &{{ r.version }}::{{ r.kind }}) -> i32 {
+pub fn size({{ r.var }}: &Resource) -> i32 {
     {{ r.var }}.spec.size.unwrap_or(1)
 }
 
@@ -189,7 +195,7 @@ pub fn size({{ r.var }}: &{{ r.version }}::{{ r.kind }}) -> i32 {
 const APP_NAME: &str = "{{ p.project_name }}";
 
 /// The labels of the Deployment of `{{ r.var }}` and of its Pods.
-fn labels({{ r.var }}: &{{ r.version }}::{{ r.kind }}) -> BTreeMap<String, String> {
+fn labels({{ r.var }}: &Resource) -> BTreeMap<String, String> {
     let instance = {{ r.var }}.metadata.name.as_deref().unwrap_or_default();
     let version = IMAGE.rsplit_once(':').map_or("latest", |(_, tag)| tag);
     [
@@ -208,7 +214,7 @@ fn labels({{ r.var }}: &{{ r.version }}::{{ r.kind }}) -> BTreeMap<String, Strin
 /// # Errors
 ///
 /// When `{{ r.var }}` has no name or uid (it was not read from the API server).
-pub fn deployment({{ r.var }}: &{{ r.version }}::{{ r.kind }}) -> Result<appsv1::Deployment, Error> {
+pub fn deployment({{ r.var }}: &Resource) -> Result<appsv1::Deployment, Error> {
     let labels = labels({{ r.var }});
     let container = corev1::Container {
         name: "{{ d.container_name }}".to_owned(),
@@ -284,10 +290,7 @@ pub fn deployment({{ r.var }}: &{{ r.version }}::{{ r.kind }}) -> Result<appsv1:
 }
 
 /// The conditions the Deployment's status shows for `{{ r.var }}`.
-pub fn observe(
-    {{ r.var }}: &{{ r.version }}::{{ r.kind }},
-    deployment: &appsv1::Deployment,
-) -> [metav1::Condition; 3] {
+pub fn observe({{ r.var }}: &Resource, deployment: &appsv1::Deployment) -> [metav1::Condition; 3] {
     let wanted = size({{ r.var }});
     let status = deployment.status.clone().unwrap_or_default();
     let available = status.available_replicas.unwrap_or(0);

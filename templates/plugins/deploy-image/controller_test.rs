@@ -18,6 +18,9 @@ use kbr_testing::TestEnv;
 use {{ r.module_path }};
 use {{ p.crate_name }}::controller::{{ r.group_module }}::{{ r.reconciler }};
 
+/// The name of the {{ r.kind }} controller, which records its Events.
+const CONTROLLER: &str = "{{ r.controller_name }}";
+
 /// The finalizer of the {{ r.kind }} controller.
 const FINALIZER: &str = "{{ r.qualified_group }}/finalizer";
 
@@ -29,6 +32,14 @@ type Object = {{ r.version }}::{{ r.kind }};
 
 /// Its spec.
 type Spec = {{ r.version }}::{{ r.kind }}Spec;
+
+/// The reconciler under test, recording Events as the controller does.
+fn reconciler(env: &TestEnv) -> {{ r.reconciler }} {
+    {{ r.reconciler }} {
+        client: env.client(),
+        recorder: EventRecorder::new(env.kube_client(), CONTROLLER),
+    }
+}
 
 /// The {{ r.kind }} of the tests: `size` replicas in `namespace`, created on the server.
 async fn create(client: &Client, namespace: &str, size: i32) -> anyhow::Result<Object> {
@@ -61,10 +72,7 @@ fn condition_status(resource: &Object, type_: &str) -> String {
 async fn runs_the_image_as_a_deployment_and_cleans_up_behind_its_finalizer() -> anyhow::Result<()> {
     let env = TestEnv::start({{ p.crate_name }}::scheme()).await?;
     let client = env.client();
-    let reconciler = {{ r.reconciler }} {
-        client: client.clone(),
-        recorder: EventRecorder::new(env.kube_client(), "{{ r.controller_name }}"),
-    };
+    let reconciler = reconciler(&env);
     let created = create(&client, "default", 2).await?;
 
     // The first reconcile adds the finalizer, the next applies the Deployment.
@@ -149,10 +157,7 @@ async fn the_deployment_meets_restricted_pod_security() -> anyhow::Result<()> {
             .into(),
     );
     client.create(&namespace).await?;
-    let reconciler = {{ r.reconciler }} {
-        client: client.clone(),
-        recorder: EventRecorder::new(env.kube_client(), "{{ r.controller_name }}"),
-    };
+    let reconciler = reconciler(&env);
     reconciler
         .reconcile(Arc::new(create(&client, "restricted", 1).await?))
         .await?;
