@@ -55,8 +55,18 @@ create api --group serving --version v1alpha1 --kind Service
 create webhook --group eventing --version v1alpha1 --kind Channel --defaulting --programmatic-validation
 CMDS
 
+# project-with-plugins: every optional plugin, as Kubebuilder's testdata/project-v4-with-plugins
+# has them: grafana from init, autoupdate added by edit, and two kinds of the deploy-image plugin
+# (Memcached with a port, a user and a command; Busybox with the image only).
+scaffold project-with-plugins <<'CMDS'
+init --domain testproject.org --project-name project-with-plugins --plugins grafana --runtime-path ../../runtime
+edit --plugins autoupdate
+create api --group example.com --version v1alpha1 --kind Memcached --image memcached:1.6.26-alpine3.19 --image-container-port 11211 --run-as-user 1001 --image-container-command memcached,--memory-limit=64,-o,modern,-v
+create api --group example.com --version v1alpha1 --kind Busybox --image busybox:1.36.1
+CMDS
+
 if (( manifests )); then
-  for name in project knative-lite; do
+  for name in project knative-lite project-with-plugins; do
     dir="$repo/testdata/$name"
     # Resolve dependencies exactly as the workspace does, so the shared target dir is reused.
     cp "$repo/Cargo.lock" "$dir/Cargo.lock"

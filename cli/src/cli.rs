@@ -63,7 +63,7 @@ pub enum AlphaCommand {
 /// `kbr edit` flags (Kubebuilder's `edit`): the `kbr init` settings that can change later. At
 /// least one is required.
 #[derive(Debug, Clone, Args)]
-#[command(group(clap::ArgGroup::new("setting").required(true).multiple(true).args(["namespaced", "sharding", "license", "owner", "runtime_path", "runtime_version"])))]
+#[command(group(clap::ArgGroup::new("setting").required(true).multiple(true).args(["namespaced", "sharding", "license", "owner", "runtime_path", "runtime_version", "workflows", "plugins"])))]
 pub struct EditArgs {
     /// Watch only the manager's namespace(s) (WATCH_NAMESPACE), with namespaced RBAC; `=false`
     /// watches the whole cluster again.
@@ -92,6 +92,30 @@ pub struct EditArgs {
     /// Depend on this crates.io version of kbr-runtime.
     #[arg(long, value_name = "VERSION")]
     pub runtime_version: Option<String>,
+
+    /// Add the CI workflows `kbr init` writes (`.github/workflows/lint.yml`, `test.yml`,
+    /// `test-e2e.yml`) to a project made before kbr wrote them; a workflow of the same name that
+    /// differs is merged with conflict markers.
+    #[arg(long)]
+    pub workflows: bool,
+
+    /// Add optional plugins, comma-separated: `grafana` (dashboards of the manager's metrics in
+    /// grafana/), `autoupdate` (a weekly workflow running kbr alpha update).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "PLUGIN")]
+    pub plugins: Vec<PluginName>,
+}
+
+/// A plugin of `--plugins` (Kubebuilder's optional plugins; the full key is accepted too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+pub enum PluginName {
+    /// `autoupdate.kbr.dev/v1-alpha`: `.github/workflows/auto_update.yml`, which runs `kbr alpha
+    /// update` every week and opens a pull request (or an issue on conflicts).
+    #[value(alias = "autoupdate.kbr.dev/v1-alpha", alias = "autoupdate/v1-alpha")]
+    Autoupdate,
+    /// `grafana.kbr.dev/v1-alpha`: Grafana dashboards of the runtime's metrics in `grafana/`,
+    /// and one of your own metrics from `grafana/custom-metrics/config.yaml`.
+    #[value(alias = "grafana.kbr.dev/v1-alpha", alias = "grafana/v1-alpha")]
+    Grafana,
 }
 
 /// `kbr alpha generate` flags.
@@ -175,6 +199,10 @@ pub struct InitArgs {
     /// Depend on this crates.io version of kbr-runtime.
     #[arg(long, value_name = "VERSION")]
     pub runtime_version: Option<String>,
+
+    /// Optional plugins, comma-separated: `grafana`, `autoupdate` (see `kbr edit --plugins`).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "PLUGIN")]
+    pub plugins: Vec<PluginName>,
 }
 
 /// `kbr create api` flags.
@@ -217,6 +245,30 @@ pub struct CreateApiArgs {
     /// project has a controller for a kind of the same name].
     #[arg(long, allow_hyphen_values = true)]
     pub controller_name: Option<String>,
+
+    /// The deploy-image plugin: a controller that runs this container image as a Deployment of
+    /// `spec.size` replicas, with status conditions and a finalizer (e.g.
+    /// `memcached:1.6.26-alpine3.19`).
+    #[arg(long, allow_hyphen_values = true, value_name = "IMAGE")]
+    pub image: Option<String>,
+
+    /// With --image: the port the container listens on (a `containerPort` field in the spec).
+    #[arg(long, requires = "image", value_name = "PORT")]
+    pub image_container_port: Option<u16>,
+
+    /// With --image: the container's command, comma-separated (e.g.
+    /// `memcached,--memory-limit=64,-o,modern,-v`).
+    #[arg(
+        long,
+        requires = "image",
+        allow_hyphen_values = true,
+        value_name = "COMMAND"
+    )]
+    pub image_container_command: Option<String>,
+
+    /// With --image: the user ID the container runs as.
+    #[arg(long, requires = "image", value_name = "UID")]
+    pub run_as_user: Option<i64>,
 }
 
 /// `kbr create webhook` flags.

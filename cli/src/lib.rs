@@ -24,6 +24,7 @@ pub mod cli;
 pub mod commands;
 pub mod context;
 pub mod error;
+pub mod grafana;
 pub mod license;
 pub mod names;
 pub mod plan;

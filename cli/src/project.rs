@@ -10,6 +10,20 @@
 //! license: apache2             # kbr: `--license` (apache2 | none), for re-rendering headers
 //! namespaced: true             # only with `kbr init --namespaced`
 //! owner: The Knative Authors   # kbr: `--owner`, omitted when empty
+//! plugins:                     # Kubebuilder's optional plugins, by plugin key (omitted: none)
+//!   autoupdate.kbr.dev/v1-alpha: {}      # `kbr edit --plugins autoupdate`
+//!   deploy-image.kbr.dev/v1-alpha:       # `kbr create api --image ...`, one entry per kind
+//!     resources:
+//!     - domain: knative.dev
+//!       group: cache
+//!       kind: Memcached
+//!       options:                         # the flags, as strings (Kubebuilder's shape)
+//!         containerCommand: memcached,-m=64,-o,modern,-v
+//!         containerPort: "11211"
+//!         image: memcached:1.6.26-alpine3.19
+//!         runAsUser: "1001"
+//!       version: v1alpha1
+//!   grafana.kbr.dev/v1-alpha: {}         # `kbr edit --plugins grafana` (or `init --plugins`)
 //! projectName: knative-lite
 //! resources:
 //! - api:                       # omitted for `--resource=false`
@@ -123,6 +137,9 @@ pub struct Project {
     /// `--owner`, the copyright holder in license headers.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub owner: String,
+    /// The optional plugins the project uses (Kubebuilder's `plugins:` key).
+    #[serde(default, skip_serializing_if = "Plugins::is_empty")]
+    pub plugins: Plugins,
     /// `--project-name`: the package name and the prefix of every deployed object.
     pub project_name: String,
     /// Every API and controller scaffolded, in creation order.
@@ -137,6 +154,103 @@ pub struct Project {
     pub sharding: bool,
     /// The PROJECT format version, [`PROJECT_VERSION`].
     pub version: String,
+}
+
+/// The optional plugins of a project, by plugin key: Kubebuilder's `plugins:` map, with kbr's
+/// plugin keys (`<name>.kbr.dev/v1-alpha` for Kubebuilder's `<name>.kubebuilder.io/v1-alpha`).
+/// Field order is the serialized key order (alphabetical).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Plugins {
+    /// `kbr edit --plugins autoupdate`: the weekly `kbr alpha update` workflow.
+    #[serde(
+        rename = "autoupdate.kbr.dev/v1-alpha",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub autoupdate: Option<NoOptions>,
+    /// `kbr create api --image`: the kinds whose controller runs an image as a Deployment.
+    #[serde(
+        rename = "deploy-image.kbr.dev/v1-alpha",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub deploy_image: Option<DeployImage>,
+    /// `kbr edit --plugins grafana`: Grafana dashboards of the manager's metrics.
+    #[serde(
+        rename = "grafana.kbr.dev/v1-alpha",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub grafana: Option<NoOptions>,
+}
+
+impl Plugins {
+    /// Whether no plugin is used (the key is then omitted).
+    pub fn is_empty(&self) -> bool {
+        self == &Self::default()
+    }
+
+    /// The deploy-image options of `group`/`version`/`kind`, if it was created with `--image`.
+    pub fn deploy_image_of(
+        &self,
+        group: &str,
+        version: &str,
+        kind: &str,
+    ) -> Option<&DeployImageOptions> {
+        self.deploy_image
+            .as_ref()?
+            .resources
+            .iter()
+            .find(|r| r.group == group && r.version == version && r.kind == kind)
+            .map(|r| &r.options)
+    }
+}
+
+/// The configuration of a plugin that has none: written `{}`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoOptions {}
+
+/// The deploy-image plugin's configuration: one entry per kind created with `--image`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeployImage {
+    /// The kinds, in creation order.
+    pub resources: Vec<DeployImageResource>,
+}
+
+/// One kind of the deploy-image plugin.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeployImageResource {
+    /// The project's domain.
+    pub domain: String,
+    /// `--group`.
+    pub group: String,
+    /// `--kind`.
+    pub kind: String,
+    /// The flags of `kbr create api --image`.
+    pub options: DeployImageOptions,
+    /// `--version`.
+    pub version: String,
+}
+
+/// The flags of `kbr create api --image`, as strings (Kubebuilder records them so).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeployImageOptions {
+    /// `--image-container-command`: the container's command, comma-separated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container_command: Option<String>,
+    /// `--image-container-port`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container_port: Option<String>,
+    /// `--image`.
+    pub image: String,
+    /// `--run-as-user`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_as_user: Option<String>,
 }
 
 /// One scaffolded group/version/kind.
@@ -309,6 +423,7 @@ mod tests {
             license: License::Apache2,
             namespaced: false,
             owner: "The Knative Authors".into(),
+            plugins: Plugins::default(),
             project_name: "knative-lite".into(),
             resources: vec![
                 Resource {
@@ -351,6 +466,48 @@ mod tests {
             sharding: false,
             version: PROJECT_VERSION.into(),
         }
+    }
+
+    #[test]
+    fn plugins_are_written_as_kubebuilder_writes_them() {
+        let mut project = sample();
+        project.plugins = Plugins {
+            autoupdate: Some(NoOptions {}),
+            deploy_image: Some(DeployImage {
+                resources: vec![DeployImageResource {
+                    domain: "knative.dev".into(),
+                    group: "cache".into(),
+                    kind: "Memcached".into(),
+                    options: DeployImageOptions {
+                        container_command: None,
+                        container_port: Some("11211".into()),
+                        image: "memcached:1.6.26-alpine3.19".into(),
+                        run_as_user: Some("1001".into()),
+                    },
+                    version: "v1alpha1".into(),
+                }],
+            }),
+            grafana: Some(NoOptions {}),
+        };
+        let yaml = project.to_yaml().unwrap();
+        assert!(
+            yaml.contains("owner: The Knative Authors\nplugins:\n  autoupdate.kbr.dev/v1-alpha: {}\n  deploy-image.kbr.dev/v1-alpha:\n    resources:\n    - domain: knative.dev\n      group: cache\n      kind: Memcached\n      options:\n        containerPort: \"11211\"\n        image: memcached:1.6.26-alpine3.19\n        runAsUser: \"1001\"\n      version: v1alpha1\n  grafana.kbr.dev/v1-alpha: {}\nprojectName: knative-lite\n"),
+            "{yaml}"
+        );
+        assert_eq!(Project::parse(&yaml, "PROJECT").unwrap(), project);
+        let options = project
+            .plugins
+            .deploy_image_of("cache", "v1alpha1", "Memcached");
+        assert_eq!(
+            options.map(|o| o.image.as_str()),
+            Some("memcached:1.6.26-alpine3.19")
+        );
+        assert!(
+            project
+                .plugins
+                .deploy_image_of("cache", "v1", "Memcached")
+                .is_none()
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@
 
 use askama::Template;
 
-use crate::context::{ProjectContext, ResourceContext, WebhookContext};
+use crate::context::{DeployImageContext, ProjectContext, ResourceContext, WebhookContext};
 
 /// Renders `template` as file (or fragment) content: the template's text with its final newline.
 pub fn render(template: &impl Template) -> Result<String, askama::Error> {
@@ -71,6 +71,30 @@ templates! {
     Gitignore(p: ProjectContext) => "init/.gitignore";
     /// `README.md`.
     Readme(p: ProjectContext) => "init/README.md";
+    /// `tests/e2e/main.rs`: the end-to-end suite (`make test-e2e`).
+    E2eMain(p: ProjectContext) => "init/tests/e2e/main.rs";
+    /// `tests/e2e/checks.rs`: the suite's assertions.
+    E2eChecks(p: ProjectContext) => "init/tests/e2e/checks.rs";
+    /// `tests/e2e/cluster.rs`: where the manager runs (kind, or a process beside envtest).
+    E2eCluster(p: ProjectContext) => "init/tests/e2e/cluster.rs";
+    /// `tests/e2e/manifests.rs`: rendering and applying the kustomizations.
+    E2eManifests(p: ProjectContext) => "init/tests/e2e/manifests.rs";
+    /// `tests/e2e/metrics.rs`: reading `/metrics`.
+    E2eMetrics(p: ProjectContext) => "init/tests/e2e/metrics.rs";
+    /// `tests/e2e/process.rs`: the manager as a process with its ServiceAccount's token.
+    E2eProcess(p: ProjectContext) => "init/tests/e2e/process.rs";
+    /// `.github/workflows/auto_update.yml` (the autoupdate plugin).
+    WorkflowAutoUpdate(p: ProjectContext) => "plugins/autoupdate/auto_update.yml";
+    /// `tests/e2e/grafana.rs` (the grafana plugin): every dashboard query against Prometheus.
+    E2eGrafana(p: ProjectContext) => "plugins/grafana/e2e_grafana.rs";
+    /// `grafana/custom-metrics/config.yaml` (the grafana plugin): the project's own metrics.
+    GrafanaCustomConfig(p: ProjectContext) => "plugins/grafana/config.yaml";
+    /// `.github/workflows/lint.yml`: `make lint` on every push and pull request.
+    WorkflowLint(p: ProjectContext) => "init/.github/workflows/lint.yml";
+    /// `.github/workflows/test.yml`: `make test-envtest` on every push and pull request.
+    WorkflowTest(p: ProjectContext) => "init/.github/workflows/test.yml";
+    /// `.github/workflows/test-e2e.yml`: `make test-e2e` on a kind cluster.
+    WorkflowTestE2e(p: ProjectContext) => "init/.github/workflows/test-e2e.yml";
     /// `config/default/kustomization.yaml`.
     DefaultKustomization(p: ProjectContext) => "init/config/default/kustomization.yaml";
     /// `config/default/metrics_service.yaml`.
@@ -144,6 +168,14 @@ templates! {
     ControllerTest(p: ProjectContext, r: ResourceContext) => "api/tests/controller_test.rs";
     /// `config/samples/<group>_<version>_<kind>.yaml`.
     Sample(p: ProjectContext, r: ResourceContext) => "api/config/samples/sample.yaml";
+    /// `src/api/<group>/<version>/<kind>.rs` of the deploy-image plugin: size, port, conditions.
+    ApiKindDeployImage(p: ProjectContext, r: ResourceContext, d: DeployImageContext) => "plugins/deploy-image/kind.rs";
+    /// `src/controller/<group>/<kind>.rs` of the deploy-image plugin: the image as a Deployment.
+    ControllerKindDeployImage(p: ProjectContext, r: ResourceContext, d: DeployImageContext) => "plugins/deploy-image/controller.rs";
+    /// `tests/controller/<kind>.rs` of the deploy-image plugin.
+    ControllerTestDeployImage(p: ProjectContext, r: ResourceContext, d: DeployImageContext) => "plugins/deploy-image/controller_test.rs";
+    /// `config/samples/<group>_<version>_<kind>.yaml` of the deploy-image plugin.
+    SampleDeployImage(p: ProjectContext, r: ResourceContext, d: DeployImageContext) => "plugins/deploy-image/sample.yaml";
     /// `config/rbac/<group>_<kind>_admin_role.yaml`.
     AdminRole(p: ProjectContext, r: ResourceContext) => "api/config/rbac/admin_role.yaml";
     /// `config/rbac/<group>_<kind>_editor_role.yaml`.

@@ -356,3 +356,48 @@ fn force_refuses_to_merge_overlapping_edits() {
         ),
     );
 }
+
+/// Issue 37: the deploy-image plugin's flags are checked before anything is written.
+#[test]
+fn create_api_image_refuses_what_the_plugin_cannot_scaffold() {
+    let (_tmp, dir) = init_knative();
+    let api = |rest: &[&'static str]| -> Vec<&'static str> {
+        let mut args = vec!["create", "api", "--group", "cache", "--version", "v1alpha1"];
+        args.extend_from_slice(&["--kind", "Memcached"]);
+        args.extend_from_slice(rest);
+        args
+    };
+    for (rest, message) in [
+        (
+            &["--image", "memcached:1.6", "--namespaced=false"][..],
+            "failed to create API: --image needs a namespaced kind (its Deployment lives in the object's namespace); drop --namespaced=false",
+        ),
+        (
+            &["--image", "memcached:1.6", "--controller=false"],
+            "failed to create API: --image scaffolds the API type and its controller together; drop --resource=false and --controller=false",
+        ),
+        (
+            &["--image", "memcached 1.6"],
+            "failed to create API: --image needs an image reference without spaces, e.g. memcached:1.6.26-alpine3.19",
+        ),
+        (
+            &[
+                "--image",
+                "memcached:1.6",
+                "--image-container-command",
+                "memcached,,-v",
+            ],
+            "failed to create API: --image --image-container-command takes comma-separated words without spaces or empty parts, e.g. memcached,--memory-limit=64,-o,modern,-v",
+        ),
+        (
+            &["--image", "memcached:1.6", "--image-container-port", "0"],
+            "failed to create API: --image --image-container-port must be a port from 1 to 65535",
+        ),
+    ] {
+        assert_fails(&dir, &api(rest), message);
+    }
+    // The image's own flags need --image (clap's usage error, exit code 2).
+    let out = kbr(&dir, &api(&["--image-container-port", "11211"]));
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("--image <IMAGE>"), "{out:?}");
+}

@@ -344,6 +344,7 @@ fn bad_names() {
 fn blocked_path_is_caught_before_anything_is_written() {
     let (_tmp, dir) = init_knative();
     // `tests` is a regular file: the test file cannot be written, so nothing is.
+    fs::remove_dir_all(dir.join("tests")).unwrap();
     fs::write(dir.join("tests"), "in the way\n").unwrap();
     assert_fails(
         &dir,
@@ -523,14 +524,15 @@ fn every_kind_tests_in_one_controller_suite_under_distinct_modules() {
         messaging.contains("use knative_lite::controller::messaging::BrokerReconciler;\n"),
         "{messaging}"
     );
-    let tests: Vec<_> = fs::read_dir(dir.join("tests"))
+    let mut tests: Vec<_> = fs::read_dir(dir.join("tests"))
         .unwrap()
         .map(|entry| entry.unwrap().file_name().into_string().unwrap())
         .collect();
+    tests.sort();
     assert_eq!(
         tests,
-        ["controller"],
-        "one test binary, no files directly under tests/"
+        ["controller", "e2e"],
+        "one test binary per suite (the e2e suite only with its feature), no files directly under tests/"
     );
 }
 

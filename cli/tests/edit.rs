@@ -192,3 +192,76 @@ fn sharding_and_namespaced_exclude_each_other() {
     );
     assert_eq!(snapshot(&dir), before);
 }
+
+/// Issue 37: `kbr edit --workflows` gives a project made before kbr wrote CI workflows the ones
+/// `kbr init` writes now, and keeps a workflow the user wrote under one of their names.
+#[test]
+fn edit_workflows_adds_the_ci_workflows_to_an_older_project() {
+    let (_tmp, fresh) = broker_project(&[]);
+    let (_tmp, old) = broker_project(&[]);
+    fs::remove_dir_all(old.join(".github")).unwrap();
+    let out = kbr(&old, &["edit", "--workflows"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert_eq!(
+        out.stdout,
+        "  added    .github/workflows/lint.yml\n  added    .github/workflows/test-e2e.yml\n  added    .github/workflows/test.yml\nEdited 3 file(s). Next: review the changes, then run make manifests and make test\n"
+    );
+    assert_eq!(snapshot(&old), snapshot(&fresh));
+
+    // A lint workflow of the user's own survives (merged over an empty base: conflict markers
+    // around both versions, exit code 1), the missing ones are added.
+    fs::remove_dir_all(old.join(".github/workflows")).unwrap();
+    fs::create_dir_all(old.join(".github/workflows")).unwrap();
+    fs::write(old.join(".github/workflows/lint.yml"), "name: Mine\n").unwrap();
+    let out = kbr(&old, &["edit", "--workflows"]);
+    assert_eq!(out.code, 1, "{out:?}");
+    let lint = fs::read_to_string(old.join(".github/workflows/lint.yml")).unwrap();
+    assert!(
+        lint.contains("name: Mine") && lint.contains("make lint"),
+        "{lint}"
+    );
+    assert!(old.join(".github/workflows/test.yml").is_file());
+}
+
+/// Issue 37: `kbr edit --plugins grafana,autoupdate` gives what `kbr init --plugins` gives, and
+/// run again after the user listed metrics in `grafana/custom-metrics/config.yaml`, renders
+/// their dashboard.
+#[test]
+fn edit_plugins_gives_what_init_plugins_gives_and_renders_custom_metrics() {
+    let (_tmp, edited) = broker_project(&[]);
+    edit_like_a_user(&edited);
+    let out = kbr(&edited, &["edit", "--plugins", "grafana,autoupdate"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let (_tmp, fresh) = broker_project(&["--plugins", "autoupdate,grafana"]);
+    edit_like_a_user(&fresh);
+    assert_eq!(snapshot(&edited), snapshot(&fresh));
+    let project = fs::read_to_string(edited.join("PROJECT")).unwrap();
+    assert!(
+        project.contains(
+            "plugins:\n  autoupdate.kbr.dev/v1-alpha: {}\n  grafana.kbr.dev/v1-alpha: {}\n"
+        ),
+        "{project}"
+    );
+
+    let config = edited.join("grafana/custom-metrics/config.yaml");
+    let text = fs::read_to_string(&config).unwrap();
+    let text = text.replace(
+        "customMetrics: []",
+        "customMetrics:\n- metric: brokers_ready\n  type: gauge",
+    );
+    fs::write(&config, text).unwrap();
+    let out = kbr(&edited, &["edit", "--plugins", "grafana"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(
+        out.stdout
+            .contains("added    grafana/custom-metrics/custom-metrics-dashboard.json"),
+        "{out:?}"
+    );
+    let dashboard =
+        fs::read_to_string(edited.join("grafana/custom-metrics/custom-metrics-dashboard.json"))
+            .unwrap();
+    assert!(
+        dashboard.contains(r#""expr": "brokers_ready{job=\"$job\", namespace=\"$namespace\"}""#),
+        "{dashboard}"
+    );
+}

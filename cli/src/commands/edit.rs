@@ -5,7 +5,8 @@
 //! (base) and with the new settings (theirs); every file that differs is merged into the
 //! project by `kbr alpha update`'s 3-way merge ([`super::merge`]). So only the files the
 //! setting affects change (PROJECT, and for `--namespaced` the manager's RBAC and Deployment,
-//! for `--runtime-path` and `--runtime-version` the kbr-runtime dependency in `Cargo.toml`),
+//! for `--runtime-path` and `--runtime-version` the kbr-runtime dependency in `Cargo.toml`,
+//! for `--workflows` the CI workflows a project made before kbr wrote them lacks),
 //! the user's edits to them are kept, and overlapping edits are left with conflict markers
 //! (exit code 1). Either every file is written or none is.
 
@@ -13,11 +14,12 @@ use std::io::Write;
 
 use super::alpha::replay::{ReplayError, Scaffolder};
 use super::alpha::{Recorded, missing_runtime, missing_runtime_warning};
-use super::merge::{self, Change};
+use super::merge::{self, Change, Outcome};
 use super::runtime::{self, RuntimeError};
-use super::{OutputError, ScaffoldError, check_settings, print};
-use crate::cli::{EditArgs, Env};
-use crate::plan::PlanError;
+use super::{OutputError, ScaffoldError, add_plugins, check_settings, init, print};
+use crate::cli::{EditArgs, Env, PluginName};
+use crate::grafana;
+use crate::plan::{PlanBuilder, PlanError};
 use crate::project::Project;
 
 /// `kbr edit` failed (nothing was written), or left files with conflict markers.
@@ -42,6 +44,9 @@ pub enum EditError {
         /// The paths, comma-separated.
         files: String,
     },
+    /// `grafana/custom-metrics/config.yaml` does not parse.
+    #[error("failed to edit the project: {0}")]
+    CustomMetrics(#[from] grafana::CustomMetricsError),
     /// Printing what was done failed.
     #[error(transparent)]
     Output(#[from] OutputError),
@@ -94,6 +99,7 @@ fn edit(args: &EditArgs, env: &Env) -> Result<(Project, Vec<Change>), EditError>
     if let Some(owner) = &args.owner {
         after.owner.clone_from(owner);
     }
+    add_plugins(&mut after, &args.plugins);
     let runtime = runtime::from_flags(
         args.runtime_path.as_deref(),
         args.runtime_version.as_deref(),
@@ -104,8 +110,44 @@ fn edit(args: &EditArgs, env: &Env) -> Result<(Project, Vec<Change>), EditError>
     }
     check_settings(&after)?;
     let epoch = recorded.source_date_epoch.as_deref();
-    let base = Scaffolder::Current.render(before, &env.dir, epoch)?;
+    let mut base = Scaffolder::Current.render(before, &env.dir, epoch)?;
+    if args.workflows {
+        // As if the project predated the workflows: the merge adds each one it lacks.
+        for path in init::WORKFLOWS {
+            base.remove(path);
+        }
+    }
     let theirs = Scaffolder::Current.render(&after, &env.dir, epoch)?;
-    let changes = merge::merge_into(&env.dir, &base, &theirs)?;
+    let mut plan = PlanBuilder::new(&env.dir);
+    let mut changes = merge::plan_merge(&mut plan, &base, &theirs)?;
+    if args.plugins.contains(&PluginName::Grafana) {
+        changes.extend(plan_custom_dashboard(&mut plan, &after)?);
+    }
+    plan.finish()?.apply()?;
     Ok((after, changes))
+}
+
+/// Plans `grafana/custom-metrics/custom-metrics-dashboard.json` from the project's
+/// `grafana/custom-metrics/config.yaml` (as the merge leaves it): one panel per metric it
+/// lists; nothing when it lists none or the dashboard is current.
+fn plan_custom_dashboard(
+    plan: &mut PlanBuilder,
+    project: &Project,
+) -> Result<Option<Change>, EditError> {
+    let config = plan.content(grafana::CUSTOM_CONFIG)?.unwrap_or_default();
+    let metrics = grafana::CustomMetrics::parse(&config)?;
+    if metrics.custom_metrics.is_empty() {
+        return Ok(None);
+    }
+    let dashboard = grafana::to_file(&grafana::custom_dashboard(&project.project_name, &metrics));
+    let outcome = match plan.content(grafana::CUSTOM_DASHBOARD)? {
+        Some(current) if current == dashboard => return Ok(None),
+        Some(_) => Outcome::Updated,
+        None => Outcome::Added,
+    };
+    plan.put(grafana::CUSTOM_DASHBOARD, dashboard)?;
+    Ok(Some(Change {
+        path: grafana::CUSTOM_DASHBOARD.to_owned(),
+        outcome,
+    }))
 }

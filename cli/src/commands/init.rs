@@ -5,21 +5,38 @@ use std::path::{Path, PathBuf};
 
 use super::runtime::{self, RuntimeError};
 use super::{
-    OutputError, PROJECT_PATH, ScaffoldError, check_settings, print, project_context,
+    OutputError, PROJECT_PATH, ScaffoldError, add_plugins, check_settings, print, project_context,
     render_project,
 };
 use crate::cli::{Env, InitArgs};
 use crate::context::{KBR_VERSION, ProjectContext};
+use crate::grafana;
 use crate::names::{self, NameError};
 use crate::plan::{IfExists, PlanBuilder};
-use crate::project::{LAYOUT, PROJECT_VERSION, Project, Runtime};
+use crate::project::{LAYOUT, PROJECT_VERSION, Plugins, Project, Runtime};
 use crate::templates::{self as t, render};
 
 /// Files whose presence means the directory already holds a project.
 const MARKER_FILES: &[&str] = &["PROJECT", "Cargo.toml", "src/main.rs"];
 
 /// Scaffolded files that an otherwise empty directory may hold already; the user's are kept.
-const USERS_IF_PRESENT: &[&str] = &[".gitignore", ".dockerignore", "README.md"];
+const USERS_IF_PRESENT: &[&str] = &[
+    ".gitignore",
+    ".dockerignore",
+    "README.md",
+    WORKFLOWS[0],
+    WORKFLOWS[1],
+    WORKFLOWS[2],
+];
+
+/// The CI workflows every project gets (Kubebuilder's go/v4 `.github/workflows`): lint, test on
+/// envtest, end-to-end on kind. `kbr edit --workflows` adds the missing ones to a project made
+/// before kbr wrote them.
+pub const WORKFLOWS: [&str; 3] = [
+    ".github/workflows/lint.yml",
+    ".github/workflows/test.yml",
+    ".github/workflows/test-e2e.yml",
+];
 
 /// The runtime source kbr was built from, used as the default `--runtime-path` when kbr was
 /// built from a checkout (kbr-testing beside it); a kbr built from its package (`cargo install
@@ -133,18 +150,21 @@ fn plan_and_write(args: &InitArgs, env: &Env) -> Result<Vec<String>, InitError> 
         license: args.license,
         namespaced: args.namespaced,
         owner: args.owner.clone(),
+        plugins: Plugins::default(),
         project_name: name,
         resources: Vec::new(),
         runtime,
         sharding: args.sharding,
         version: PROJECT_VERSION.to_owned(),
     };
+    let mut project = project;
+    add_plugins(&mut project, &args.plugins);
     check_settings(&project)?;
     let p = project_context(&project, env)?;
     let mut plan = PlanBuilder::new(dir);
     for (path, content) in files(&p)? {
-        // A `.gitignore`, `.dockerignore` or `README.md` the directory may hold already (see
-        // `first_disallowed_file`) is the user's: kept as it is.
+        // A `.gitignore`, `.dockerignore`, `README.md` or CI workflow the directory may hold
+        // already (see `first_disallowed_file`) is the user's: kept as it is.
         if USERS_IF_PRESENT.contains(&path) && dir.join(path).is_file() {
             continue;
         }
@@ -255,7 +275,8 @@ fn relative_path(from: &Path, to: &Path) -> String {
 }
 
 /// Every file `kbr init` writes besides PROJECT: (path, content); with `--sharding`, the shard
-/// Lease role and its binding too.
+/// Lease role and its binding too; with the autoupdate plugin its workflow; with the grafana
+/// plugin the runtime dashboard and the custom-metrics configuration.
 pub fn files(p: &ProjectContext) -> Result<Vec<(&'static str, String)>, askama::Error> {
     /// Renders each template type with `p`.
     macro_rules! render_all {
@@ -276,6 +297,15 @@ pub fn files(p: &ProjectContext) -> Result<Vec<(&'static str, String)>, askama::
         ".dockerignore" => Dockerignore,
         ".gitignore" => Gitignore,
         "README.md" => Readme,
+        "tests/e2e/main.rs" => E2eMain,
+        "tests/e2e/checks.rs" => E2eChecks,
+        "tests/e2e/cluster.rs" => E2eCluster,
+        "tests/e2e/manifests.rs" => E2eManifests,
+        "tests/e2e/metrics.rs" => E2eMetrics,
+        "tests/e2e/process.rs" => E2eProcess,
+        ".github/workflows/lint.yml" => WorkflowLint,
+        ".github/workflows/test.yml" => WorkflowTest,
+        ".github/workflows/test-e2e.yml" => WorkflowTestE2e,
         "config/default/kustomization.yaml" => DefaultKustomization,
         "config/default/metrics_service.yaml" => DefaultMetricsService,
         "config/default/manager_metrics_patch.yaml" => DefaultManagerMetricsPatch,
@@ -307,6 +337,19 @@ pub fn files(p: &ProjectContext) -> Result<Vec<(&'static str, String)>, askama::
         files.extend(render_all![
             "config/rbac/shard_lease_role.yaml" => RbacShardLeaseRole,
             "config/rbac/shard_lease_role_binding.yaml" => RbacShardLeaseRoleBinding,
+        ]);
+    }
+    if p.autoupdate {
+        files.extend(render_all![
+            ".github/workflows/auto_update.yml" => WorkflowAutoUpdate,
+        ]);
+    }
+    if p.grafana {
+        let dashboard = grafana::runtime_dashboard(&p.project_name);
+        files.push((grafana::RUNTIME_DASHBOARD, grafana::to_file(&dashboard)));
+        files.extend(render_all![
+            "grafana/custom-metrics/config.yaml" => GrafanaCustomConfig,
+            "tests/e2e/grafana.rs" => E2eGrafana,
         ]);
     }
     Ok(files)

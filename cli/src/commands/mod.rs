@@ -16,7 +16,7 @@ pub mod version;
 use std::fmt::Display;
 use std::io::Write;
 
-use crate::cli::Env;
+use crate::cli::{Env, PluginName};
 use crate::context::ProjectContext;
 use crate::license::{self, Headers, LicenseError};
 use crate::project::{self, Project, ProjectError};
@@ -93,6 +93,17 @@ pub fn check_settings(project: &Project) -> Result<(), ScaffoldError> {
         return Err(ScaffoldError::ShardingNamespaced);
     }
     Ok(())
+}
+
+/// Records the plugins of `--plugins` in `project` (a plugin already there stays as it is).
+pub fn add_plugins(project: &mut Project, names: &[PluginName]) {
+    for name in names {
+        let slot = match name {
+            PluginName::Autoupdate => &mut project.plugins.autoupdate,
+            PluginName::Grafana => &mut project.plugins.grafana,
+        };
+        slot.get_or_insert_default();
+    }
 }
 
 /// The template context of `project`, with headers for the copyright year of `env`.

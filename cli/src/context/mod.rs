@@ -6,11 +6,13 @@
 //! so generated code is rustfmt-clean as written.
 
 mod api_paths;
+mod deploy_image;
 mod layout;
 mod resource;
 mod webhook;
 
 pub use api_paths::ApiPaths;
+pub use deploy_image::DeployImageContext;
 pub use layout::Layout;
 pub use resource::ResourceContext;
 pub use webhook::WebhookContext;
@@ -36,6 +38,10 @@ pub struct ProjectContext {
     /// Whether the manager's replicas split the objects of every controller's kind between them
     /// (`init --sharding`).
     pub sharding: bool,
+    /// Whether the project has the autoupdate plugin (`.github/workflows/auto_update.yml`).
+    pub autoupdate: bool,
+    /// Whether the project has the grafana plugin (`grafana/`).
+    pub grafana: bool,
     /// The leader-election Lease name: Kubebuilder's `<fnv32a(name) hex>.<domain>`.
     pub leader_election_id: String,
     /// The license header as `# ` comments and an empty line, or "".
@@ -62,6 +68,8 @@ impl ProjectContext {
             domain: project.domain.clone(),
             namespaced: project.namespaced,
             sharding: project.sharding,
+            autoupdate: project.plugins.autoupdate.is_some(),
+            grafana: project.plugins.grafana.is_some(),
             leader_election_id: format!(
                 "{:x}.{}",
                 fnv32a(project.project_name.as_bytes()),

@@ -219,6 +219,7 @@ mod tests {
             resources,
             runtime: Runtime::Version("0.1.0".to_owned()),
             sharding: false,
+            plugins: crate::project::Plugins::default(),
             version: "3".to_owned(),
         }
     }

@@ -24,7 +24,9 @@ use super::scratch::Scratch;
 use crate::cli::{Cli, Command as KbrCommand, CreateCommand, Env};
 use crate::commands::merge::Tree;
 use crate::context::KBR_VERSION;
-use crate::project::{Api, License, Project, Resource, Runtime, Webhooks};
+use crate::project::{
+    Api, DeployImageOptions, License, Plugins, Project, Resource, Runtime, Webhooks,
+};
 
 /// The kbr that replays the commands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -178,7 +180,7 @@ pub fn commands(project: &Project) -> Vec<Vec<String>> {
             .resources
             .iter()
             .filter(|resource| resource.api.is_some() || resource.controller)
-            .map(create_api),
+            .map(|resource| create_api(&project.plugins, resource)),
     );
     commands.extend(project.resources.iter().filter_map(create_webhook));
     commands
@@ -196,6 +198,7 @@ pub fn init(project: &Project) -> Vec<String> {
         license,
         namespaced,
         owner,
+        plugins,
         project_name,
         resources: _, // replayed by create api and create webhook
         runtime,
@@ -217,6 +220,21 @@ pub fn init(project: &Project) -> Vec<String> {
     if *sharding {
         args.push("--sharding".to_owned());
     }
+    let Plugins {
+        autoupdate,
+        deploy_image: _, // replayed by create api --image
+        grafana,
+    } = plugins;
+    let mut names = Vec::new();
+    if autoupdate.is_some() {
+        names.push("autoupdate");
+    }
+    if grafana.is_some() {
+        names.push("grafana");
+    }
+    if !names.is_empty() {
+        args.push(format!("--plugins={}", names.join(",")));
+    }
     args.push(match runtime {
         Runtime::Path(path) => format!("--runtime-path={path}"),
         Runtime::Version(version) => format!("--runtime-version={version}"),
@@ -226,8 +244,9 @@ pub fn init(project: &Project) -> Vec<String> {
 
 /// `kbr create api` for one resource: its API type (with the recorded plural, which may differ
 /// from what a newer pluralizer would say, and scope) and/or its controller; a resource without
-/// an API type is a controller for a built-in kind (`--resource=false`).
-pub fn create_api(resource: &Resource) -> Vec<String> {
+/// an API type is a controller for a built-in kind (`--resource=false`); a kind of the
+/// deploy-image plugin gets its `--image` flags from `plugins`.
+pub fn create_api(plugins: &Plugins, resource: &Resource) -> Vec<String> {
     // Every field, without `..` (see `init`).
     let Resource {
         api,
@@ -259,6 +278,24 @@ pub fn create_api(resource: &Resource) -> Vec<String> {
     }
     if let Some(name) = controller_name {
         args.push(format!("--controller-name={name}"));
+    }
+    if let Some(DeployImageOptions {
+        container_command,
+        container_port,
+        image,
+        run_as_user,
+    }) = plugins.deploy_image_of(&resource.group, &resource.version, &resource.kind)
+    {
+        args.push(format!("--image={image}"));
+        if let Some(port) = container_port {
+            args.push(format!("--image-container-port={port}"));
+        }
+        if let Some(command) = container_command {
+            args.push(format!("--image-container-command={command}"));
+        }
+        if let Some(user) = run_as_user {
+            args.push(format!("--run-as-user={user}"));
+        }
     }
     args
 }

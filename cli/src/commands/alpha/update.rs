@@ -189,6 +189,7 @@ mod tests {
             resources: Vec::new(),
             runtime,
             sharding: false,
+            plugins: crate::project::Plugins::default(),
             version: crate::project::PROJECT_VERSION.into(),
         }
     }

@@ -47,6 +47,12 @@ pub enum CreateApiError {
         /// The built-in kind's GVK.
         gvk: String,
     },
+    /// `--image` with flags the deploy-image plugin cannot honour.
+    #[error("--image {reason}")]
+    DeployImage {
+        /// What is wrong and what to do, after `--image`.
+        reason: String,
+    },
     /// `--resource=false` for a built-in group (`apps`, `core`, …) without that version or kind.
     #[error(transparent)]
     Builtin(#[from] crate::builtin::BuiltinError),

@@ -13,9 +13,10 @@ use super::create::{
 };
 use super::{print, project_context};
 use crate::cli::{CreateApiArgs, Env};
-use crate::context::{ProjectContext, ResourceContext};
+use crate::context::{DeployImageContext, ProjectContext, ResourceContext};
 use crate::names::resource::controller_test_module;
 use crate::plan::{IfExists, Marker, PlanBuilder};
+use crate::project::{DeployImage, DeployImageOptions, DeployImageResource, Project};
 use crate::templates::{self as t, render};
 use validate::validate;
 
@@ -47,25 +48,68 @@ fn plan_and_write(
     let test_module = controller_test_module(&project, &names);
     let p = project_context(&project, env)?;
     let r = ResourceContext::new(names);
+    let deploy_image = deploy_image_options(args).map(|options| {
+        let d = DeployImageContext::new(&options, &r.kind_lower);
+        record_deploy_image(&mut project, args, options);
+        d
+    });
 
     upsert_resource(&mut project, resource);
 
     let mut plan = PlanBuilder::new(&env.dir);
     if args.resource {
-        plan_api(&mut plan, &p, &r, args.force)?;
+        plan_api(&mut plan, &p, &r, deploy_image.as_ref(), args.force)?;
     }
     if args.controller {
-        plan_controller(&mut plan, &p, &r, &test_module, args.force)?;
+        plan_controller(
+            &mut plan,
+            &p,
+            &r,
+            deploy_image.as_ref(),
+            &test_module,
+            args.force,
+        )?;
     }
     let written = write_with_project(plan, &p, &mut project)?;
     Ok((r, written))
 }
 
-/// Plans the API type: modules, kind file, scheme registration, CRD, sample and helper roles.
+/// The deploy-image options of `--image` and its flags, as PROJECT records them.
+fn deploy_image_options(args: &CreateApiArgs) -> Option<DeployImageOptions> {
+    Some(DeployImageOptions {
+        container_command: args.image_container_command.clone(),
+        container_port: args.image_container_port.map(|port| port.to_string()),
+        image: args.image.clone()?,
+        run_as_user: args.run_as_user.map(|user| user.to_string()),
+    })
+}
+
+/// Records the kind of `args` under PROJECT's deploy-image plugin, replacing an earlier entry of
+/// the same kind (`--force`).
+fn record_deploy_image(project: &mut Project, args: &CreateApiArgs, options: DeployImageOptions) {
+    let resources = &mut project
+        .plugins
+        .deploy_image
+        .get_or_insert_with(DeployImage::default)
+        .resources;
+    resources
+        .retain(|r| !(r.group == args.group && r.version == args.version && r.kind == args.kind));
+    resources.push(DeployImageResource {
+        domain: project.domain.clone(),
+        group: args.group.clone(),
+        kind: args.kind.clone(),
+        options,
+        version: args.version.clone(),
+    });
+}
+
+/// Plans the API type: modules, kind file, scheme registration, CRD, sample and helper roles;
+/// with `d`, the deploy-image plugin's type and sample.
 fn plan_api(
     plan: &mut PlanBuilder,
     p: &ProjectContext,
     r: &ResourceContext,
+    d: Option<&DeployImageContext>,
     force: bool,
 ) -> Result<(), CreateApiError> {
     let group_dir = format!("src/api/{}", r.group_dir);
@@ -99,11 +143,11 @@ fn plan_api(
         Marker::rust("scheme"),
         &render(&t::FragApiScheme { r })?,
     )?;
-    plan.create(
-        &kind_file,
-        render(&t::ApiKind { p, r })?,
-        own_file_policy(force),
-    )?;
+    let kind = match d {
+        Some(d) => render(&t::ApiKindDeployImage { p, r, d })?,
+        None => render(&t::ApiKind { p, r })?,
+    };
+    plan.create(&kind_file, kind, own_file_policy(force))?;
     plan.insert(
         "src/lib.rs",
         Marker::rust("scheme"),
@@ -124,11 +168,11 @@ fn plan_api(
         "config/samples/{}_{}_{}.yaml",
         r.group, r.version, r.kind_lower
     );
-    plan.create(
-        &sample,
-        render(&t::Sample { p, r })?,
-        own_file_policy(force),
-    )?;
+    let sample_yaml = match d {
+        Some(d) => render(&t::SampleDeployImage { p, r, d })?,
+        None => render(&t::Sample { p, r })?,
+    };
+    plan.create(&sample, sample_yaml, own_file_policy(force))?;
     plan.insert(
         "config/samples/kustomization.yaml",
         Marker::hash("manifestskustomizesamples"),
@@ -160,11 +204,13 @@ fn plan_api(
     Ok(())
 }
 
-/// Plans the controller: group module, reconciler, test, and registration in `src/lib.rs`.
+/// Plans the controller: group module, reconciler, test, and registration in `src/lib.rs`; with
+/// `d`, the deploy-image plugin's reconciler and test.
 fn plan_controller(
     plan: &mut PlanBuilder,
     p: &ProjectContext,
     r: &ResourceContext,
+    d: Option<&DeployImageContext>,
     test_module: &str,
     force: bool,
 ) -> Result<(), CreateApiError> {
@@ -183,9 +229,19 @@ fn plan_controller(
         Marker::rust("controllers"),
         &render(&t::FragControllerKinds { r })?,
     )?;
+    let (controller, test) = match d {
+        Some(d) => (
+            render(&t::ControllerKindDeployImage { p, r, d })?,
+            render(&t::ControllerTestDeployImage { p, r, d })?,
+        ),
+        None => (
+            render(&t::ControllerKind { p, r })?,
+            render(&t::ControllerTest { p, r })?,
+        ),
+    };
     plan.create(
         &format!("{group_dir}/{}.rs", r.kind_snake),
-        render(&t::ControllerKind { p, r })?,
+        controller,
         own_file_policy(force),
     )?;
     add_test(
@@ -193,7 +249,7 @@ fn plan_controller(
         "tests/controller",
         || render(&t::ControllerTestSuite { p }),
         test_module,
-        render(&t::ControllerTest { p, r })?,
+        test,
         None,
         force,
     )?;

@@ -8,6 +8,49 @@ use crate::names::resource::{self, ResourceNames};
 use crate::names::{self, rust};
 use crate::project::{Api, Project, Resource};
 
+/// The deploy-image plugin's flags: it scaffolds the API type and its controller together, for a
+/// namespaced kind (the Deployment lives in its namespace), with an image and a command without
+/// spaces or empty parts.
+fn validate_deploy_image(args: &CreateApiArgs) -> Result<(), CreateApiError> {
+    let Some(image) = &args.image else {
+        return Ok(());
+    };
+    let refuse = |reason: &str| {
+        Err(CreateApiError::DeployImage {
+            reason: reason.to_owned(),
+        })
+    };
+    if !args.resource || !args.controller {
+        return refuse(
+            "scaffolds the API type and its controller together; drop --resource=false and --controller=false",
+        );
+    }
+    if !args.namespaced {
+        return refuse(
+            "needs a namespaced kind (its Deployment lives in the object's namespace); drop --namespaced=false",
+        );
+    }
+    if image.is_empty() || image.chars().any(char::is_whitespace) {
+        return refuse("needs an image reference without spaces, e.g. memcached:1.6.26-alpine3.19");
+    }
+    if let Some(command) = &args.image_container_command
+        && command
+            .split(',')
+            .any(|part| part.is_empty() || part.chars().any(char::is_whitespace))
+    {
+        return refuse(
+            "--image-container-command takes comma-separated words without spaces or empty parts, e.g. memcached,--memory-limit=64,-o,modern,-v",
+        );
+    }
+    if args.image_container_port == Some(0) {
+        return refuse("--image-container-port must be a port from 1 to 65535");
+    }
+    if args.run_as_user.is_some_and(|user| user < 0) {
+        return refuse("--run-as-user must be a user ID of 0 or more");
+    }
+    Ok(())
+}
+
 /// Validates the flags against the project; returns the resource to record in PROJECT and its
 /// names.
 pub(super) fn validate(
@@ -23,6 +66,7 @@ pub(super) fn validate(
     if !args.resource && !args.controller {
         return Err(CreateApiError::NothingToDo);
     }
+    validate_deploy_image(args)?;
     if args.resource
         && let Some(kind) = builtin::in_group(&args.group, &args.kind)
     {

@@ -4,62 +4,10 @@
 //! to regenerate its CRD. `#[derive(CustomResource)]` generates the root type [`{{ r.kind }}`]
 //! (metadata, spec, status) and its CRD; `#[kbr(...)]` attributes carry controller-gen's markers,
 //! on the types and, through `#[kbr_runtime::schema]`, on their fields (`#[kbr(minimum = 1)]`).
-{% if r.paths.use_custom_resource %}
-use kbr_runtime::CustomResource;
-{%- endif %}
-use kbr_runtime::k8s_openapi::apimachinery::pkg::apis::meta::v1 as metav1;
-{%- if r.paths.use_json_schema %}
-use schemars::JsonSchema;
-{%- endif %}
-{%- if r.paths.use_serialize && r.paths.use_deserialize %}
-use serde::{Deserialize, Serialize};
-{%- else if r.paths.use_serialize %}
-use serde::Serialize;
-{%- else if r.paths.use_deserialize %}
-use serde::Deserialize;
-{%- endif %}
+{% include "api/src/api/kind_imports.rs" %}
 
 /// {{ r.kind }}Spec defines the desired state of {{ r.kind }}.
-#[kbr_runtime::schema]
-{%- if r.paths.spec_derive_one_line %}
-#[derive({{ r.paths.spec_derives|join(", ") }})]
-{%- else if r.paths.spec_derive_compressed %}
-#[derive(
-    {{ r.paths.spec_derives|join(", ") }},
-)]
-{%- else %}
-#[derive(
-{%- for derive in r.paths.spec_derives %}
-    {{ derive }},
-{%- endfor %}
-)]
-{%- endif %}
-{%- if r.layout.kbr_group_one_line %}
-#[kbr(group = "{{ r.qualified_group }}", version = "{{ r.version }}")]
-{%- else %}
-#[kbr(
-    group = "{{ r.qualified_group }}",
-    version = "{{ r.version }}"
-)]
-{%- endif %}
-{%- if r.layout.kbr_kind_one_line %}
-#[kbr(kind = "{{ r.kind }}", plural = "{{ r.plural }}")]
-{%- else %}
-#[kbr(
-    kind = "{{ r.kind }}",
-    plural = "{{ r.plural }}"
-)]
-{%- endif %}
-{%- if r.layout.kbr_status_one_line %}
-#[kbr({% if r.namespaced %}namespaced, {% endif %}status = "{{ r.kind }}Status")]
-{%- else %}
-#[kbr(
-{%- if r.namespaced %}
-    namespaced,
-{%- endif %}
-    status = "{{ r.kind }}Status"
-)]
-{%- endif %}
+{% include "api/src/api/spec_attributes.rs" %}
 #[serde(rename_all = "camelCase")]
 pub struct {{ r.kind }}Spec {
     /// An example field of {{ r.kind }}. Edit {{ r.kind_snake }}.rs to remove or update it.

@@ -66,7 +66,10 @@ fn every_flag() -> (tempfile::TempDir, PathBuf) {
             "--namespaced",
             "--runtime-path",
             "../runtime",
+            "--plugins",
+            "grafana",
         ],
+        vec!["edit", "--plugins", "autoupdate"],
         api(&["--group", "crew", "--version", "v1", "--kind", "Captain"])
             .into_iter()
             .chain(["--plural", "captainz", "--namespaced=false"])
@@ -80,6 +83,28 @@ fn every_flag() -> (tempfile::TempDir, PathBuf) {
             .chain(["--resource=false"])
             .collect(),
         api(&ship),
+        api(&[
+            "--group",
+            "cache",
+            "--version",
+            "v1alpha1",
+            "--kind",
+            "Memcached",
+        ])
+        .into_iter()
+        .chain([
+            "--image",
+            "memcached:1.6.26-alpine3.19",
+            "--image-container-port",
+        ])
+        .chain([
+            "11211",
+            "--run-as-user",
+            "1001",
+            "--image-container-command",
+        ])
+        .chain(["memcached,--memory-limit=64,-o,modern,-v"])
+        .collect(),
         // Webhooks in PROJECT order: the replay cannot know another order (see commands()).
         webhook(&["--group", "crew", "--version", "v1", "--kind", "Captain"])
             .into_iter()
@@ -104,11 +129,12 @@ fn commands_pass_only_what_differs_from_the_defaults() {
     assert_eq!(
         commands,
         [
-            "init --domain=example.com --project-name=fleet '--owner=The Fleet'\\''s Owners' --namespaced --runtime-path=../runtime",
+            "init --domain=example.com --project-name=fleet '--owner=The Fleet'\\''s Owners' --namespaced --plugins=autoupdate,grafana --runtime-path=../runtime",
             "create api --group=crew --version=v1 --kind=Captain --plural=captainz --namespaced=false",
             "create api --group=crew --version=v2 --kind=Captain --plural=captainz --namespaced=false --controller=false",
             "create api --group=apps --version=v1 --kind=Deployment --resource=false",
             "create api --group=ships --version=v1beta1 --kind=Frigate --plural=frigates",
+            "create api --group=cache --version=v1alpha1 --kind=Memcached --plural=memcacheds --image=memcached:1.6.26-alpine3.19 --image-container-port=11211 --image-container-command=memcached,--memory-limit=64,-o,modern,-v --run-as-user=1001",
             "create webhook --group=crew --version=v1 --kind=Captain --conversion --spoke=v2",
             "create webhook --group=ships --version=v1beta1 --kind=Frigate --defaulting --programmatic-validation",
         ]
