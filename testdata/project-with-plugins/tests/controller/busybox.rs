@@ -32,6 +32,9 @@ use kbr_testing::TestEnv;
 use project_with_plugins::api::example_com::v1alpha1;
 use project_with_plugins::controller::example_com::BusyboxReconciler;
 
+/// The name of the Busybox controller, which records its Events.
+const CONTROLLER: &str = "busybox";
+
 /// The finalizer of the Busybox controller.
 const FINALIZER: &str = "example.com.testproject.org/finalizer";
 
@@ -43,6 +46,14 @@ type Object = v1alpha1::Busybox;
 
 /// Its spec.
 type Spec = v1alpha1::BusyboxSpec;
+
+/// The reconciler under test, recording Events as the controller does.
+fn reconciler(env: &TestEnv) -> BusyboxReconciler {
+    BusyboxReconciler {
+        client: env.client(),
+        recorder: EventRecorder::new(env.kube_client(), CONTROLLER),
+    }
+}
 
 /// The Busybox of the tests: `size` replicas in `namespace`, created on the server.
 async fn create(client: &Client, namespace: &str, size: i32) -> anyhow::Result<Object> {
@@ -68,10 +79,7 @@ fn condition_status(resource: &Object, type_: &str) -> String {
 async fn runs_the_image_as_a_deployment_and_cleans_up_behind_its_finalizer() -> anyhow::Result<()> {
     let env = TestEnv::start(project_with_plugins::scheme()).await?;
     let client = env.client();
-    let reconciler = BusyboxReconciler {
-        client: client.clone(),
-        recorder: EventRecorder::new(env.kube_client(), "busybox"),
-    };
+    let reconciler = reconciler(&env);
     let created = create(&client, "default", 2).await?;
 
     // The first reconcile adds the finalizer, the next applies the Deployment.
@@ -149,10 +157,7 @@ async fn the_deployment_meets_restricted_pod_security() -> anyhow::Result<()> {
             .into(),
     );
     client.create(&namespace).await?;
-    let reconciler = BusyboxReconciler {
-        client: client.clone(),
-        recorder: EventRecorder::new(env.kube_client(), "busybox"),
-    };
+    let reconciler = reconciler(&env);
     reconciler
         .reconcile(Arc::new(create(&client, "restricted", 1).await?))
         .await?;

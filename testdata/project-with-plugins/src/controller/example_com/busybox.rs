@@ -32,6 +32,12 @@ use kbr_runtime::{Action, Client, Controller, Error, Manager, ManagerError, Rbac
 
 use crate::api::example_com::v1alpha1;
 
+/// The kind this controller reconciles.
+type Resource = v1alpha1::Busybox;
+
+/// Its name, in messages.
+const KIND: &str = "Busybox";
+
 /// The controller's name, in logs, metrics and the Events it records.
 const CONTROLLER_NAME: &str = "busybox";
 
@@ -110,7 +116,7 @@ impl BusyboxReconciler {
     }
 
     /// Applies the Deployment `busybox` asks for and records what it observes.
-    async fn apply(&self, busybox: &v1alpha1::Busybox) -> Result<Action, Error> {
+    async fn apply(&self, busybox: &Resource) -> Result<Action, Error> {
         let desired = deployment(busybox)?;
         let deployment = match self.client.apply(&desired, FIELD_MANAGER).await {
             Ok(deployment) => deployment,
@@ -128,10 +134,10 @@ impl BusyboxReconciler {
 
     /// Runs before the Busybox is deleted: records a `Deleting` Event and marks it
     /// degraded while the finalizer's work runs.
-    async fn cleanup(&self, busybox: &v1alpha1::Busybox) -> Result<Action, Error> {
+    async fn cleanup(&self, busybox: &Resource) -> Result<Action, Error> {
         let name = busybox.metadata.name.as_deref().unwrap_or_default();
         let namespace = busybox.metadata.namespace.as_deref().unwrap_or_default();
-        let note = format!("Busybox {name} is being deleted from the namespace {namespace}");
+        let note = format!("{KIND} {name} is being deleted from the namespace {namespace}");
         let event = events::Event {
             type_: EventType::Warning,
             reason: "Deleting".to_owned(),
@@ -152,7 +158,7 @@ impl BusyboxReconciler {
     /// only when that changes it.
     async fn set_conditions(
         &self,
-        busybox: &v1alpha1::Busybox,
+        busybox: &Resource,
         conditions: impl IntoIterator<Item = metav1::Condition>,
     ) -> Result<(), Error> {
         let generation = busybox.metadata.generation;
@@ -167,7 +173,7 @@ impl BusyboxReconciler {
         }
         status.observed_generation = generation;
         let patch = serde_json::json!({ "status": status });
-        let _: v1alpha1::Busybox = self
+        let _: Resource = self
             .client
             .patch_status(
                 busybox.metadata.namespace.as_deref(),
@@ -181,7 +187,7 @@ impl BusyboxReconciler {
 }
 
 /// The replicas `busybox` asks for: `spec.size`, 1 when unset.
-pub fn size(busybox: &v1alpha1::Busybox) -> i32 {
+pub fn size(busybox: &Resource) -> i32 {
     busybox.spec.size.unwrap_or(1)
 }
 
@@ -189,7 +195,7 @@ pub fn size(busybox: &v1alpha1::Busybox) -> i32 {
 const APP_NAME: &str = "project-with-plugins";
 
 /// The labels of the Deployment of `busybox` and of its Pods.
-fn labels(busybox: &v1alpha1::Busybox) -> BTreeMap<String, String> {
+fn labels(busybox: &Resource) -> BTreeMap<String, String> {
     let instance = busybox.metadata.name.as_deref().unwrap_or_default();
     let version = IMAGE.rsplit_once(':').map_or("latest", |(_, tag)| tag);
     [
@@ -208,7 +214,7 @@ fn labels(busybox: &v1alpha1::Busybox) -> BTreeMap<String, String> {
 /// # Errors
 ///
 /// When `busybox` has no name or uid (it was not read from the API server).
-pub fn deployment(busybox: &v1alpha1::Busybox) -> Result<appsv1::Deployment, Error> {
+pub fn deployment(busybox: &Resource) -> Result<appsv1::Deployment, Error> {
     let labels = labels(busybox);
     let container = corev1::Container {
         name: "busybox".to_owned(),
@@ -267,10 +273,7 @@ pub fn deployment(busybox: &v1alpha1::Busybox) -> Result<appsv1::Deployment, Err
 }
 
 /// The conditions the Deployment's status shows for `busybox`.
-pub fn observe(
-    busybox: &v1alpha1::Busybox,
-    deployment: &appsv1::Deployment,
-) -> [metav1::Condition; 3] {
+pub fn observe(busybox: &Resource, deployment: &appsv1::Deployment) -> [metav1::Condition; 3] {
     let wanted = size(busybox);
     let status = deployment.status.clone().unwrap_or_default();
     let available = status.available_replicas.unwrap_or(0);

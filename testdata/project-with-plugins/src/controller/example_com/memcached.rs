@@ -32,6 +32,12 @@ use kbr_runtime::{Action, Client, Controller, Error, Manager, ManagerError, Rbac
 
 use crate::api::example_com::v1alpha1;
 
+/// The kind this controller reconciles.
+type Resource = v1alpha1::Memcached;
+
+/// Its name, in messages.
+const KIND: &str = "Memcached";
+
 /// The controller's name, in logs, metrics and the Events it records.
 const CONTROLLER_NAME: &str = "memcached";
 
@@ -110,7 +116,7 @@ impl MemcachedReconciler {
     }
 
     /// Applies the Deployment `memcached` asks for and records what it observes.
-    async fn apply(&self, memcached: &v1alpha1::Memcached) -> Result<Action, Error> {
+    async fn apply(&self, memcached: &Resource) -> Result<Action, Error> {
         let desired = deployment(memcached)?;
         let deployment = match self.client.apply(&desired, FIELD_MANAGER).await {
             Ok(deployment) => deployment,
@@ -128,10 +134,10 @@ impl MemcachedReconciler {
 
     /// Runs before the Memcached is deleted: records a `Deleting` Event and marks it
     /// degraded while the finalizer's work runs.
-    async fn cleanup(&self, memcached: &v1alpha1::Memcached) -> Result<Action, Error> {
+    async fn cleanup(&self, memcached: &Resource) -> Result<Action, Error> {
         let name = memcached.metadata.name.as_deref().unwrap_or_default();
         let namespace = memcached.metadata.namespace.as_deref().unwrap_or_default();
-        let note = format!("Memcached {name} is being deleted from the namespace {namespace}");
+        let note = format!("{KIND} {name} is being deleted from the namespace {namespace}");
         let event = events::Event {
             type_: EventType::Warning,
             reason: "Deleting".to_owned(),
@@ -152,7 +158,7 @@ impl MemcachedReconciler {
     /// only when that changes it.
     async fn set_conditions(
         &self,
-        memcached: &v1alpha1::Memcached,
+        memcached: &Resource,
         conditions: impl IntoIterator<Item = metav1::Condition>,
     ) -> Result<(), Error> {
         let generation = memcached.metadata.generation;
@@ -167,7 +173,7 @@ impl MemcachedReconciler {
         }
         status.observed_generation = generation;
         let patch = serde_json::json!({ "status": status });
-        let _: v1alpha1::Memcached = self
+        let _: Resource = self
             .client
             .patch_status(
                 memcached.metadata.namespace.as_deref(),
@@ -181,7 +187,7 @@ impl MemcachedReconciler {
 }
 
 /// The replicas `memcached` asks for: `spec.size`, 1 when unset.
-pub fn size(memcached: &v1alpha1::Memcached) -> i32 {
+pub fn size(memcached: &Resource) -> i32 {
     memcached.spec.size.unwrap_or(1)
 }
 
@@ -189,7 +195,7 @@ pub fn size(memcached: &v1alpha1::Memcached) -> i32 {
 const APP_NAME: &str = "project-with-plugins";
 
 /// The labels of the Deployment of `memcached` and of its Pods.
-fn labels(memcached: &v1alpha1::Memcached) -> BTreeMap<String, String> {
+fn labels(memcached: &Resource) -> BTreeMap<String, String> {
     let instance = memcached.metadata.name.as_deref().unwrap_or_default();
     let version = IMAGE.rsplit_once(':').map_or("latest", |(_, tag)| tag);
     [
@@ -208,7 +214,7 @@ fn labels(memcached: &v1alpha1::Memcached) -> BTreeMap<String, String> {
 /// # Errors
 ///
 /// When `memcached` has no name or uid (it was not read from the API server).
-pub fn deployment(memcached: &v1alpha1::Memcached) -> Result<appsv1::Deployment, Error> {
+pub fn deployment(memcached: &Resource) -> Result<appsv1::Deployment, Error> {
     let labels = labels(memcached);
     let container = corev1::Container {
         name: "memcached".to_owned(),
@@ -278,10 +284,7 @@ pub fn deployment(memcached: &v1alpha1::Memcached) -> Result<appsv1::Deployment,
 }
 
 /// The conditions the Deployment's status shows for `memcached`.
-pub fn observe(
-    memcached: &v1alpha1::Memcached,
-    deployment: &appsv1::Deployment,
-) -> [metav1::Condition; 3] {
+pub fn observe(memcached: &Resource, deployment: &appsv1::Deployment) -> [metav1::Condition; 3] {
     let wanted = size(memcached);
     let status = deployment.status.clone().unwrap_or_default();
     let available = status.available_replicas.unwrap_or(0);
