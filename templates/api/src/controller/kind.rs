@@ -59,6 +59,10 @@ impl Reconciler for {{ r.reconciler }} {
 {%- else %}
         // TODO(user): move the cluster towards `{{ r.var }}.spec` and record what you see in its status.
 {%- endif %}
+        // Write owned objects with `self.client.apply(&desired, CONTROLLER_NAME)` (server-side
+        // apply), not by comparing them with what you read back: the API server fills in
+        // defaults (a Deployment's strategy, a Pod's restartPolicy), so a whole-object
+        // comparison always differs and the controller updates forever.
         let _ = (&self.client, {{ r.var }});
         Ok(Action::await_change())
     }

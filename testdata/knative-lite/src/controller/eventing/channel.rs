@@ -43,6 +43,10 @@ impl Reconciler for ChannelReconciler {
     type Error = Error;
     async fn reconcile(&self, channel: Arc<v1alpha1::Channel>) -> Result<Action, Error> {
         // TODO(user): move the cluster towards `channel.spec` and record what you see in its status.
+        // Write owned objects with `self.client.apply(&desired, CONTROLLER_NAME)` (server-side
+        // apply), not by comparing them with what you read back: the API server fills in
+        // defaults (a Deployment's strategy, a Pod's restartPolicy), so a whole-object
+        // comparison always differs and the controller updates forever.
         let _ = (&self.client, channel);
         Ok(Action::await_change())
     }

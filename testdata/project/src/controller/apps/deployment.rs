@@ -45,6 +45,10 @@ impl Reconciler for DeploymentReconciler {
     type Error = Error;
     async fn reconcile(&self, deployment: Arc<v1::Deployment>) -> Result<Action, Error> {
         // TODO(user): act on `deployment`, e.g. create or update the objects it should own.
+        // Write owned objects with `self.client.apply(&desired, CONTROLLER_NAME)` (server-side
+        // apply), not by comparing them with what you read back: the API server fills in
+        // defaults (a Deployment's strategy, a Pod's restartPolicy), so a whole-object
+        // comparison always differs and the controller updates forever.
         let _ = (&self.client, deployment);
         Ok(Action::await_change())
     }

@@ -44,6 +44,10 @@ impl Reconciler for CaptainReconciler {
     type Error = Error;
     async fn reconcile(&self, captain: Arc<v1::Captain>) -> Result<Action, Error> {
         // TODO(user): move the cluster towards `captain.spec` and record what you see in its status.
+        // Write owned objects with `self.client.apply(&desired, CONTROLLER_NAME)` (server-side
+        // apply), not by comparing them with what you read back: the API server fills in
+        // defaults (a Deployment's strategy, a Pod's restartPolicy), so a whole-object
+        // comparison always differs and the controller updates forever.
         let _ = (&self.client, captain);
         Ok(Action::await_change())
     }
