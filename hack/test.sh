@@ -19,7 +19,8 @@ cd "$repo"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$repo/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step names the minutes and seconds since the start, so a slow CI run shows where it went.
+step() { printf '\n==> [%dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 # Steps this machine lacks a tool for, named again at the end.
 skipped=()
 
