@@ -39,7 +39,7 @@ use crate::{Controller, ManagerError, Reconciler};
 /// ```no_run
 /// use std::sync::Arc;
 /// use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
-/// use kbr_runtime::multicluster::{self, ForCluster, Request};
+/// use kbr_runtime::multicluster::{self, DirectoryProvider, ForCluster, Request};
 /// use kbr_runtime::{Action, Controller, Error, Manager, ManagerOptions, Scheme};
 ///
 /// struct Stamp;
@@ -52,8 +52,9 @@ use crate::{Controller, ManagerError, Reconciler};
 ///     }
 /// }
 ///
-/// # async fn demo(provider: impl multicluster::Provider) -> Result<(), kbr_runtime::ManagerError> {
+/// # async fn demo() -> Result<(), kbr_runtime::ManagerError> {
 /// let local = Manager::new(Scheme::new(), ManagerOptions::default()).await?;
+/// let provider = DirectoryProvider::new("/etc/fleet");
 /// let mut manager = multicluster::Manager::new(local, provider);
 /// let stamp = Arc::new(Stamp);
 /// manager.add_controller(move |cluster| Controller::new(ForCluster::new(cluster, stamp.clone())));

@@ -3,7 +3,7 @@
 //!
 //! A [`Provider`] discovers clusters and reports each appearing, changing (a new connection)
 //! and disappearing to an [`Aware`] handle (multicluster-runtime's `multicluster.Provider` and
-//! `multicluster.Aware`). A
+//! `multicluster.Aware`); [`DirectoryProvider`] reads kubeconfig files from a directory. A
 //! multi-cluster [`Manager`] (`mcmanager.Manager`) wraps the single-cluster
 //! [`crate::Manager`] of the management cluster and *engages* each reported cluster: a
 //! [`Cluster`] with an informer cache and a client of its own, and one instance of each of its
@@ -26,14 +26,17 @@
 //! | `mgr.GetCluster(ctx, name)`, `mgr.GetLocalManager()` | [`Manager::cluster`], [`Clusters::get`], [`Manager::local`] |
 //! | `mcbuilder.ControllerManagedBy(mgr)...Complete(r)` | [`Manager::add_controller`] with [`ForCluster`] |
 //! | `mcreconcile.Request{ClusterName, Request}` | [`Request`] `{ cluster, object }` |
+//! | `providers/file` | [`DirectoryProvider`] |
 
 mod cluster;
+mod directory;
 mod engage;
 mod manager;
 mod provider;
 mod reconcile;
 
 pub use self::cluster::{Cluster, Clusters};
+pub use self::directory::{DEFAULT_POLL_INTERVAL, DirectoryProvider, DirectoryProviderError};
 pub use self::manager::Manager;
 pub use self::provider::{Aware, Provider};
 pub use self::reconcile::{ForCluster, Reconciler, Request};
