@@ -1,0 +1,302 @@
+//! Multi-cluster managers (issue 38): one uniform reconciler over a fleet of API servers
+//! (`kbr_testing::Fleet`), clusters engaged and disengaged at run time. Three fake API
+//! servers (a fourth added at run time), or, with `KUBEBUILDER_ASSETS` set, one envtest
+//! control plane and a second added at run time.
+
+mod runtime_support;
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Instant;
+
+use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
+use kbr_runtime::multicluster::{self, Cluster, ForCluster, Request};
+use kbr_runtime::{Action, Controller, Error, ManagerError, Scheme};
+use kbr_testing::{Fleet, TestEnv, Verb};
+use runtime_support::*;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+/// Writes the name of the cluster it reconciles in into each ConfigMap's `cluster` key, and
+/// reports `(cluster, object)` for every reconcile.
+struct Stamp(mpsc::UnboundedSender<(String, String)>);
+
+impl multicluster::Reconciler for Stamp {
+    type Object = ConfigMap;
+    type Error = Error;
+
+    async fn reconcile(&self, request: Request<ConfigMap>) -> Result<Action, Error> {
+        let cluster = request.cluster.name().to_string();
+        let _ = self.0.send((cluster.clone(), name_of(&*request.object)));
+        let stamped = request.object.data.as_ref().and_then(|d| d.get("cluster"));
+        if stamped != Some(&cluster) {
+            let mut cm = (*request.object).clone();
+            cm.data
+                .get_or_insert_default()
+                .insert("cluster".into(), cluster);
+            request.cluster.client().update(&cm).await?;
+        }
+        Ok(Action::await_change())
+    }
+}
+
+/// One cluster's reconciler, holding a token whose weak references tell the test when that
+/// cluster's controller (its reconciler, work queue and workers) is gone.
+struct Alive<R> {
+    inner: R,
+    _token: Arc<()>,
+}
+
+impl<R: kbr_runtime::Reconciler> kbr_runtime::Reconciler for Alive<R> {
+    type Object = R::Object;
+    type Error = R::Error;
+
+    async fn reconcile(&self, obj: Arc<R::Object>) -> Result<Action, R::Error> {
+        self.inner.reconcile(obj).await
+    }
+}
+
+/// The tokens of every controller instance built, by cluster.
+type Tokens = Arc<Mutex<Vec<(String, Weak<()>)>>>;
+
+/// Whether any controller instance built for `cluster` is still alive.
+fn alive(tokens: &Tokens, cluster: &str) -> bool {
+    let tokens = tokens.lock().unwrap_or_else(PoisonError::into_inner);
+    tokens
+        .iter()
+        .any(|(name, token)| name == cluster && token.strong_count() > 0)
+}
+
+/// A multi-cluster manager running on a task.
+struct RunningFleet {
+    stop: oneshot::Sender<()>,
+    handle: JoinHandle<Result<(), ManagerError>>,
+}
+
+impl RunningFleet {
+    fn start(manager: multicluster::Manager) -> Self {
+        if std::env::var_os("RUST_LOG").is_some() {
+            kbr_runtime::logging::init();
+        }
+        let (stop, stopped) = oneshot::channel::<()>();
+        let handle = tokio::spawn(manager.start_with_shutdown(async move {
+            let _ = stopped.await;
+        }));
+        Self { stop, handle }
+    }
+
+    async fn stop(self) -> Result<(), ManagerError> {
+        let _ = self.stop.send(());
+        within("manager shutdown", self.handle)
+            .await
+            .expect("manager task panicked")
+    }
+}
+
+/// A manager on `fleet`'s first cluster (the management cluster) whose provider is driven by
+/// the returned control, with [`Stamp`] on every engaged cluster.
+fn stamping_manager(
+    fleet: &Fleet,
+) -> (
+    multicluster::Manager,
+    kbr_testing::FleetControl,
+    mpsc::UnboundedReceiver<(String, String)>,
+    Tokens,
+) {
+    let management = &fleet["cluster-0"];
+    let local = manager_on(management, options_on(management, &["default"]));
+    let (provider, control) = fleet.provider();
+    let mut manager = multicluster::Manager::new(local, provider);
+    let (tx, rx) = mpsc::unbounded_channel();
+    let stamp = Arc::new(Stamp(tx));
+    let tokens = Tokens::default();
+    let built = tokens.clone();
+    manager.add_controller(move |cluster| {
+        let token = Arc::new(());
+        let mut built = built.lock().unwrap_or_else(PoisonError::into_inner);
+        built.push((cluster.name().to_string(), Arc::downgrade(&token)));
+        let inner = ForCluster::new(cluster, stamp.clone());
+        Controller::new(Alive {
+            inner,
+            _token: token,
+        })
+        .named("stamp")
+    });
+    (manager, control, rx, tokens)
+}
+
+/// Waits until every `(cluster, object)` of `expected` was reconciled.
+async fn reconciled(rx: &mut mpsc::UnboundedReceiver<(String, String)>, expected: &[(&str, &str)]) {
+    let mut missing: BTreeSet<(String, String)> = expected
+        .iter()
+        .map(|(c, o)| (c.to_string(), o.to_string()))
+        .collect();
+    within(&format!("reconciles of {missing:?}"), async {
+        while !missing.is_empty() {
+            let Some(done) = rx.recv().await else { break };
+            missing.remove(&done);
+        }
+    })
+    .await;
+    assert!(missing.is_empty(), "never reconciled: {missing:?}");
+}
+
+/// The `cluster` key the reconciler wrote into ConfigMap `name` of `env`, once it is there.
+async fn stamp_of(env: &TestEnv, name: &str) -> String {
+    let client = env.client();
+    eventually("the reconciler's write", || async {
+        let cm: ConfigMap = client.get(Some("default"), name).await.ok()?;
+        cm.data?.get("cluster").cloned()
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_reconciler_engages_and_disengages_clusters_at_run_time() -> TestResult {
+    let envtest = TestEnv::envtest_available();
+    let mut fleet = Fleet::start(if envtest { 1 } else { 3 }, &Scheme::new()).await?;
+    for (_, env) in fleet.iter() {
+        env.client().create(&configmap("default", "a", "1")).await?;
+    }
+    let (manager, control, mut rx, tokens) = stamping_manager(&fleet);
+    let clusters = manager.clusters();
+    let running = RunningFleet::start(manager);
+
+    // Every cluster's object is reconciled there, and written through that cluster's client.
+    let names = fleet.names();
+    let expected: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "a")).collect();
+    reconciled(&mut rx, &expected).await;
+    for (name, env) in fleet.iter() {
+        assert_eq!(stamp_of(env, "a").await, name);
+    }
+
+    // A cluster added at run time is engaged and reconciled, without a restart.
+    let added = if envtest {
+        fleet.add_envtest(&Scheme::new()).await?
+    } else {
+        fleet.add_fake(&Scheme::new())?
+    };
+    fleet[added.as_str()]
+        .client()
+        .create(&configmap("default", "a", "1"))
+        .await?;
+    control.engage(&added, &fleet[added.as_str()]);
+    reconciled(&mut rx, &[(&added, "a")]).await;
+    assert_eq!(stamp_of(&fleet[added.as_str()], "a").await, added);
+    let engaged = clusters.names();
+    assert!(engaged.contains(&added), "{engaged:?}");
+
+    // A removed cluster is disengaged: unlisted only once its informers stopped and its
+    // controllers (queue and workers) are gone.
+    let removed = if envtest {
+        added.clone()
+    } else {
+        "cluster-1".to_string()
+    };
+    let kept = if envtest { "cluster-0" } else { "cluster-2" };
+    let handle = clusters.get(&removed).ok_or("the cluster is engaged")?;
+    if let Some(fake) = fleet[removed.as_str()].fake() {
+        assert!(fake.open_watches() > 0, "the engaged cluster is watched");
+    }
+    control.disengage(&removed);
+    within(
+        "the disengagement",
+        clusters.wait_for(|names| !names.contains(&removed)),
+    )
+    .await;
+    assert!(
+        !handle.cache().wait_for_cache_sync().await,
+        "its cache stopped"
+    );
+    assert!(
+        !alive(&tokens, &removed),
+        "its controller (queue, workers) is gone"
+    );
+    assert!(alive(&tokens, kept));
+    assert!(clusters.get(&removed).is_none());
+    if let Some(fake) = fleet[removed.as_str()].fake() {
+        eventually("the disengaged cluster's watches to close", || async {
+            (fake.open_watches() == 0).then_some(())
+        })
+        .await;
+    }
+    // Changes in the removed cluster are no longer reconciled; the others' still are.
+    fleet[removed.as_str()]
+        .client()
+        .create(&configmap("default", "b", "1"))
+        .await?;
+    fleet[kept]
+        .client()
+        .create(&configmap("default", "b", "1"))
+        .await?;
+    reconciled(&mut rx, &[(kept, "b")]).await;
+    while let Ok((cluster, object)) = rx.try_recv() {
+        assert_ne!(
+            cluster, removed,
+            "reconciled {object} in a disengaged cluster"
+        );
+    }
+
+    running.stop().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_whose_api_server_fails_does_not_hold_up_the_others() -> TestResult {
+    if skip_on_envtest("a_cluster_whose_api_server_fails", FAULTS) {
+        return Ok(());
+    }
+    let fleet = Fleet::start_fake(3, &Scheme::new())?;
+    // cluster-2 answers every list of ConfigMaps with a 500: its informer never syncs.
+    let broken = fleet["cluster-2"].fake().ok_or("a fake server")?;
+    broken
+        .faults()
+        .fail_next_for::<ConfigMap>(usize::MAX, Verb::List, 500);
+    for (_, env) in fleet.iter() {
+        env.client().create(&configmap("default", "a", "1")).await?;
+    }
+    let (manager, _control, mut rx, _) = stamping_manager(&fleet);
+    let started = Instant::now();
+    let running = RunningFleet::start(manager);
+    reconciled(&mut rx, &[("cluster-0", "a"), ("cluster-1", "a")]).await;
+    eprintln!(
+        "the healthy clusters reconciled {:?} after the start, beside a failing one",
+        started.elapsed()
+    );
+    // The healthy clusters go on reconciling changes while the broken one keeps failing.
+    fleet["cluster-1"]
+        .client()
+        .create(&configmap("default", "b", "1"))
+        .await?;
+    reconciled(&mut rx, &[("cluster-1", "b")]).await;
+    assert!(broken.requests().count_for::<ConfigMap>(Verb::List) >= 1);
+    while let Ok((cluster, _)) = rx.try_recv() {
+        assert_ne!(
+            cluster, "cluster-2",
+            "nothing is reconciled from an unsynced cache"
+        );
+    }
+    running.stop().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_reconciler_runs_on_a_single_cluster_manager() -> TestResult {
+    let env = TestEnv::start(Scheme::new()).await?;
+    let mut manager = manager_on(&env, options_on(&env, &["default"]));
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let local = Cluster::local(&manager);
+    assert_eq!(local.name(), "");
+    manager.add_controller(Controller::new(ForCluster::new(
+        &local,
+        Arc::new(Stamp(tx)),
+    )))?;
+    env.client().create(&configmap("default", "a", "1")).await?;
+    let running = Running::start(manager);
+    reconciled(&mut rx, &[("", "a")]).await;
+    assert_eq!(stamp_of(&env, "a").await, "");
+    running.stop().await?;
+    Ok(())
+}
