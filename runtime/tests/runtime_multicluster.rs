@@ -7,15 +7,14 @@ mod runtime_support;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
-use kbr_runtime::multicluster::{self, Cluster, ForCluster, Request};
-use kbr_runtime::{Action, Controller, Error, ManagerError, Scheme};
+use kbr_runtime::multicluster::{self, Cluster, DirectoryProvider, ForCluster, Request};
+use kbr_runtime::{Action, Controller, Error, Scheme};
 use kbr_testing::{Fleet, TestEnv, Verb};
 use runtime_support::*;
-use tokio::sync::{mpsc, oneshot};
-use tokio::task::JoinHandle;
+use tokio::sync::mpsc;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -67,32 +66,6 @@ fn alive(tokens: &Tokens, cluster: &str) -> bool {
     tokens
         .iter()
         .any(|(name, token)| name == cluster && token.strong_count() > 0)
-}
-
-/// A multi-cluster manager running on a task.
-struct RunningFleet {
-    stop: oneshot::Sender<()>,
-    handle: JoinHandle<Result<(), ManagerError>>,
-}
-
-impl RunningFleet {
-    fn start(manager: multicluster::Manager) -> Self {
-        if std::env::var_os("RUST_LOG").is_some() {
-            kbr_runtime::logging::init();
-        }
-        let (stop, stopped) = oneshot::channel::<()>();
-        let handle = tokio::spawn(manager.start_with_shutdown(async move {
-            let _ = stopped.await;
-        }));
-        Self { stop, handle }
-    }
-
-    async fn stop(self) -> Result<(), ManagerError> {
-        let _ = self.stop.send(());
-        within("manager shutdown", self.handle)
-            .await
-            .expect("manager task panicked")
-    }
 }
 
 /// A manager on `fleet`'s first cluster (the management cluster) whose provider is driven by
@@ -162,7 +135,7 @@ async fn one_reconciler_engages_and_disengages_clusters_at_run_time() -> TestRes
     }
     let (manager, control, mut rx, tokens) = stamping_manager(&fleet);
     let clusters = manager.clusters();
-    let running = RunningFleet::start(manager);
+    let running = Running::start_with(|shutdown| manager.start_with_shutdown(shutdown));
 
     // Every cluster's object is reconciled there, and written through that cluster's client.
     let names = fleet.names();
@@ -259,7 +232,7 @@ async fn a_cluster_whose_api_server_fails_does_not_hold_up_the_others() -> TestR
     }
     let (manager, _control, mut rx, _) = stamping_manager(&fleet);
     let started = Instant::now();
-    let running = RunningFleet::start(manager);
+    let running = Running::start_with(|shutdown| manager.start_with_shutdown(shutdown));
     reconciled(&mut rx, &[("cluster-0", "a"), ("cluster-1", "a")]).await;
     eprintln!(
         "the healthy clusters reconciled {:?} after the start, beside a failing one",
@@ -297,6 +270,125 @@ async fn the_same_reconciler_runs_on_a_single_cluster_manager() -> TestResult {
     let running = Running::start(manager);
     reconciled(&mut rx, &[("", "a")]).await;
     assert_eq!(stamp_of(&env, "a").await, "");
+    running.stop().await?;
+    Ok(())
+}
+
+/// Puts envtest cluster `env`'s kubeconfig into `dir` as `<name>.yaml`, at once (a rename).
+fn publish_kubeconfig(dir: &std::path::Path, name: &str, env: &TestEnv) -> TestResult {
+    let plane = env.envtest().ok_or("an envtest cluster")?;
+    let staging = dir.join(format!(".{name}.yaml"));
+    std::fs::copy(plane.kubeconfig(), &staging)?;
+    std::fs::rename(staging, dir.join(format!("{name}.yaml")))?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubeconfig_files_in_a_directory_are_the_fleet() -> TestResult {
+    if !TestEnv::envtest_available() {
+        eprintln!(
+            "skipping kubeconfig_files_in_a_directory_are_the_fleet: needs envtest (kubeconfigs of API servers on the network)"
+        );
+        return Ok(());
+    }
+    let fleet = Fleet::start_envtest(2, &Scheme::new()).await?;
+    let dir = tempfile::tempdir()?;
+    publish_kubeconfig(dir.path(), "east", &fleet["cluster-0"])?;
+    for (_, env) in fleet.iter() {
+        env.client().create(&configmap("default", "a", "1")).await?;
+    }
+    let management = &fleet["cluster-0"];
+    let local = manager_on(management, options_on(management, &["default"]));
+    let provider = DirectoryProvider::new(dir.path()).poll_interval(Duration::from_millis(50));
+    let mut manager = multicluster::Manager::new(local, provider);
+    let clusters = manager.clusters();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let stamp = Arc::new(Stamp(tx));
+    manager.add_controller(move |cluster| Controller::new(ForCluster::new(cluster, stamp.clone())));
+    let running = Running::start_with(|shutdown| manager.start_with_shutdown(shutdown));
+
+    reconciled(&mut rx, &[("east", "a")]).await;
+    assert_eq!(stamp_of(&fleet["cluster-0"], "a").await, "east");
+    // A file added: its cluster is engaged.
+    publish_kubeconfig(dir.path(), "west", &fleet["cluster-1"])?;
+    reconciled(&mut rx, &[("west", "a")]).await;
+    assert_eq!(stamp_of(&fleet["cluster-1"], "a").await, "west");
+    // A file removed: its cluster is disengaged.
+    let east = clusters.get("east").ok_or("east is engaged")?;
+    std::fs::remove_file(dir.path().join("east.yaml"))?;
+    within(
+        "east's disengagement",
+        clusters.wait_for(|names| names == ["west"]),
+    )
+    .await;
+    assert!(
+        !east.cache().wait_for_cache_sync().await,
+        "east's cache stopped"
+    );
+    running.stop().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_api_server_does_not_hold_up_the_others() -> TestResult {
+    if !TestEnv::envtest_available() {
+        eprintln!(
+            "skipping a_killed_api_server_does_not_hold_up_the_others: needs envtest (API server processes to kill)"
+        );
+        return Ok(());
+    }
+    let fleet = Fleet::start_envtest(1, &Scheme::new()).await?;
+    let doomed = kbr_testing::envtest::Environment::new().start().await?;
+    let doomed_env = TestEnv::from_control_plane(doomed);
+    let (manager, control, mut rx, _) = stamping_manager(&fleet);
+    let clusters = manager.clusters();
+    control.engage("doomed", &doomed_env);
+    let healthy = &fleet["cluster-0"];
+    let running = Running::start_with(|shutdown| manager.start_with_shutdown(shutdown));
+    within("both engaged", clusters.wait_for(|names| names.len() == 2)).await;
+    doomed_env
+        .client()
+        .create(&configmap("default", "a", "1"))
+        .await?;
+    reconciled(&mut rx, &[("doomed", "a")]).await;
+
+    let started = Instant::now();
+    healthy
+        .client()
+        .create(&configmap("default", "before", "1"))
+        .await?;
+    reconciled(&mut rx, &[("cluster-0", "before")]).await;
+    let before = started.elapsed();
+
+    // Kill the doomed cluster's etcd and kube-apiserver (the last handle on them goes).
+    let doomed_kube = doomed_env.client();
+    drop(doomed_env);
+    eventually("the doomed API server to be gone", || async {
+        doomed_kube
+            .get::<ConfigMap>(Some("default"), "a")
+            .await
+            .is_err()
+            .then_some(())
+    })
+    .await;
+    let started = Instant::now();
+    healthy
+        .client()
+        .create(&configmap("default", "after", "1"))
+        .await?;
+    reconciled(&mut rx, &[("cluster-0", "after")]).await;
+    let after = started.elapsed();
+    eprintln!(
+        "a healthy cluster's create-to-reconcile: {before:?} with the other cluster up, {after:?} after its API server was killed"
+    );
+
+    // A dead cluster disengages too (its informers stop; nothing waits on the dead server).
+    control.disengage("doomed");
+    within(
+        "the dead cluster's disengagement",
+        clusters.wait_for(|names| names == ["cluster-0"]),
+    )
+    .await;
     running.stop().await?;
     Ok(())
 }

@@ -138,13 +138,23 @@ pub struct Running {
 
 impl Running {
     pub fn start(manager: Manager) -> Self {
+        Self::start_with(|shutdown| manager.start_with_shutdown(shutdown))
+    }
+
+    /// Runs `start` (a manager's `start_with_shutdown`, say a multi-cluster one's) on a task,
+    /// handing it the shutdown future [`Running::stop`] resolves.
+    pub fn start_with<F, Fut>(start: F) -> Self
+    where
+        F: FnOnce(futures::future::BoxFuture<'static, ()>) -> Fut,
+        Fut: Future<Output = Result<(), ManagerError>> + Send + 'static,
+    {
         if std::env::var_os("RUST_LOG").is_some() {
             kbr_runtime::logging::init();
         }
         let (tx, rx) = oneshot::channel::<()>();
-        let handle = tokio::spawn(manager.start_with_shutdown(async move {
+        let handle = tokio::spawn(start(Box::pin(async move {
             let _ = rx.await;
-        }));
+        })));
         Self {
             stop: Some(tx),
             handle,
