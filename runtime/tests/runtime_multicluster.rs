@@ -161,6 +161,35 @@ async fn one_reconciler_engages_and_disengages_clusters_at_run_time() -> TestRes
     let engaged = clusters.names();
     assert!(engaged.contains(&added), "{engaged:?}");
 
+    // New credentials (here: the same server again) re-engage a cluster: the old engagement
+    // stops, the new one lists and reconciles its objects afresh, and stays listed.
+    let kept = if envtest { "cluster-0" } else { "cluster-2" };
+    while rx.try_recv().is_ok() {} // what the first reconciles left
+    let first = clusters.get(kept).ok_or("the cluster is engaged")?;
+    control.engage(kept, &fleet[kept]);
+    within("the old engagement's end", first.disengaged()).await;
+    assert!(
+        !first.cache().wait_for_cache_sync().await,
+        "its cache stopped"
+    );
+    assert!(
+        clusters.get(kept).is_some(),
+        "the old engagement's end unlists not the new one"
+    );
+    reconciled(&mut rx, &[(kept, "a")]).await;
+    let second = clusters.get(kept).ok_or("the cluster is engaged again")?;
+    let built = tokens
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .filter(|(c, _)| c == kept)
+        .count();
+    assert_eq!(built, 2, "one controller instance per engagement");
+    assert!(
+        second.cache().wait_for_cache_sync().await,
+        "the new engagement runs"
+    );
+
     // A removed cluster is disengaged: unlisted only once its informers stopped and its
     // controllers (queue and workers) are gone.
     let removed = if envtest {
@@ -168,7 +197,6 @@ async fn one_reconciler_engages_and_disengages_clusters_at_run_time() -> TestRes
     } else {
         "cluster-1".to_string()
     };
-    let kept = if envtest { "cluster-0" } else { "cluster-2" };
     let handle = clusters.get(&removed).ok_or("the cluster is engaged")?;
     if let Some(fake) = fleet[removed.as_str()].fake() {
         assert!(fake.open_watches() > 0, "the engaged cluster is watched");
@@ -211,6 +239,10 @@ async fn one_reconciler_engages_and_disengages_clusters_at_run_time() -> TestRes
             "reconciled {object} in a disengaged cluster"
         );
     }
+    assert!(
+        clusters.get(kept).is_some(),
+        "the re-engaged cluster stays listed"
+    );
 
     running.stop().await?;
     Ok(())

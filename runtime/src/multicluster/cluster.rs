@@ -30,6 +30,8 @@ struct Inner {
     cache: Cache,
     /// Which engagement of `name` this is (a re-engagement with new credentials is another).
     engagement: u64,
+    /// Turns `true` once this engagement fully ended.
+    ended: watch::Sender<bool>,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -49,6 +51,7 @@ impl Cluster {
                 client: Client::cached(kube, cache.clone()),
                 cache,
                 engagement,
+                ended: watch::channel(false).0,
             }),
         }
     }
@@ -66,6 +69,7 @@ impl Cluster {
                 client: manager.client(),
                 cache: manager.cache(),
                 engagement: 0,
+                ended: watch::channel(false).0,
             }),
         }
     }
@@ -89,8 +93,23 @@ impl Cluster {
         self.inner.cache.clone()
     }
 
+    /// Resolves once this engagement of the cluster has ended: it was disengaged (or engaged
+    /// again with a new connection, or the manager shut down), its controllers are gone —
+    /// in-flight reconciles drained, queued keys dropped — its informers stopped, and it is no
+    /// longer listed under this engagement. The end of multicluster-runtime's engagement
+    /// context, for work tied to one cluster. Never resolves for [`Cluster::local`].
+    pub async fn disengaged(&self) {
+        let mut ended = self.inner.ended.subscribe();
+        let _ = ended.wait_for(|ended| *ended).await;
+    }
+
     pub(super) fn engagement(&self) -> u64 {
         self.inner.engagement
+    }
+
+    /// Marks this engagement ended, for [`Cluster::disengaged`].
+    pub(super) fn end(&self) {
+        self.inner.ended.send_replace(true);
     }
 }
 
@@ -100,7 +119,8 @@ impl Cluster {
 ///
 /// A cluster is listed from the moment it is engaged (its controllers started) until it is
 /// fully disengaged: its controllers stopped, in-flight reconciles drained, its work queues
-/// dropped and its informers stopped.
+/// dropped and its informers stopped. A re-engagement (new credentials) replaces the listed
+/// [`Cluster`] at once; the old one ends in the background ([`Cluster::disengaged`]).
 #[derive(Clone)]
 pub struct Clusters {
     fleet: watch::Sender<BTreeMap<String, Cluster>>,

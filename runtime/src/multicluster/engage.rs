@@ -60,12 +60,13 @@ impl Engine {
                 Some(()) = async { disengaging.join_next().await.map(|_| ()) } => {}
                 event = events.recv() => match event {
                     Some(ClusterEvent::Engage { name, kube }) => {
-                        if let Some(old) = engaged.remove(&name) {
-                            tracing::info!(cluster = %name, "re-engaging cluster with a new connection");
+                        // The new engagement is listed before the old one ends, so the
+                        // cluster stays listed across a re-engagement.
+                        let engagement = self.engage(&name, kube);
+                        if let Some(old) = engaged.insert(name, engagement) {
+                            tracing::info!(cluster = %old.cluster.name(), "re-engaged cluster with a new connection; disengaging the old one");
                             disengaging.spawn(self.disengage(old));
                         }
-                        let engagement = self.engage(&name, kube);
-                        engaged.insert(name, engagement);
                     }
                     Some(ClusterEvent::Disengage { name }) => {
                         if let Some(old) = engaged.remove(&name) {
@@ -166,6 +167,7 @@ impl Engine {
             }
             cluster.cache().stop().await;
             clusters.remove(&name, cluster.engagement());
+            cluster.end();
             tracing::info!(cluster = %name, "disengaged cluster");
         }
     }

@@ -30,9 +30,10 @@ impl Aware {
     }
 
     /// Cluster `name` appeared, or its credentials or address changed: the manager engages it
-    /// with `kube` — a cache and a client of its own, and every multi-cluster controller —,
-    /// after disengaging an earlier engagement of the same name. Returns `false` once the
-    /// manager stopped listening (it shuts down).
+    /// with `kube` — a cache and a client of its own, and every multi-cluster controller. An
+    /// earlier engagement of the same name is replaced at once (the cluster stays listed in
+    /// [`Clusters`](super::Clusters)) and disengaged in the background. Returns `false` once
+    /// the manager stopped listening (it shuts down).
     pub fn engage(&self, name: &str, kube: kube::Client) -> bool {
         let name = name.to_string();
         self.events
