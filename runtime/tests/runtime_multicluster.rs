@@ -424,3 +424,51 @@ async fn a_killed_api_server_does_not_hold_up_the_others() -> TestResult {
     running.stop().await?;
     Ok(())
 }
+
+/// A provider of one's own: engages one cluster, waits for a go, then fails.
+struct FailingProvider {
+    kube: kbr_runtime::kube::Client,
+    fail: tokio::sync::oneshot::Receiver<()>,
+}
+
+impl multicluster::Provider for FailingProvider {
+    type Error = std::io::Error;
+
+    async fn run(self, aware: multicluster::Aware) -> Result<(), Self::Error> {
+        aware.engage("only", self.kube);
+        let _ = self.fail.await;
+        Err(std::io::Error::other("the fleet's registry is gone"))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_provider_stops_the_manager_and_disengages_its_clusters() -> TestResult {
+    let env = TestEnv::start(Scheme::new()).await?;
+    env.client().create(&configmap("default", "a", "1")).await?;
+    let local = manager_on(&env, options_on(&env, &["default"]));
+    let (fail, failed) = tokio::sync::oneshot::channel();
+    let provider = FailingProvider {
+        kube: env.kube_client(),
+        fail: failed,
+    };
+    let mut manager = multicluster::Manager::new(local, provider);
+    let clusters = manager.clusters();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let stamp = Arc::new(Stamp(tx));
+    manager.add_controller(move |cluster| Controller::new(ForCluster::new(cluster, stamp.clone())));
+    let running = tokio::spawn(manager.start_with_shutdown(std::future::pending()));
+    reconciled(&mut rx, &[("only", "a")]).await;
+    let only = clusters.get("only").ok_or("engaged")?;
+
+    let _ = fail.send(());
+    let ended = within("the manager to stop", running).await?;
+    match ended {
+        Err(kbr_runtime::ManagerError::Other(error)) => {
+            assert!(error.to_string().contains("registry is gone"), "{error}");
+        }
+        other => panic!("expected the provider's error, got {other:?}"),
+    }
+    within("the cluster's disengagement", only.disengaged()).await;
+    assert!(clusters.names().is_empty());
+    Ok(())
+}

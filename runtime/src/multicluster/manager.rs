@@ -164,20 +164,24 @@ impl Manager {
         local.add_runnable("multicluster", true, move |shutdown| async move {
             let (aware, events) = Aware::channel();
             let (stop, stopped) = watch::channel(false);
-            let engine = tokio::spawn(engine.run(events, stopped));
-            let result = tokio::select! {
-                result = provider(aware) => match result {
-                    // The provider is done discovering; the fleet runs on until shutdown.
-                    Ok(()) => {
-                        shutdown.wait().await;
-                        Ok(())
-                    }
-                    Err(error) => Err(error),
-                },
-                () = shutdown.clone().wait() => Ok(()),
+            let discover = async move {
+                let result = tokio::select! {
+                    result = provider(aware) => match result {
+                        // The provider is done discovering; the fleet runs on until shutdown.
+                        Ok(()) => {
+                            shutdown.wait().await;
+                            Ok(())
+                        }
+                        Err(error) => Err(error),
+                    },
+                    () = shutdown.clone().wait() => Ok(()),
+                };
+                stop.send_replace(true);
+                result
             };
-            stop.send_replace(true);
-            let _ = engine.await;
+            // One future, not a spawned engine: if the manager gives up on this runnable
+            // (its graceful shutdown timed out), dropping it aborts every cluster's tasks.
+            let (result, ()) = tokio::join!(discover, engine.run(events, stopped));
             result
         });
         local.start_with_shutdown(shutdown).await
