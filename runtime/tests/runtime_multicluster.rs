@@ -306,6 +306,24 @@ async fn the_same_reconciler_runs_on_a_single_cluster_manager() -> TestResult {
     Ok(())
 }
 
+/// Whether `test` must be skipped because it runs on the fake API server but `needs` what only
+/// envtest has; prints the skip line when so.
+fn skip_on_fake(test: &str, needs: &str) -> bool {
+    let skip = !TestEnv::envtest_available();
+    if skip {
+        eprintln!("skipping {test}: needs envtest ({needs})");
+    }
+    skip
+}
+
+/// Adds [`Stamp`] to every cluster `manager` engages; returns its reports.
+fn add_stamp(manager: &mut multicluster::Manager) -> mpsc::UnboundedReceiver<(String, String)> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let stamp = Arc::new(Stamp(tx));
+    manager.add_controller(move |cluster| Controller::new(ForCluster::new(cluster, stamp.clone())));
+    rx
+}
+
 /// Puts envtest cluster `env`'s kubeconfig into `dir` as `<name>.yaml`, at once (a rename).
 fn publish_kubeconfig(dir: &std::path::Path, name: &str, env: &TestEnv) -> TestResult {
     let plane = env.envtest().ok_or("an envtest cluster")?;
@@ -317,10 +335,10 @@ fn publish_kubeconfig(dir: &std::path::Path, name: &str, env: &TestEnv) -> TestR
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kubeconfig_files_in_a_directory_are_the_fleet() -> TestResult {
-    if !TestEnv::envtest_available() {
-        eprintln!(
-            "skipping kubeconfig_files_in_a_directory_are_the_fleet: needs envtest (kubeconfigs of API servers on the network)"
-        );
+    if skip_on_fake(
+        "kubeconfig_files_in_a_directory_are_the_fleet",
+        "kubeconfigs of API servers on the network",
+    ) {
         return Ok(());
     }
     let fleet = Fleet::start_envtest(2, &Scheme::new()).await?;
@@ -334,9 +352,7 @@ async fn kubeconfig_files_in_a_directory_are_the_fleet() -> TestResult {
     let provider = DirectoryProvider::new(dir.path()).poll_interval(Duration::from_millis(50));
     let mut manager = multicluster::Manager::new(local, provider);
     let clusters = manager.clusters();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let stamp = Arc::new(Stamp(tx));
-    manager.add_controller(move |cluster| Controller::new(ForCluster::new(cluster, stamp.clone())));
+    let mut rx = add_stamp(&mut manager);
     let running = Running::start_with(|shutdown| manager.start_with_shutdown(shutdown));
 
     reconciled(&mut rx, &[("east", "a")]).await;
@@ -363,10 +379,10 @@ async fn kubeconfig_files_in_a_directory_are_the_fleet() -> TestResult {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_api_server_does_not_hold_up_the_others() -> TestResult {
-    if !TestEnv::envtest_available() {
-        eprintln!(
-            "skipping a_killed_api_server_does_not_hold_up_the_others: needs envtest (API server processes to kill)"
-        );
+    if skip_on_fake(
+        "a_killed_api_server_does_not_hold_up_the_others",
+        "API server processes to kill",
+    ) {
         return Ok(());
     }
     let fleet = Fleet::start_envtest(1, &Scheme::new()).await?;
@@ -453,9 +469,7 @@ async fn a_failing_provider_stops_the_manager_and_disengages_its_clusters() -> T
     };
     let mut manager = multicluster::Manager::new(local, provider);
     let clusters = manager.clusters();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let stamp = Arc::new(Stamp(tx));
-    manager.add_controller(move |cluster| Controller::new(ForCluster::new(cluster, stamp.clone())));
+    let mut rx = add_stamp(&mut manager);
     let running = tokio::spawn(manager.start_with_shutdown(std::future::pending()));
     reconciled(&mut rx, &[("only", "a")]).await;
     let only = clusters.get("only").ok_or("engaged")?;
