@@ -28,6 +28,7 @@ impl multicluster::Reconciler for Stamp {
 
     async fn reconcile(&self, request: Request<ConfigMap>) -> Result<Action, Error> {
         let cluster = request.cluster.name().to_string();
+        tracing::info!("stamping");
         let _ = self.0.send((cluster.clone(), name_of(&*request.object)));
         let stamped = request.object.data.as_ref().and_then(|d| d.get("cluster"));
         if stamped != Some(&cluster) {
@@ -484,5 +485,31 @@ async fn a_failing_provider_stops_the_manager_and_disengages_its_clusters() -> T
     }
     within("the cluster's disengagement", only.disengaged()).await;
     assert!(clusters.names().is_empty());
+    Ok(())
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn reconcile_logs_name_their_cluster() -> TestResult {
+    // A current-thread runtime runs every task here, where the capture is.
+    let logs = Logs::default();
+    let _capture = logs.capture();
+    let fleet = Fleet::start(1, &Scheme::new()).await?;
+    fleet["cluster-0"]
+        .client()
+        .create(&configmap("default", "a", "1"))
+        .await?;
+    let (manager, _control, mut rx, _) = stamping_manager(&fleet);
+    let running = Running::start_with(|shutdown| manager.start_with_shutdown(shutdown));
+    reconciled(&mut rx, &[("cluster-0", "a")]).await;
+    running.stop().await?;
+    let text = logs.text();
+    let line = text
+        .lines()
+        .find(|l| l.contains("stamping"))
+        .ok_or(text.clone())?;
+    assert!(
+        line.contains("cluster{cluster=cluster-0}:reconcile{controller=\"stamp\""),
+        "{line}"
+    );
     Ok(())
 }

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
+use tracing::Instrument as _;
 
 use super::provider::ClusterEvent;
 use super::{Cluster, Clusters};
@@ -126,12 +127,17 @@ impl Engine {
                 sync_timeout_fails: false,
                 lease: self.lease.clone(),
             });
-            let cluster_name = name.to_string();
-            tasks.spawn(async move {
-                if let Err(error) = started.run().await {
-                    tracing::error!(cluster = %cluster_name, controller = %controller_name, %error, "controller failed");
+            // Every reconcile's span (`reconcile{controller, namespace, name, ..}`) nests in
+            // `cluster{cluster}`, so its logs say which cluster the object lives in.
+            let span = tracing::info_span!("cluster", cluster = %name);
+            tasks.spawn(
+                async move {
+                    if let Err(error) = started.run().await {
+                        tracing::error!(controller = %controller_name, %error, "controller failed");
+                    }
                 }
-            });
+                .instrument(span),
+            );
         }
         tracing::info!(cluster = %name, controllers = self.controllers.len(), "engaged cluster");
         self.clusters.insert(cluster.clone());
