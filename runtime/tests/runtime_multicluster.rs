@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
 use kbr_runtime::multicluster::{self, Cluster, DirectoryProvider, ForCluster, Request};
-use kbr_runtime::{Action, Controller, Error, Scheme};
+use kbr_runtime::{Action, Controller, Error, ManagerOptions, Scheme};
 use kbr_testing::{Fleet, TestEnv, Verb};
 use runtime_support::*;
 use tokio::sync::mpsc;
@@ -80,7 +80,11 @@ fn stamping_manager(
     Tokens,
 ) {
     let management = &fleet["cluster-0"];
-    let local = manager_on(management, options_on(management, &["default"]));
+    let options = ManagerOptions {
+        metrics_bind_address: "127.0.0.1:0".into(),
+        ..options_on(management, &["default"])
+    };
+    let local = manager_on(management, options);
     let (provider, control) = fleet.provider();
     let mut manager = multicluster::Manager::new(local, provider);
     let (tx, rx) = mpsc::unbounded_channel();
@@ -134,9 +138,11 @@ async fn one_reconciler_engages_and_disengages_clusters_at_run_time() -> TestRes
     for (_, env) in fleet.iter() {
         env.client().create(&configmap("default", "a", "1")).await?;
     }
-    let (manager, control, mut rx, tokens) = stamping_manager(&fleet);
+    let (mut manager, control, mut rx, tokens) = stamping_manager(&fleet);
     let clusters = manager.clusters();
+    let addresses = manager.local().serving_addresses();
     let running = Running::start_with(|shutdown| manager.start_with_shutdown(shutdown));
+    let metrics = bound(addresses).await.metrics.ok_or("metrics served")?;
 
     // Every cluster's object is reconciled there, and written through that cluster's client.
     let names = fleet.names();
@@ -199,6 +205,18 @@ async fn one_reconciler_engages_and_disengages_clusters_at_run_time() -> TestRes
         "cluster-1".to_string()
     };
     let handle = clusters.get(&removed).ok_or("the cluster is engaged")?;
+    let series = format!("cluster=\"{removed}\"");
+    let reconciles = format!(
+        "controller_runtime_reconcile_total{{controller=\"stamp\",result=\"success\",{series}}}"
+    );
+    eventually("the cluster's controller metrics", || async {
+        http_get(metrics, "/metrics")
+            .await
+            .1
+            .contains(&reconciles)
+            .then_some(())
+    })
+    .await;
     if let Some(fake) = fleet[removed.as_str()].fake() {
         assert!(fake.open_watches() > 0, "the engaged cluster is watched");
     }
@@ -244,6 +262,11 @@ async fn one_reconciler_engages_and_disengages_clusters_at_run_time() -> TestRes
         clusters.get(kept).is_some(),
         "the re-engaged cluster stays listed"
     );
+    // No metric series of the removed cluster is left; the kept one's are there.
+    let (_, body) = http_get(metrics, "/metrics").await;
+    let left: Vec<&str> = body.lines().filter(|l| l.contains(&series)).collect();
+    assert!(left.is_empty(), "series of a disengaged cluster: {left:?}");
+    assert!(body.contains(&format!("workqueue_depth{{controller=\"stamp\",name=\"stamp\",priority=\"0\",cluster=\"{kept}\"}}")), "{body}");
 
     running.stop().await?;
     Ok(())

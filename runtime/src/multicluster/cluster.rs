@@ -169,8 +169,9 @@ impl Clusters {
         });
     }
 
-    /// Drops engagement `engagement` of `name`, unless a newer one replaced it.
-    pub(super) fn remove(&self, name: &str, engagement: u64) {
+    /// Drops engagement `engagement` of `name`, unless a newer one replaced it; returns whether
+    /// it did.
+    pub(super) fn remove(&self, name: &str, engagement: u64) -> bool {
         self.fleet.send_if_modified(|fleet| {
             if fleet
                 .get(name)
@@ -181,6 +182,6 @@ impl Clusters {
             } else {
                 false
             }
-        });
+        })
     }
 }

@@ -38,6 +38,8 @@ pub(super) struct Engine {
 /// One engaged cluster: its public handle, its controllers' stop and their tasks.
 struct Engagement {
     cluster: Cluster,
+    /// The names of its controllers, whose metric series go with it.
+    names: Vec<String>,
     stop: watch::Sender<bool>,
     controllers: JoinSet<()>,
 }
@@ -116,6 +118,7 @@ impl Engine {
         cache.start();
         let (stop, stopped) = watch::channel(false);
         let mut tasks = JoinSet::new();
+        let names = controllers.iter().map(|c| c.name()).collect();
         for controller in controllers {
             let controller_name = controller.name();
             let started = controller.start(RunContext {
@@ -126,6 +129,7 @@ impl Engine {
                 // the others (or the manager).
                 sync_timeout_fails: false,
                 lease: self.lease.clone(),
+                cluster: Some(name.to_string()),
             });
             // Every reconcile's span (`reconcile{controller, namespace, name, ..}`) nests in
             // `cluster{cluster}`, so its logs say which cluster the object lives in.
@@ -143,6 +147,7 @@ impl Engine {
         self.clusters.insert(cluster.clone());
         Engagement {
             cluster,
+            names,
             stop,
             controllers: tasks,
         }
@@ -154,10 +159,12 @@ impl Engine {
     fn disengage(&self, engagement: Engagement) -> impl Future<Output = ()> + Send + use<> {
         let Engagement {
             cluster,
+            names,
             stop,
             mut controllers,
         } = engagement;
         let (clusters, timeout) = (self.clusters.clone(), self.drain_timeout);
+        let metrics = self.metrics.clone();
         async move {
             let name = cluster.name().to_string();
             tracing::info!(cluster = %name, "disengaging cluster");
@@ -172,7 +179,12 @@ impl Engine {
                 while controllers.join_next().await.is_some() {}
             }
             cluster.cache().stop().await;
-            clusters.remove(&name, cluster.engagement());
+            // Its metric series go too — unless a re-engagement of the cluster uses them now.
+            if clusters.remove(&name, cluster.engagement()) {
+                for controller in &names {
+                    metrics.forget_controller(controller, &name);
+                }
+            }
             cluster.end();
             tracing::info!(cluster = %name, "disengaged cluster");
         }

@@ -32,9 +32,10 @@ use crate::{Controller, ManagerError, Reconciler};
 /// Every cluster's caches use the local manager's
 /// [`namespaces`](crate::ManagerOptions::namespaces) and
 /// [`default_transform`](crate::ManagerOptions::default_transform); its clients' writes are
-/// guarded by the local manager's [Lease](crate::Manager::lease). Not yet: a `cluster` label
-/// on controller metrics (the clusters' controllers share their controller's series), a
-/// per-cluster `/readyz` check, sharding clusters across replicas.
+/// guarded by the local manager's [Lease](crate::Manager::lease). Each cluster's controller
+/// series carry a `cluster` label (see [`crate::metrics`]) and are removed when it is
+/// disengaged; each reconcile logs inside a `cluster{cluster}` span. Not yet: a per-cluster
+/// `/readyz` check, sharding clusters across replicas.
 ///
 /// ```no_run
 /// use std::sync::Arc;
