@@ -117,7 +117,7 @@ impl Cluster {
 /// handle (clones share the fleet) a reconciler can keep to reach any cluster, e.g. to read in
 /// one and write to another. multicluster-runtime's `mcmanager.Manager.GetCluster`.
 ///
-/// A cluster is listed from the moment it is engaged (its controllers started) until it is
+/// A cluster is listed from the moment it is engaged (before its controllers start) until it is
 /// fully disengaged: its controllers stopped, in-flight reconciles drained, its work queues
 /// dropped and its informers stopped. A re-engagement (new credentials) replaces the listed
 /// [`Cluster`] at once; the old one ends in the background ([`Cluster::disengaged`]).

@@ -107,6 +107,8 @@ impl Engine {
             None => kube,
         };
         let cluster = Cluster::new(name, guarded, cache.clone(), id);
+        // Listed before anything of it runs: a reconcile may look its own cluster up.
+        self.clusters.insert(cluster.clone());
         let controllers: Vec<Box<dyn Runnable>> = self
             .controllers
             .iter()
@@ -144,7 +146,6 @@ impl Engine {
             );
         }
         tracing::info!(cluster = %name, controllers = self.controllers.len(), "engaged cluster");
-        self.clusters.insert(cluster.clone());
         Engagement {
             cluster,
             names,
