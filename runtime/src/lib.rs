@@ -26,6 +26,7 @@
 //! | [`sharding`] | objects split across replicas by Leases, a sharder and label selectors | kubernetes-controller-sharding |
 //! | [`webhook`] | defaulting, validation and conversion webhooks over TLS | `pkg/webhook` |
 //! | [`manager`] | runs controllers, webhooks, probes, metrics, leader election; [`ManagerArgs`], [`ManagerError`] | `pkg/manager` |
+//! | [`multicluster`] | one controller across a fleet of clusters: providers, engagement, requests naming their cluster | multicluster-runtime |
 //!
 //! The Prometheus registry (controller-runtime's `pkg/metrics`) is internal, between `tls` and
 //! `rbac`; the manager serves it on `/metrics`.
@@ -96,6 +97,7 @@ pub mod logging;
 pub mod manager;
 pub mod manifests;
 pub mod metrics;
+pub mod multicluster;
 pub mod ownership;
 pub mod rbac;
 pub mod reconcile;

@@ -6,7 +6,6 @@
 
 mod runtime_support;
 
-use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use kbr_runtime::cache::Namespaces;
@@ -403,59 +402,6 @@ async fn an_offline_manager_sends_nothing_and_does_not_start() -> TestResult {
     let started = manager.start_with_shutdown(std::future::pending()).await;
     assert!(matches!(started, Err(ManagerError::Offline)), "{started:?}");
     Ok(())
-}
-
-/// Log lines written while a test runs on the current thread (a `current_thread` runtime runs
-/// every task there).
-#[derive(Clone, Default)]
-struct Logs(Arc<Mutex<Vec<u8>>>);
-
-/// What keeps a [`Logs`] capture on: the thread's default subscriber, and a second live
-/// dispatcher. tracing-core (0.1.36, `callsite.rs`, `Dispatchers::rebuilder`) computes a new
-/// callsite's interest from the *registering thread's* default subscriber alone while only one
-/// dispatcher is alive; another test's thread, without a subscriber, would then register the
-/// permission check's `error!` as never enabled, and this capture would miss it.
-struct Capturing {
-    _default: tracing::subscriber::DefaultGuard,
-    _second: tracing::Dispatch,
-}
-
-impl Logs {
-    fn capture(&self) -> Capturing {
-        let logs = self.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_ansi(false)
-            .with_writer(move || logs.clone())
-            .finish();
-        Capturing {
-            _default: tracing::subscriber::set_default(subscriber),
-            _second: tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default()),
-        }
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap_or_else(|e| e.into_inner())).into_owned()
-    }
-
-    /// The ERROR events (a multi-line event counts once).
-    fn errors(&self) -> usize {
-        self.text()
-            .lines()
-            .filter(|l| l.contains(" ERROR "))
-            .count()
-    }
-}
-
-impl Write for Logs {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        let mut buffer = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        buffer.extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 /// A fake API server that denies `verb` on `resource` (in any namespace), allows the rest.

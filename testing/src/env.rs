@@ -84,12 +84,7 @@ impl TestEnv {
     /// [`Error::Scheme`] / [`Error::InvalidCrd`] when the scheme's CRDs cannot be built or
     /// installed.
     pub fn start_fake(scheme: kbr_runtime::Scheme) -> Result<Self, Error> {
-        let server = FakeApiServer::with_scheme(&scheme)?;
-        let client = server.kube_client();
-        Ok(Self {
-            backend: Backend::Fake(server),
-            client,
-        })
+        Ok(Self::from_fake(FakeApiServer::with_scheme(&scheme)?))
     }
 
     /// envtest (etcd + kube-apiserver from `KUBEBUILDER_ASSETS`) with `scheme`'s CRDs
@@ -101,6 +96,16 @@ impl TestEnv {
     pub async fn start_envtest(scheme: kbr_runtime::Scheme) -> Result<Self, Error> {
         let plane = Environment::new().scheme(&scheme).start().await?;
         Ok(Self::from_control_plane(plane))
+    }
+
+    /// A `TestEnv` over an already built fake API server (one from
+    /// [`FakeApiServer::builder`], say).
+    pub fn from_fake(server: FakeApiServer) -> Self {
+        let client = server.kube_client();
+        Self {
+            backend: Backend::Fake(server),
+            client,
+        }
     }
 
     /// A `TestEnv` over an already started envtest control plane.

@@ -100,6 +100,12 @@
 //! task and wait for the effect with a bounded wait (a channel, `tokio::sync::Notify`, or on
 //! the fake [`FakeApiServer::wait_for_watches`]) — never a fixed sleep.
 //!
+//! # A fleet of clusters
+//! A test of a multi-cluster manager ([`kbr_runtime::multicluster`]) starts its member clusters
+//! in one line — `Fleet::start(3, &scheme)` (fake API servers, or envtest control planes when
+//! `KUBEBUILDER_ASSETS` is set), `Fleet::start_fake`, `Fleet::start_envtest` — and drives
+//! their engagement at run time with [`Fleet::provider`]'s [`FleetControl`].
+//!
 //! # The fake API server
 //!
 //! ```
@@ -355,6 +361,7 @@
 mod env;
 pub mod envtest;
 mod error;
+mod fleet;
 mod handlers;
 mod machinery;
 mod rules;
@@ -363,6 +370,7 @@ mod store;
 
 pub use env::{ServedWebhooks, TestEnv};
 pub use error::Error;
+pub use fleet::{Fleet, FleetControl, FleetProvider, FleetProviderError};
 pub use handlers::request::Verb;
 pub use machinery::registry::{ResourceType, ScaleSubresource};
 pub use server::faults::{Faults, RequestCounters};

@@ -46,6 +46,9 @@ pub(crate) struct RunContext {
     /// The Lease every reconcile must start under (leader election, or this replica's shard
     /// Lease); `None` without either.
     pub(crate) lease: Option<LeaseState>,
+    /// The engaged cluster a multi-cluster controller instance runs for (its metrics'
+    /// `cluster` label); `None` in a single-cluster manager.
+    pub(crate) cluster: Option<String>,
 }
 
 /// A type-erased controller the manager can run: controller-runtime's `manager.Runnable`.
@@ -108,7 +111,9 @@ struct Running<R: Reconciler> {
 fn start<R: Reconciler>(controller: Controller<R>, ctx: RunContext) -> Running<R> {
     let name = controller.name();
     let workers = controller.max_concurrent_reconciles;
-    let metrics = ctx.metrics.controller(&name, workers);
+    let metrics = ctx
+        .metrics
+        .controller(&name, ctx.cluster.as_deref(), workers);
     let informer = ctx.cache.shared_informer::<R::Object>();
     let (queue, timers) = KeyQueue::<R::Object>::new(
         controller.debounce,

@@ -72,6 +72,7 @@ pub use self::options::{
 pub use self::run::Shutdown;
 use self::run::UserRunnable;
 use self::server::{Check, Checks};
+pub(crate) use self::shutdown::signal as shutdown_signal;
 use crate::cache::{Cache, CacheConfig, CacheOptions, DecodeReporter};
 use crate::controller::Runnable;
 use crate::leaderelection::LeaseState;
@@ -296,6 +297,12 @@ impl Manager {
     #[must_use]
     pub fn metrics_registry(&self) -> crate::metrics::MetricsRegistry {
         crate::metrics::MetricsRegistry::new(self.metrics.clone())
+    }
+
+    /// The metrics behind [`Manager::metrics_registry`], for the multi-cluster manager's
+    /// controllers.
+    pub(crate) fn metrics_handle(&self) -> Arc<Metrics> {
+        self.metrics.clone()
     }
 
     /// An event recorder reporting as `name` (controller-runtime's

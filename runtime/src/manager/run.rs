@@ -132,6 +132,7 @@ pub(crate) async fn run<F: Future<Output = ()> + Send>(
             stop: stop_rx.clone(),
             sync_timeout_fails: options.on_missing_rbac == OnMissingRbac::Fail,
             lease: guard.as_ref().map(|(_, state)| state.clone()),
+            cluster: None,
         };
         tracing::info!(controller = %name, "Starting EventSources");
         (name, controller.start(ctx))

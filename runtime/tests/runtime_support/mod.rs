@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::marker::PhantomData;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use kbr_runtime::k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
@@ -138,13 +138,23 @@ pub struct Running {
 
 impl Running {
     pub fn start(manager: Manager) -> Self {
+        Self::start_with(|shutdown| manager.start_with_shutdown(shutdown))
+    }
+
+    /// Runs `start` (a manager's `start_with_shutdown`, say a multi-cluster one's) on a task,
+    /// handing it the shutdown future [`Running::stop`] resolves.
+    pub fn start_with<F, Fut>(start: F) -> Self
+    where
+        F: FnOnce(futures::future::BoxFuture<'static, ()>) -> Fut,
+        Fut: Future<Output = Result<(), ManagerError>> + Send + 'static,
+    {
         if std::env::var_os("RUST_LOG").is_some() {
             kbr_runtime::logging::init();
         }
         let (tx, rx) = oneshot::channel::<()>();
-        let handle = tokio::spawn(manager.start_with_shutdown(async move {
+        let handle = tokio::spawn(start(Box::pin(async move {
             let _ = rx.await;
-        }));
+        })));
         Self {
             stop: Some(tx),
             handle,
@@ -434,5 +444,58 @@ impl rustls::client::danger::ServerCertVerifier for AcceptAnyCertificate {
 
     fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
         self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// Log lines written while a test runs on the current thread (a `current_thread` runtime runs
+/// every task there).
+#[derive(Clone, Default)]
+pub struct Logs(Arc<Mutex<Vec<u8>>>);
+
+/// What keeps a [`Logs`] capture on: the thread's default subscriber, and a second live
+/// dispatcher. tracing-core (0.1.36, `callsite.rs`, `Dispatchers::rebuilder`) computes a new
+/// callsite's interest from the *registering thread's* default subscriber alone while only one
+/// dispatcher is alive; another test's thread, without a subscriber, would then register the
+/// permission check's `error!` as never enabled, and this capture would miss it.
+pub struct Capturing {
+    _default: tracing::subscriber::DefaultGuard,
+    _second: tracing::Dispatch,
+}
+
+impl Logs {
+    pub fn capture(&self) -> Capturing {
+        let logs = self.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_ansi(false)
+            .with_writer(move || logs.clone())
+            .finish();
+        Capturing {
+            _default: tracing::subscriber::set_default(subscriber),
+            _second: tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default()),
+        }
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap_or_else(|e| e.into_inner())).into_owned()
+    }
+
+    /// The ERROR events (a multi-line event counts once).
+    pub fn errors(&self) -> usize {
+        self.text()
+            .lines()
+            .filter(|l| l.contains(" ERROR "))
+            .count()
+    }
+}
+
+impl std::io::Write for Logs {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let mut buffer = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        buffer.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }

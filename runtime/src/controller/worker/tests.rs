@@ -67,7 +67,7 @@ async fn no_reconcile_starts_and_no_write_goes_out_on_a_stale_lease() {
         queue: queue.clone(),
         backoff: ExponentialBackoff::new(Duration::from_millis(5), Duration::from_secs(1000)),
         timeout: None,
-        metrics: Metrics::new().controller("configmap", 1),
+        metrics: Metrics::new().controller("configmap", None, 1),
         lease: Some(publisher.state()),
         stop: stopped,
     });

@@ -29,6 +29,11 @@
 //! series; keys of any further priority are counted under `priority="exceeded_cardinality_limit"`
 //! (controller-runtime's cap, kept per priority so that a series never goes negative).
 //!
+//! In a multi-cluster manager ([`crate::multicluster`]) each engaged cluster runs its own
+//! instance of a controller, whose controller and workqueue series carry one more label,
+//! `cluster` (the cluster's name, after the others); a single cluster's series have none, as
+//! controller-runtime's. A disengaged cluster's series are removed.
+//!
 //! The last family is kbr's own (no controller-runtime counterpart): objects an informer listed
 //! or watched but could not decode into the kind's Rust type, counted once per object and
 //! resourceVersion (see the `cache` module).
@@ -36,10 +41,12 @@
 //! A project adds its own metrics through [`MetricsRegistry`]
 //! ([`Manager::metrics_registry`](crate::Manager::metrics_registry)); they are served beside these.
 
+mod labels;
+mod queue;
+
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -53,67 +60,37 @@ const RECONCILE_TIME_BUCKETS: [f64; 40] = [
     25.0, 30.0, 40.0, 50.0, 60.0,
 ];
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ControllerLabels {
-    controller: String,
-}
+use self::labels::{
+    ControllerLabels, ControllerSeries, DepthLabels, InCluster, KindLabels, NameLabels,
+    QueueLabels, ResultLabels,
+};
+pub(crate) use self::queue::QueueMetrics;
+use self::queue::{DepthSeries, queue_histogram};
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ResultLabels {
-    controller: String,
-    result: String,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct QueueLabels {
-    controller: String,
-    name: String,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct DepthLabels {
-    controller: String,
-    name: String,
-    priority: String,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct NameLabels {
-    name: String,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct KindLabels {
-    kind: String,
-}
-
-type HistogramFamily = Family<ControllerLabels, Histogram, fn() -> Histogram>;
-type QueueHistogramFamily = Family<QueueLabels, Histogram, fn() -> Histogram>;
+type ByController = InCluster<ControllerLabels>;
+type ByQueue = InCluster<QueueLabels>;
+type HistogramFamily = Family<ByController, Histogram, fn() -> Histogram>;
+type QueueHistogramFamily = Family<ByQueue, Histogram, fn() -> Histogram>;
 
 fn reconcile_histogram() -> Histogram {
     Histogram::new(RECONCILE_TIME_BUCKETS)
 }
 
-/// client-go's workqueue buckets: `ExponentialBuckets(10e-9, 10, 12)` (10 ns to 1000 s).
-fn queue_histogram() -> Histogram {
-    Histogram::new(prometheus_client::metrics::histogram::exponential_buckets(
-        1e-8, 10.0, 12,
-    ))
-}
-
 /// The manager's metrics registry.
 pub(crate) struct Metrics {
     registry: Mutex<Registry>,
-    reconcile_total: Family<ResultLabels, Counter>,
-    reconcile_errors: Family<ControllerLabels, Counter>,
-    reconcile_panics: Family<ControllerLabels, Counter>,
-    reconcile_timeouts: Family<ControllerLabels, Counter>,
+    reconcile_total: Family<InCluster<ResultLabels>, Counter>,
+    reconcile_errors: Family<ByController, Counter>,
+    reconcile_panics: Family<ByController, Counter>,
+    reconcile_timeouts: Family<ByController, Counter>,
     reconcile_time: HistogramFamily,
-    max_concurrent: Family<ControllerLabels, Gauge>,
-    active_workers: Family<ControllerLabels, Gauge>,
-    queue_depth: Family<DepthLabels, Gauge>,
-    queue_adds: Family<QueueLabels, Counter>,
-    queue_retries: Family<QueueLabels, Counter>,
+    max_concurrent: Family<ByController, Gauge>,
+    active_workers: Family<ByController, Gauge>,
+    queue_depth: Family<InCluster<DepthLabels>, Gauge>,
+    /// The `workqueue_depth` series of multi-cluster controller instances.
+    depth_series: DepthSeries,
+    queue_adds: Family<ByQueue, Counter>,
+    queue_retries: Family<ByQueue, Counter>,
     queue_duration: QueueHistogramFamily,
     work_duration: QueueHistogramFamily,
     leader: Family<NameLabels, Gauge>,
@@ -141,6 +118,7 @@ impl Metrics {
             max_concurrent: Family::default(),
             active_workers: Family::default(),
             queue_depth: Family::default(),
+            depth_series: DepthSeries::default(),
             queue_adds: Family::default(),
             queue_retries: Family::default(),
             queue_duration: Family::new_with_constructor(queue_histogram),
@@ -228,19 +206,18 @@ impl Metrics {
         self.registry.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The metrics of controller `name`, with every series initialised (as controller-runtime does).
-    pub(crate) fn controller(&self, name: &str, max_concurrent: usize) -> ControllerMetrics {
-        let c = ControllerLabels {
-            controller: name.to_string(),
-        };
-        let q = QueueLabels {
-            controller: name.to_string(),
-            name: name.to_string(),
-        };
-        let result = |r: &str| ResultLabels {
-            controller: name.to_string(),
-            result: r.to_string(),
-        };
+    /// The metrics of controller `name` — of its instance for the engaged cluster `cluster`
+    /// (the `cluster` label) in a multi-cluster manager —, with every series initialised (as
+    /// controller-runtime does).
+    pub(crate) fn controller(
+        &self,
+        name: &str,
+        cluster: Option<&str>,
+        max_concurrent: usize,
+    ) -> ControllerMetrics {
+        let series = ControllerSeries::of(name, cluster);
+        let (c, q) = (&series.controller, &series.queue);
+        let result = |r: &str| series.result(r);
         // One statement per series: `get_or_create` returns a read guard that must be dropped
         // before the next call may take the family's write lock.
         let success = self
@@ -252,16 +229,21 @@ impl Metrics {
             .reconcile_total
             .get_or_create(&result("requeue_after"))
             .clone();
-        let errors = self.reconcile_errors.get_or_create(&c).clone();
-        let panics = self.reconcile_panics.get_or_create(&c).clone();
-        let timeouts = self.reconcile_timeouts.get_or_create(&c).clone();
-        let time = self.reconcile_time.get_or_create(&c).clone();
-        let active_workers = self.active_workers.get_or_create(&c).clone();
-        let adds = self.queue_adds.get_or_create(&q).clone();
-        let queue_duration = self.queue_duration.get_or_create(&q).clone();
-        let queue = QueueMetrics::new(self.queue_depth.clone(), name, adds, queue_duration);
-        let retries = self.queue_retries.get_or_create(&q).clone();
-        let work_duration = self.work_duration.get_or_create(&q).clone();
+        let errors = self.reconcile_errors.get_or_create(c).clone();
+        let panics = self.reconcile_panics.get_or_create(c).clone();
+        let timeouts = self.reconcile_timeouts.get_or_create(c).clone();
+        let time = self.reconcile_time.get_or_create(c).clone();
+        let active_workers = self.active_workers.get_or_create(c).clone();
+        let adds = self.queue_adds.get_or_create(q).clone();
+        let queue_duration = self.queue_duration.get_or_create(q).clone();
+        let queue = QueueMetrics::new(
+            (self.queue_depth.clone(), self.depth_series.clone()),
+            (name, cluster),
+            adds,
+            queue_duration,
+        );
+        let retries = self.queue_retries.get_or_create(q).clone();
+        let work_duration = self.work_duration.get_or_create(q).clone();
         let handle = ControllerMetrics {
             success,
             error,
@@ -279,9 +261,40 @@ impl Metrics {
         // without a delay, so it stays 0.
         let _ = self.reconcile_total.get_or_create(&result("requeue"));
         self.max_concurrent
-            .get_or_create(&c)
+            .get_or_create(c)
             .set(i64::try_from(max_concurrent).unwrap_or(i64::MAX));
         handle
+    }
+
+    /// Removes every series of controller `name`'s instance for `cluster`, once that cluster
+    /// is disengaged and the instance gone (issue 38: no series of a disengaged cluster stays).
+    pub(crate) fn forget_controller(&self, name: &str, cluster: &str) {
+        let series = ControllerSeries::of(name, Some(cluster));
+        let (c, q) = (&series.controller, &series.queue);
+        for result in ["success", "error", "requeue_after", "requeue"] {
+            self.reconcile_total.remove(&series.result(result));
+        }
+        self.reconcile_errors.remove(c);
+        self.reconcile_panics.remove(c);
+        self.reconcile_timeouts.remove(c);
+        self.reconcile_time.remove(c);
+        self.max_concurrent.remove(c);
+        self.active_workers.remove(c);
+        self.queue_adds.remove(q);
+        self.queue_retries.remove(q);
+        self.queue_duration.remove(q);
+        self.work_duration.remove(q);
+        let mut depths = self
+            .depth_series
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        depths.retain(|depth| {
+            let mine = depth.cluster == c.cluster && depth.labels.controller == name;
+            if mine {
+                self.queue_depth.remove(depth);
+            }
+            !mine
+        });
     }
 
     /// Sets `leader_election_master_status{name}`.
@@ -422,123 +435,6 @@ impl MetricsRegistry {
         metric: impl prometheus_client::registry::Metric,
     ) {
         self.metrics.register(name, help, metric);
-    }
-}
-
-/// controller-runtime's cap on distinct `priority` labels of one queue's `workqueue_depth`
-/// (`maxRecommendedUniquePriorities` in `pkg/internal/metrics/workqueue.go`).
-const MAX_DEPTH_PRIORITIES: usize = 25;
-
-/// The `priority` label of keys beyond [`MAX_DEPTH_PRIORITIES`] (controller-runtime's
-/// `priorityCardinalityExceededPlaceholder`).
-const EXCEEDED_PRIORITIES: &str = "exceeded_cardinality_limit";
-
-/// One work queue's metrics (client-go's `queueMetrics`, kept by the queue under its own lock):
-/// `workqueue_depth{controller, name, priority}` counts each ready key under its priority,
-/// `workqueue_adds_total` counts keys becoming dirty, and `workqueue_queue_duration_seconds`
-/// observes how long a key waited from becoming dirty to a worker taking it. Clones share the
-/// series but not the choice of depth labels, so one queue keeps one handle; the [`Default`]
-/// one is registered nowhere (for queues in tests).
-#[derive(Clone, Debug)]
-pub(crate) struct QueueMetrics {
-    depth: Family<DepthLabels, Gauge>,
-    queue: String,
-    /// The depth series of the priorities with a label of their own (at most
-    /// [`MAX_DEPTH_PRIORITIES`], searched linearly: a queue sees one to three priorities); a
-    /// priority keeps its label for the handle's life, so every `dec` meets its `inc`.
-    labelled: Vec<(i32, Gauge)>,
-    adds: Counter,
-    duration: Histogram,
-}
-
-impl Default for QueueMetrics {
-    fn default() -> Self {
-        Self {
-            depth: Family::default(),
-            queue: String::new(),
-            labelled: Vec::new(),
-            adds: Counter::default(),
-            duration: queue_histogram(),
-        }
-    }
-}
-
-impl QueueMetrics {
-    /// The depth of queue `queue` in `family`, with the `priority="0"` series at 0.
-    fn new(
-        depth: Family<DepthLabels, Gauge>,
-        queue: &str,
-        adds: Counter,
-        duration: Histogram,
-    ) -> Self {
-        let mut metrics = Self {
-            depth,
-            queue: queue.to_string(),
-            labelled: Vec::new(),
-            adds,
-            duration,
-        };
-        metrics.with_gauge(0, |_| ());
-        metrics
-    }
-
-    /// A key became dirty (`workqueue_adds_total`).
-    pub(crate) fn added(&self) {
-        self.adds.inc();
-    }
-
-    /// A worker took a key that became dirty `waited` ago (`workqueue_queue_duration_seconds`).
-    pub(crate) fn waited(&self, waited: Duration) {
-        self.duration.observe(waited.as_secs_f64());
-    }
-
-    /// One more ready key of `priority`.
-    pub(crate) fn inc_depth(&mut self, priority: i32) {
-        self.with_gauge(priority, |gauge| {
-            gauge.inc();
-        });
-    }
-
-    /// One ready key of `priority` fewer.
-    pub(crate) fn dec_depth(&mut self, priority: i32) {
-        self.with_gauge(priority, |gauge| {
-            gauge.dec();
-        });
-    }
-
-    fn with_gauge(&mut self, priority: i32, f: impl FnOnce(&Gauge)) {
-        if let Some((_, gauge)) = self.labelled.iter().find(|(p, _)| *p == priority) {
-            f(gauge);
-        } else if self.labelled.len() < MAX_DEPTH_PRIORITIES {
-            let gauge = self.series(&priority.to_string());
-            f(&gauge);
-            self.labelled.push((priority, gauge));
-        } else {
-            f(&self.series(EXCEEDED_PRIORITIES));
-        }
-    }
-
-    /// The depth series of `label` (a priority or the cap's placeholder).
-    fn series(&self, label: &str) -> Gauge {
-        self.depth
-            .get_or_create(&DepthLabels {
-                controller: self.queue.clone(),
-                name: self.queue.clone(),
-                priority: label.to_string(),
-            })
-            .clone()
-    }
-
-    /// The value of the depth series of `label`.
-    #[cfg(test)]
-    pub(crate) fn depth(&self, label: &str) -> i64 {
-        self.series(label).get()
-    }
-
-    /// The value of `workqueue_adds_total`.
-    #[cfg(test)]
-    pub(crate) fn adds(&self) -> u64 {
-        self.adds.get()
     }
 }
 

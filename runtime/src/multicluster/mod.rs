@@ -1,0 +1,42 @@
+//! One controller, a fleet of clusters: Kubernetes SIG Multicluster's multicluster-runtime
+//! (`sigs.k8s.io/multicluster-runtime`) on kbr's runtime.
+//!
+//! A [`Provider`] discovers clusters and reports each appearing, changing (a new connection)
+//! and disappearing to an [`Aware`] handle (multicluster-runtime's `multicluster.Provider` and
+//! `multicluster.Aware`); [`DirectoryProvider`] reads kubeconfig files from a directory. A
+//! multi-cluster [`Manager`] (`mcmanager.Manager`) wraps the single-cluster
+//! [`crate::Manager`] of the management cluster and *engages* each reported cluster: a
+//! [`Cluster`] with an informer cache and a client of its own, and one instance of each of its
+//! controllers — the same [`Controller`](crate::Controller) machinery as a single cluster's,
+//! with its own work queue and workers per cluster, so a busy cluster does not hold up a quiet
+//! one. *Disengaging* a cluster stops its controllers, drains in-flight reconciles, drops its
+//! queued keys and stops its informers, while the others run on.
+//!
+//! A multi-cluster [`Reconciler`] gets a [`Request`] naming the cluster of its object
+//! (`mcreconcile.Request`); [`ForCluster`] runs it as one cluster's [`crate::Reconciler`], and
+//! [`Cluster::local`] runs it unchanged on a single-cluster manager. [`Clusters`]
+//! (`mcmanager.Manager.GetCluster`) reaches any engaged cluster's client and cache, e.g. to
+//! read in one cluster and write to another.
+//!
+//! | multicluster-runtime | kbr |
+//! |---|---|
+//! | `multicluster.Provider`, `ProviderRunnable.Start(ctx, aware)` | [`Provider::run`] |
+//! | `multicluster.Aware.Engage(ctx, name, cluster)` (until `ctx` ends) | [`Aware::engage`], [`Aware::disengage`] |
+//! | `mcmanager.New(config, provider, opts)` | [`Manager::new`] over a [`crate::Manager`] |
+//! | `mgr.GetCluster(ctx, name)`, `mgr.GetLocalManager()` | [`Manager::cluster`], [`Clusters::get`], [`Manager::local`] |
+//! | `mcbuilder.ControllerManagedBy(mgr)...Complete(r)` | [`Manager::add_controller`] with [`ForCluster`] |
+//! | `mcreconcile.Request{ClusterName, Request}` | [`Request`] `{ cluster, object }` |
+//! | `providers/file` | [`DirectoryProvider`] |
+
+mod cluster;
+mod directory;
+mod engage;
+mod manager;
+mod provider;
+mod reconcile;
+
+pub use self::cluster::{Cluster, Clusters};
+pub use self::directory::{DEFAULT_POLL_INTERVAL, DirectoryProvider, DirectoryProviderError};
+pub use self::manager::Manager;
+pub use self::provider::{Aware, Provider};
+pub use self::reconcile::{ForCluster, Reconciler, Request};
