@@ -30,6 +30,11 @@ const CONTROLLER_NAME: &str = "{{ r.controller_name }}";
 /// what it observes in its status.
 {% endif -%}
 ///
+/// Write the objects it owns with `self.client.apply(&desired, CONTROLLER_NAME)` (server-side
+/// apply) rather than by comparing them with what you read back: the API server fills in
+/// defaults (a Deployment's strategy, a Pod's `restartPolicy`), so a whole-object comparison
+/// always differs and the controller updates forever.
+///
 /// Its RBAC permissions come from its wiring in [`Self::setup_with_manager`]: the kind it
 /// reconciles and the kinds it owns and watches. `make manifests` writes them to
 /// `config/rbac/role.yaml`, each under a comment saying why, and the manager checks them when
@@ -59,10 +64,6 @@ impl Reconciler for {{ r.reconciler }} {
 {%- else %}
         // TODO(user): move the cluster towards `{{ r.var }}.spec` and record what you see in its status.
 {%- endif %}
-        // Write owned objects with `self.client.apply(&desired, CONTROLLER_NAME)` (server-side
-        // apply), not by comparing them with what you read back: the API server fills in
-        // defaults (a Deployment's strategy, a Pod's restartPolicy), so a whole-object
-        // comparison always differs and the controller updates forever.
         let _ = (&self.client, {{ r.var }});
         Ok(Action::await_change())
     }

@@ -26,6 +26,11 @@ const CONTROLLER_NAME: &str = "service";
 /// Reconciles Service objects: moves the cluster towards each Service's spec and records
 /// what it observes in its status.
 ///
+/// Write the objects it owns with `self.client.apply(&desired, CONTROLLER_NAME)` (server-side
+/// apply) rather than by comparing them with what you read back: the API server fills in
+/// defaults (a Deployment's strategy, a Pod's `restartPolicy`), so a whole-object comparison
+/// always differs and the controller updates forever.
+///
 /// Its RBAC permissions come from its wiring in [`Self::setup_with_manager`]: the kind it
 /// reconciles and the kinds it owns and watches. `make manifests` writes them to
 /// `config/rbac/role.yaml`, each under a comment saying why, and the manager checks them when
@@ -43,10 +48,6 @@ impl Reconciler for ServiceReconciler {
     type Error = Error;
     async fn reconcile(&self, service: Arc<v1alpha1::Service>) -> Result<Action, Error> {
         // TODO(user): move the cluster towards `service.spec` and record what you see in its status.
-        // Write owned objects with `self.client.apply(&desired, CONTROLLER_NAME)` (server-side
-        // apply), not by comparing them with what you read back: the API server fills in
-        // defaults (a Deployment's strategy, a Pod's restartPolicy), so a whole-object
-        // comparison always differs and the controller updates forever.
         let _ = (&self.client, service);
         Ok(Action::await_change())
     }

@@ -28,6 +28,11 @@ const CONTROLLER_NAME: &str = "deployment";
 /// It acts on each one, for example by creating or updating the objects it owns; the status
 /// belongs to Kubernetes' own controllers.
 ///
+/// Write the objects it owns with `self.client.apply(&desired, CONTROLLER_NAME)` (server-side
+/// apply) rather than by comparing them with what you read back: the API server fills in
+/// defaults (a Deployment's strategy, a Pod's `restartPolicy`), so a whole-object comparison
+/// always differs and the controller updates forever.
+///
 /// Its RBAC permissions come from its wiring in [`Self::setup_with_manager`]: the kind it
 /// reconciles and the kinds it owns and watches. `make manifests` writes them to
 /// `config/rbac/role.yaml`, each under a comment saying why, and the manager checks them when
@@ -45,10 +50,6 @@ impl Reconciler for DeploymentReconciler {
     type Error = Error;
     async fn reconcile(&self, deployment: Arc<v1::Deployment>) -> Result<Action, Error> {
         // TODO(user): act on `deployment`, e.g. create or update the objects it should own.
-        // Write owned objects with `self.client.apply(&desired, CONTROLLER_NAME)` (server-side
-        // apply), not by comparing them with what you read back: the API server fills in
-        // defaults (a Deployment's strategy, a Pod's restartPolicy), so a whole-object
-        // comparison always differs and the controller updates forever.
         let _ = (&self.client, deployment);
         Ok(Action::await_change())
     }
