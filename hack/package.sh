@@ -49,7 +49,9 @@ print("rust-version %s: every locked dependency declares %s or older" % (msrv, m
 
 # k8s-openapi needs one Kubernetes version; a library leaves it to the final binary, so the
 # verification builds of the libraries name it the way k8s-openapi offers to tools.
-echo "==> cargo package (verified): ${crates[*]}"
+verified="verified"
+[[ " $* " == *" --no-verify "* ]] && verified="not verified here: --no-verify"
+echo "==> cargo package ($verified): ${crates[*]}"
 packages=()
 for crate in "${crates[@]}"; do packages+=(-p "$crate"); done
 (cd "$repo" && K8S_OPENAPI_ENABLED_VERSION=1.37 cargo package --locked "${packages[@]}" "$@")

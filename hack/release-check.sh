@@ -33,11 +33,24 @@ version="$(sed -n '/^\[workspace.package\]/,/^\[/s/^version = "\(.*\)"/\1/p' "$r
 
 # From here on, cargo knows only the registry: crates.io is replaced by the packages, offline.
 export CARGO_HOME="$out/cargo-home"
-export CARGO_TARGET_DIR="$out/target"
+# The build cache: a new one by default. hack/test.sh passes its own (KBR_RELEASE_TARGET_DIR)
+# to reuse the crates.io dependencies it built: a directory source that replaces crates.io
+# keeps their package IDs, so they are the same artifacts, while kbr's crates from the
+# registry never match the checkout's, whose package IDs are paths.
+export CARGO_TARGET_DIR="${KBR_RELEASE_TARGET_DIR:-$out/target}"
 unset KUBEBUILDER_ASSETS
 
 step "each package's own tests, from the unpacked package"
-mkdir -p "$out/unpacked"
+mkdir -p "$out/unpacked/.cargo"
+# The workspace's dev profile (a package carries no profile), so these builds share the
+# dependencies' artifacts with the workspace's when they share a target directory.
+cat > "$out/unpacked/.cargo/config.toml" <<'TOML'
+[profile.dev]
+debug = "line-tables-only"
+
+[profile.dev.package."*"]
+debug = false
+TOML
 for crate in kbr-core kbr-derive kbr-crd kbr-runtime kbr-testing kbr; do
   rm -rf "$out/unpacked/$crate"
   cp -R "$out/registry/$crate-$version" "$out/unpacked/$crate"
