@@ -42,15 +42,11 @@ unset KUBEBUILDER_ASSETS
 
 step "each package's own tests, from the unpacked package"
 mkdir -p "$out/unpacked/.cargo"
-# The workspace's dev profile (a package carries no profile), so these builds share the
-# dependencies' artifacts with the workspace's when they share a target directory.
-cat > "$out/unpacked/.cargo/config.toml" <<'TOML'
-[profile.dev]
-debug = "line-tables-only"
-
-[profile.dev.package."*"]
-debug = false
-TOML
+# The workspace's dev profile (a package carries no profile), read from the workspace's
+# Cargo.toml, so these builds share the dependencies' artifacts with the workspace's when they
+# share a target directory.
+awk '/^\[/ { keep = ($0 ~ /^\[profile\.dev[].]/) } keep' "$repo/Cargo.toml" \
+  >"$out/unpacked/.cargo/config.toml"
 for crate in kbr-core kbr-derive kbr-crd kbr-runtime kbr-testing kbr; do
   rm -rf "$out/unpacked/$crate"
   cp -R "$out/registry/$crate-$version" "$out/unpacked/$crate"
