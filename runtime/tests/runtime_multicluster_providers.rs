@@ -66,6 +66,37 @@ async fn start<P: Provider>(
     })
 }
 
+impl Fixture {
+    /// Replaces the kubeconfig under `key` of Secret `secret` (`(secret, key)`), engaged as
+    /// cluster `cluster` with `kubeconfig`, by a [`rotated`] one, and checks the cluster is
+    /// re-engaged: its first engagement ends, a second controller instance reconciles.
+    async fn rotate(
+        &mut self,
+        secrets: &Api<Secret>,
+        (secret, key): (&str, &str),
+        kubeconfig: &str,
+        cluster: &str,
+    ) -> TestResult {
+        let first = self.clusters.get(cluster).ok_or("engaged")?;
+        while self.rx.try_recv().is_ok() {}
+        let new = rotated(kubeconfig)?;
+        update_secret(secrets, secret, |s| {
+            let data = s.data.get_or_insert_default();
+            data.insert(key.into(), ByteString(new.into_bytes()));
+        })
+        .await?;
+        within("the first engagement to end", first.disengaged()).await;
+        reconciled(&mut self.rx, &[(cluster, "a")]).await;
+        assert_eq!(
+            built(&self.tokens, cluster),
+            2,
+            "one instance per engagement"
+        );
+        has_series(self.metrics, cluster).await;
+        Ok(())
+    }
+}
+
 /// A Secret `name` in `default` holding `kubeconfig` under `key`, with `labels`.
 fn secret(name: &str, key: &str, kubeconfig: &str, labels: &[(&str, &str)]) -> Secret {
     let mut secret = Secret::default();
@@ -143,19 +174,9 @@ async fn kubeconfig_secrets_engage_reengage_and_disengage_clusters() -> TestResu
     has_series(f.metrics, "west").await;
 
     // A new kubeconfig (new credentials) re-engages: the old engagement ends, a new one runs.
-    let first = f.clusters.get("east").ok_or("east is engaged")?;
-    while f.rx.try_recv().is_ok() {}
-    let new = rotated(&east)?;
-    update_secret(&secrets, "east", |s| {
-        let data = s.data.get_or_insert_default();
-        data.insert(KUBECONFIG_SECRET_KEY.into(), ByteString(new.into_bytes()));
-    })
-    .await?;
-    within("east's first engagement to end", first.disengaged()).await;
-    reconciled(&mut f.rx, &[("east", "a")]).await;
-    assert_eq!(built(&f.tokens, "east"), 2, "one instance per engagement");
+    f.rotate(&secrets, ("east", KUBECONFIG_SECRET_KEY), &east, "east")
+        .await?;
     assert!(f.clusters.get("east").is_some(), "east stays listed");
-    has_series(f.metrics, "east").await;
 
     // The label removed: disengaged, nothing of it left.
     update_secret(&secrets, "west", |s| {
@@ -273,18 +294,8 @@ async fn cluster_api_clusters_engage_when_their_control_plane_is_initialized() -
     assert_eq!(f.clusters.names(), [name]);
 
     // A rotated kubeconfig re-engages.
-    let first = f.clusters.get(name).ok_or("engaged")?;
-    while f.rx.try_recv().is_ok() {}
-    let new = rotated(&kubeconfig)?;
-    update_secret(&secrets, "member-kubeconfig", |s| {
-        let data = s.data.get_or_insert_default();
-        data.insert(value.into(), ByteString(new.into_bytes()));
-    })
-    .await?;
-    within("the first engagement to end", first.disengaged()).await;
-    reconciled(&mut f.rx, &[(name, "a")]).await;
-    assert_eq!(built(&f.tokens, name), 2, "one instance per engagement");
-    has_series(f.metrics, name).await;
+    f.rotate(&secrets, ("member-kubeconfig", value), &kubeconfig, name)
+        .await?;
 
     // Without its kubeconfig Secret the cluster is disengaged; with it again, engaged.
     secrets
