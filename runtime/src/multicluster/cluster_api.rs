@@ -100,7 +100,7 @@ impl CapiCluster {
 /// informer [`Cache`](crate::cache::Cache): `Cluster`s and their Secrets must be in the
 /// manager's [`namespaces`](crate::ManagerOptions::namespaces), the manager needs RBAC to list
 /// and watch both, and the `Cluster` CRD must be installed (until it is, the informer retries
-/// with backoff and the manager waits for its cache).
+/// with backoff and no cluster is engaged).
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), kbr_runtime::ManagerError> {

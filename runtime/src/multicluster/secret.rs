@@ -30,9 +30,9 @@ pub const KUBECONFIG_SECRET_KEY: &str = "kubeconfig";
 /// cluster through the kubeconfig's current context (see [`Connector`]); a change of the
 /// kubeconfig (new credentials, another server) re-engages it; deleting the Secret, marking it
 /// for deletion, or removing the label (or setting it to anything but `"true"`) disengages it.
-/// A kubeconfig that is missing, empty or gives no client is logged (`warn`, once per content)
-/// and skipped — an engaged cluster stays engaged with its previous connection —, as
-/// multicluster-runtime does. Unlike multicluster-runtime, whose label predicate hides the
+/// A kubeconfig that is missing or empty (logged at each change of the Secret) or gives no
+/// client (logged once per content) is skipped with a `warn` — an engaged cluster stays
+/// engaged with its previous connection —, as multicluster-runtime does. Unlike multicluster-runtime, whose label predicate hides the
 /// update that removes the label, removing the label disengages.
 ///
 /// ```no_run
