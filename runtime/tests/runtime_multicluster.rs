@@ -3,71 +3,21 @@
 //! servers (a fourth added at run time), or, with `KUBEBUILDER_ASSETS` set, one envtest
 //! control plane and a second added at run time.
 
+mod multicluster_support;
 mod runtime_support;
 
-use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
-use kbr_runtime::multicluster::{self, Cluster, DirectoryProvider, ForCluster, Request};
-use kbr_runtime::{Action, Controller, Error, ManagerOptions, Scheme};
+use kbr_runtime::multicluster::{self, Cluster, DirectoryProvider, ForCluster};
+use kbr_runtime::{Controller, ManagerOptions, Scheme};
 use kbr_testing::{Fleet, TestEnv, Verb};
+use multicluster_support::*;
 use runtime_support::*;
 use tokio::sync::mpsc;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
-
-/// Writes the name of the cluster it reconciles in into each ConfigMap's `cluster` key, and
-/// reports `(cluster, object)` for every reconcile.
-struct Stamp(mpsc::UnboundedSender<(String, String)>);
-
-impl multicluster::Reconciler for Stamp {
-    type Object = ConfigMap;
-    type Error = Error;
-
-    async fn reconcile(&self, request: Request<ConfigMap>) -> Result<Action, Error> {
-        let cluster = request.cluster.name().to_string();
-        tracing::info!("stamping");
-        let _ = self.0.send((cluster.clone(), name_of(&*request.object)));
-        let stamped = request.object.data.as_ref().and_then(|d| d.get("cluster"));
-        if stamped != Some(&cluster) {
-            let mut cm = (*request.object).clone();
-            cm.data
-                .get_or_insert_default()
-                .insert("cluster".into(), cluster);
-            request.cluster.client().update(&cm).await?;
-        }
-        Ok(Action::await_change())
-    }
-}
-
-/// One cluster's reconciler, holding a token whose weak references tell the test when that
-/// cluster's controller (its reconciler, work queue and workers) is gone.
-struct Alive<R> {
-    inner: R,
-    _token: Arc<()>,
-}
-
-impl<R: kbr_runtime::Reconciler> kbr_runtime::Reconciler for Alive<R> {
-    type Object = R::Object;
-    type Error = R::Error;
-
-    async fn reconcile(&self, obj: Arc<R::Object>) -> Result<Action, R::Error> {
-        self.inner.reconcile(obj).await
-    }
-}
-
-/// The tokens of every controller instance built, by cluster.
-type Tokens = Arc<Mutex<Vec<(String, Weak<()>)>>>;
-
-/// Whether any controller instance built for `cluster` is still alive.
-fn alive(tokens: &Tokens, cluster: &str) -> bool {
-    let tokens = tokens.lock().unwrap_or_else(PoisonError::into_inner);
-    tokens
-        .iter()
-        .any(|(name, token)| name == cluster && token.strong_count() > 0)
-}
 
 /// A manager on `fleet`'s first cluster (the management cluster) whose provider is driven by
 /// the returned control, with [`Stamp`] on every engaged cluster.
@@ -87,48 +37,8 @@ fn stamping_manager(
     let local = manager_on(management, options);
     let (provider, control) = fleet.provider();
     let mut manager = multicluster::Manager::new(local, provider);
-    let (tx, rx) = mpsc::unbounded_channel();
-    let stamp = Arc::new(Stamp(tx));
-    let tokens = Tokens::default();
-    let built = tokens.clone();
-    manager.add_controller(move |cluster| {
-        let token = Arc::new(());
-        let mut built = built.lock().unwrap_or_else(PoisonError::into_inner);
-        built.push((cluster.name().to_string(), Arc::downgrade(&token)));
-        let inner = ForCluster::new(cluster, stamp.clone());
-        Controller::new(Alive {
-            inner,
-            _token: token,
-        })
-        .named("stamp")
-    });
+    let (rx, tokens) = add_stamping(&mut manager);
     (manager, control, rx, tokens)
-}
-
-/// Waits until every `(cluster, object)` of `expected` was reconciled.
-async fn reconciled(rx: &mut mpsc::UnboundedReceiver<(String, String)>, expected: &[(&str, &str)]) {
-    let mut missing: BTreeSet<(String, String)> = expected
-        .iter()
-        .map(|(c, o)| (c.to_string(), o.to_string()))
-        .collect();
-    within(&format!("reconciles of {missing:?}"), async {
-        while !missing.is_empty() {
-            let Some(done) = rx.recv().await else { break };
-            missing.remove(&done);
-        }
-    })
-    .await;
-    assert!(missing.is_empty(), "never reconciled: {missing:?}");
-}
-
-/// The `cluster` key the reconciler wrote into ConfigMap `name` of `env`, once it is there.
-async fn stamp_of(env: &TestEnv, name: &str) -> String {
-    let client = env.client();
-    eventually("the reconciler's write", || async {
-        let cm: ConfigMap = client.get(Some("default"), name).await.ok()?;
-        cm.data?.get("cluster").cloned()
-    })
-    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -185,13 +95,11 @@ async fn one_reconciler_engages_and_disengages_clusters_at_run_time() -> TestRes
     );
     reconciled(&mut rx, &[(kept, "a")]).await;
     let second = clusters.get(kept).ok_or("the cluster is engaged again")?;
-    let built = tokens
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .iter()
-        .filter(|(c, _)| c == kept)
-        .count();
-    assert_eq!(built, 2, "one controller instance per engagement");
+    assert_eq!(
+        built(&tokens, kept),
+        2,
+        "one controller instance per engagement"
+    );
     assert!(
         second.cache().wait_for_cache_sync().await,
         "the new engagement runs"
@@ -340,14 +248,6 @@ fn skip_on_fake(test: &str, needs: &str) -> bool {
     skip
 }
 
-/// Adds [`Stamp`] to every cluster `manager` engages; returns its reports.
-fn add_stamp(manager: &mut multicluster::Manager) -> mpsc::UnboundedReceiver<(String, String)> {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let stamp = Arc::new(Stamp(tx));
-    manager.add_controller(move |cluster| Controller::new(ForCluster::new(cluster, stamp.clone())));
-    rx
-}
-
 /// Puts envtest cluster `env`'s kubeconfig into `dir` as `<name>.yaml`, at once (a rename).
 fn publish_kubeconfig(dir: &std::path::Path, name: &str, env: &TestEnv) -> TestResult {
     let plane = env.envtest().ok_or("an envtest cluster")?;
@@ -376,7 +276,7 @@ async fn kubeconfig_files_in_a_directory_are_the_fleet() -> TestResult {
     let provider = DirectoryProvider::new(dir.path()).poll_interval(Duration::from_millis(50));
     let mut manager = multicluster::Manager::new(local, provider);
     let clusters = manager.clusters();
-    let mut rx = add_stamp(&mut manager);
+    let (mut rx, _) = add_stamping(&mut manager);
     let running = Running::start_with(|shutdown| manager.start_with_shutdown(shutdown));
 
     reconciled(&mut rx, &[("east", "a")]).await;
@@ -493,7 +393,7 @@ async fn a_failing_provider_stops_the_manager_and_disengages_its_clusters() -> T
     };
     let mut manager = multicluster::Manager::new(local, provider);
     let clusters = manager.clusters();
-    let mut rx = add_stamp(&mut manager);
+    let (mut rx, _) = add_stamping(&mut manager);
     let running = tokio::spawn(manager.start_with_shutdown(std::future::pending()));
     reconciled(&mut rx, &[("only", "a")]).await;
     let only = clusters.get("only").ok_or("engaged")?;

@@ -1,12 +1,15 @@
 //! [`Fleet`]: several API servers for a multi-cluster test, started in one line, and a
-//! [`FleetProvider`] the test drives to engage and disengage them at run time.
+//! [`FleetProvider`] the test drives to engage and disengage them at run time; kubeconfigs of
+//! its clusters, and a [`Connector`] that reaches its fake ones, for the kubeconfig-based
+//! providers.
 
 use std::collections::BTreeMap;
 
-use kbr_runtime::multicluster::{Aware, Provider};
+use kbr_runtime::kube::config::Kubeconfig;
+use kbr_runtime::multicluster::{Aware, ConnectError, Connector, Provider};
 use tokio::sync::mpsc;
 
-use super::envtest::Environment;
+use super::envtest::{self, Environment};
 use super::{Error, FakeApiServer, TestEnv};
 
 /// Named [`TestEnv`]s — `cluster-0`, `cluster-1`, … — each its own API server with the same
@@ -107,6 +110,52 @@ impl Fleet {
         self.members.iter().map(|(name, env)| (name.as_str(), env))
     }
 
+    /// A kubeconfig of cluster `name`, as a kubeconfig Secret or file holds it: envtest's admin
+    /// kubeconfig (its URL, CA and bearer token) for an envtest cluster; for a fake one — which
+    /// listens on no port — a kubeconfig whose server is `https://<name>.fleet.invalid`, which
+    /// only [`Fleet::connector`] reaches.
+    ///
+    /// # Errors
+    /// [`Error::Envtest`] when envtest's kubeconfig file cannot be read.
+    ///
+    /// # Panics
+    /// When the fleet has no cluster `name` (a test's mistake), as indexing does.
+    pub fn kubeconfig(&self, name: &str) -> Result<String, Error> {
+        match self[name].envtest() {
+            Some(plane) => {
+                let path = plane.kubeconfig();
+                let what = format!("reading {}", path.display());
+                Ok(std::fs::read_to_string(&path).map_err(envtest::Error::io(what))?)
+            }
+            None => Ok(format!(
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: {name}\n  cluster:\n    server: {}\nusers:\n- name: admin\n  user:\n    token: fleet\ncontexts:\n- name: {name}\n  context:\n    cluster: {name}\n    user: admin\ncurrent-context: {name}\n",
+                fake_server_url(name)
+            )),
+        }
+    }
+
+    /// A [`Connector`] for a kubeconfig-based provider under test: a kubeconfig from
+    /// [`Fleet::kubeconfig`] of one of the fleet's fake clusters (as of this call) connects
+    /// to that in-process server; any other (envtest's) connects as [`Connector::default`].
+    pub fn connector(&self) -> Connector {
+        let fakes: BTreeMap<String, kube::Client> = self
+            .iter()
+            .filter(|(_, env)| env.fake().is_some())
+            .map(|(name, env)| (fake_server_url(name), env.kube_client()))
+            .collect();
+        let default = Connector::default();
+        Connector::new(move |kubeconfig| {
+            let fake = server_of(&kubeconfig).and_then(|server| fakes.get(&server).cloned());
+            let default = default.clone();
+            async move {
+                match fake {
+                    Some(client) => Ok::<_, ConnectError>(client),
+                    None => default.connect(kubeconfig).await,
+                }
+            }
+        })
+    }
+
     /// A [`Provider`] for a multi-cluster manager that engages every cluster of the fleet when
     /// the manager starts, and then whatever the returned [`FleetControl`] says. It ends (the
     /// clusters staying engaged) once every `FleetControl` is dropped.
@@ -133,6 +182,20 @@ impl std::ops::Index<&str> for Fleet {
             ),
         }
     }
+}
+
+/// The server URL of a fake cluster's kubeconfig.
+fn fake_server_url(name: &str) -> String {
+    format!("https://{name}.fleet.invalid")
+}
+
+/// The server of `kubeconfig`'s current context.
+fn server_of(kubeconfig: &Kubeconfig) -> Option<String> {
+    let current = kubeconfig.current_context.as_deref()?;
+    let context = kubeconfig.contexts.iter().find(|c| c.name == current)?;
+    let cluster = &context.context.as_ref()?.cluster;
+    let named = kubeconfig.clusters.iter().find(|c| &c.name == cluster)?;
+    named.cluster.as_ref()?.server.clone()
 }
 
 /// A change a test asks of a [`FleetProvider`].

@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::config::Kubeconfig;
 
+use super::kubeconfig::{ConnectError, Connector, Engagements};
 use super::{Aware, Provider};
 
 /// How often [`DirectoryProvider`] looks at its directory by default: 2 seconds.
@@ -67,9 +68,7 @@ impl Provider for DirectoryProvider {
     type Error = DirectoryProviderError;
 
     async fn run(self, aware: Aware) -> Result<(), Self::Error> {
-        // The content each cluster was last engaged with, and the last content that failed.
-        let mut engaged: BTreeMap<String, Vec<u8>> = BTreeMap::new();
-        let mut failed: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+        let mut engagements = Engagements::default();
         let mut ticks = tokio::time::interval(self.interval);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -78,32 +77,15 @@ impl Provider for DirectoryProvider {
                 continue;
             };
             for (name, (path, content)) in &files {
-                if engaged.get(name) == Some(content) || failed.get(name) == Some(content) {
-                    continue;
-                }
-                match client_of(path).await {
-                    Ok(kube) => {
-                        failed.remove(name);
-                        engaged.insert(name.clone(), content.clone());
-                        if !aware.engage(name, kube) {
-                            return Ok(());
-                        }
-                    }
-                    Err(error) => {
-                        tracing::warn!(cluster = %name, path = %path.display(), %error, "skipping a kubeconfig file that does not give a client");
-                        failed.insert(name.clone(), content.clone());
-                    }
+                if !engagements
+                    .offer(&aware, name, content, || client_of(path))
+                    .await
+                {
+                    return Ok(());
                 }
             }
-            failed.retain(|name, _| files.contains_key(name));
-            let gone: Vec<String> = engaged
-                .keys()
-                .filter(|name| !files.contains_key(*name))
-                .cloned()
-                .collect();
-            for name in gone {
-                engaged.remove(&name);
-                if !aware.disengage(&name) {
+            for name in engagements.names() {
+                if !files.contains_key(&name) && !engagements.withdraw(&aware, &name) {
                     return Ok(());
                 }
             }
@@ -159,12 +141,12 @@ fn read_kubeconfig_files(directory: &Path) -> Option<BTreeMap<String, (PathBuf, 
     Some(files)
 }
 
-/// A client of the current context of the kubeconfig file at `path`.
-async fn client_of(path: &Path) -> Result<kube::Client, Box<dyn std::error::Error + Send + Sync>> {
-    let kubeconfig = Kubeconfig::read_from(path)?;
-    let config =
-        kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
-    Ok(kube::Client::try_from(config)?)
+/// A client of the current context of the kubeconfig file at `path` (relative certificate
+/// paths resolved against its folder).
+async fn client_of(path: &Path) -> Result<kube::Client, ConnectError> {
+    Connector::default()
+        .connect(Kubeconfig::read_from(path)?)
+        .await
 }
 
 #[cfg(test)]

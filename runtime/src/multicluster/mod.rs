@@ -3,7 +3,11 @@
 //!
 //! A [`Provider`] discovers clusters and reports each appearing, changing (a new connection)
 //! and disappearing to an [`Aware`] handle (multicluster-runtime's `multicluster.Provider` and
-//! `multicluster.Aware`); [`DirectoryProvider`] reads kubeconfig files from a directory. A
+//! `multicluster.Aware`). Three providers come with it, after multicluster-runtime's
+//! (`providers/`): [`DirectoryProvider`] reads kubeconfig files from a directory
+//! (`providers/file`), [`KubeconfigSecretProvider`] kubeconfig Secrets of the management
+//! cluster (`providers/kubeconfig`), and [`ClusterApiProvider`] Cluster API `Cluster`s with
+//! their kubeconfig Secrets (`providers/cluster-api`). A
 //! multi-cluster [`Manager`] (`mcmanager.Manager`) wraps the single-cluster
 //! [`crate::Manager`] of the management cluster and *engages* each reported cluster: a
 //! [`Cluster`] with an informer cache and a client of its own, and one instance of each of its
@@ -27,16 +31,30 @@
 //! | `mcbuilder.ControllerManagedBy(mgr)...Complete(r)` | [`Manager::add_controller`] with [`ForCluster`] |
 //! | `mcreconcile.Request{ClusterName, Request}` | [`Request`] `{ cluster, object }` |
 //! | `providers/file` | [`DirectoryProvider`] |
+//! | `providers/kubeconfig` (Secrets labelled `sigs.k8s.io/multicluster-runtime-kubeconfig`) | [`KubeconfigSecretProvider`] |
+//! | `providers/cluster-api` (`Cluster` objects and their `<name>-kubeconfig` Secrets) | [`ClusterApiProvider`] |
+//! | the providers' `RESTOptions` / `NewCluster` hooks | [`Connector`] |
 
 mod cluster;
+mod cluster_api;
 mod directory;
 mod engage;
+mod kubeconfig;
 mod manager;
 mod provider;
 mod reconcile;
+mod secret;
 
 pub use self::cluster::{Cluster, Clusters};
+pub use self::cluster_api::{
+    ClusterApiProvider, ClusterApiProviderError, KUBECONFIG_DATA_KEY, KUBECONFIG_SECRET_SUFFIX,
+};
 pub use self::directory::{DEFAULT_POLL_INTERVAL, DirectoryProvider, DirectoryProviderError};
+pub use self::kubeconfig::{ConnectError, Connector};
 pub use self::manager::Manager;
 pub use self::provider::{Aware, Provider};
 pub use self::reconcile::{ForCluster, Reconciler, Request};
+pub use self::secret::{
+    KUBECONFIG_SECRET_KEY, KUBECONFIG_SECRET_LABEL, KubeconfigSecretProvider,
+    KubeconfigSecretProviderError,
+};
