@@ -1,77 +1,33 @@
-{% if p.directory_provider -%}
-{{ p.header_rust }}//! The {{ p.project_name }} manager: runs every controller of this project on each member cluster of
-//! the fleet, and health probes, metrics, leader election and webhooks on the management cluster
-//! (Kubebuilder's `cmd/main.go` with multicluster-runtime's `mcmanager`).
-
-use std::path::PathBuf;
-
-use clap::Parser;
-use kbr_runtime::multicluster::{self, DirectoryProvider};
-use kbr_runtime::webhook::WebhookServer;
-use kbr_runtime::{Manager, ManagerArgs, ManagerOptions};
-
-/// Runs the {{ p.project_name }} controllers on every cluster of a directory of kubeconfig files; the
-/// manager itself runs against the cluster of the current kubeconfig (or the in-cluster
-/// configuration): the management cluster.
-#[derive(Debug, Parser)]
-#[command(version, about)]
-struct Args {
-    /// Kubebuilder's manager flags (metrics, health probes, leader election, webhook server)
-    /// and logging.
-    #[command(flatten)]
-    manager: ManagerArgs,
-
-    /// The member clusters: one kubeconfig file per cluster, named after the file (`eu-1.yaml`
-    /// is cluster `eu-1`), engaged, re-engaged and disengaged as files appear, change and go.
-    /// config/manager/manager.yaml mounts the `kubeconfigs` Secret here.
-    #[arg(long, env = "KUBECONFIG_DIR", default_value = "/etc/kubeconfigs")]
-    kubeconfig_dir: PathBuf,
-}
-
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
-    let args = Args::parse();
-    args.manager.init_logging();
-
-    let options = ManagerOptions {
-        leader_election_id: "{{ p.leader_election_id }}".to_owned(),
-        ..args.manager.manager_options()
-    };
-    // The management cluster's manager; the controllers run on the member clusters, one
-    // instance each, and only on the leader.
-    let local = Manager::new({{ p.crate_name }}::scheme(), options).await?;
-    let provider = DirectoryProvider::new(&args.kubeconfig_dir);
-    let mut manager = multicluster::Manager::new(local, provider);
-    {{ p.crate_name }}::setup_multicluster_controllers(&mut manager);
-
-    // ENABLE_WEBHOOKS=false runs the manager without its webhooks (e.g. locally).
-    if kbr_runtime::webhook::enabled_from_env() {
-        let webhooks = {{ p.crate_name }}::webhooks(Some(manager.local().client()))?;
-        if !webhooks.is_empty() {
-            let server = WebhookServer::new(webhooks, args.manager.webhook_server_options())?;
-            manager.local().add_webhook_server(server)?;
-        }
-    }
-
-    let directory = args.kubeconfig_dir.display();
-    tracing::info!(%directory, "starting manager");
-    manager.start().await?;
-    Ok(())
-}
-{%- else -%}
 {{ p.header_rust }}//! The {{ p.project_name }} manager: runs every controller and webhook of this project, with health
-{%- if p.sharding %}
+{%- if p.multicluster %}
+//! probes, metrics and leader election on the management cluster, and the controllers on each
+//! member cluster of the fleet (Kubebuilder's `cmd/main.go` with multicluster-runtime's
+//! `mcmanager`).
+{%- else if p.sharding %}
 //! probes, metrics, and leader election or controller sharding (Kubebuilder's `cmd/main.go`).
 {%- else %}
 //! probes, metrics and leader election (Kubebuilder's `cmd/main.go`).
 {%- endif %}
 
+{% if p.directory_provider -%}
+use std::path::PathBuf;
+
+{% endif -%}
 use clap::Parser;
+{%- if p.directory_provider %}
+use kbr_runtime::multicluster::{self, DirectoryProvider};
+{%- endif %}
 use kbr_runtime::webhook::WebhookServer;
 use kbr_runtime::{Manager, ManagerArgs, ManagerOptions};
 
+{% if p.directory_provider -%}
+/// Runs the {{ p.project_name }} controllers on every cluster of a directory of kubeconfig files; the
+/// manager itself runs against the cluster of the current kubeconfig (or the in-cluster
+/// configuration): the management cluster.
+{%- else -%}
 /// Runs the {{ p.project_name }} controllers against the cluster of the current kubeconfig (or the
 /// in-cluster configuration).
+{%- endif %}
 #[derive(Debug, Parser)]
 #[command(version, about)]
 struct Args {
@@ -83,6 +39,14 @@ struct Args {
 {%- endif %}
     #[command(flatten)]
     manager: ManagerArgs,
+{%- if p.directory_provider %}
+
+    /// The member clusters: one kubeconfig file per cluster, named after the file (`eu-1.yaml`
+    /// is cluster `eu-1`), engaged, re-engaged and disengaged as files appear, change and go.
+    /// config/manager/manager.yaml mounts the `kubeconfigs` Secret here.
+    #[arg(long, env = "KUBECONFIG_DIR", default_value = "/etc/kubeconfigs")]
+    kubeconfig_dir: PathBuf,
+{%- endif %}
 }
 
 #[tokio::main]
@@ -107,7 +71,9 @@ async fn main() -> anyhow::Result<()> {
         ..args.manager.manager_options()
     };
     let mut manager = Manager::new({{ p.crate_name }}::scheme(), options).await?;
+{%- if !p.multicluster %}
     {{ p.crate_name }}::setup_controllers(&mut manager)?;
+{%- endif %}
 
     // ENABLE_WEBHOOKS=false runs the manager without its webhooks (e.g. locally).
     if kbr_runtime::webhook::enabled_from_env() {
@@ -117,9 +83,20 @@ async fn main() -> anyhow::Result<()> {
             manager.add_webhook_server(server)?;
         }
     }
+{%- if p.directory_provider %}
+
+    // The controllers run on the member clusters, one instance each, and only on the leader;
+    // the management cluster's manager serves the probes, metrics and webhooks.
+    let provider = DirectoryProvider::new(&args.kubeconfig_dir);
+    let mut manager = multicluster::Manager::new(manager, provider);
+    {{ p.crate_name }}::setup_multicluster_controllers(&mut manager);
+
+    let directory = args.kubeconfig_dir.display();
+    tracing::info!(%directory, "starting manager");
+{%- else %}
 
     tracing::info!("starting manager");
+{%- endif %}
     manager.start().await?;
     Ok(())
 }
-{%- endif %}

@@ -12,9 +12,10 @@
 // See the License for the specific language governing permissions and
 // limitations under the License.
 
-//! The project-multicluster manager: runs every controller of this project on each member cluster of
-//! the fleet, and health probes, metrics, leader election and webhooks on the management cluster
-//! (Kubebuilder's `cmd/main.go` with multicluster-runtime's `mcmanager`).
+//! The project-multicluster manager: runs every controller and webhook of this project, with health
+//! probes, metrics and leader election on the management cluster, and the controllers on each
+//! member cluster of the fleet (Kubebuilder's `cmd/main.go` with multicluster-runtime's
+//! `mcmanager`).
 
 use std::path::PathBuf;
 
@@ -50,21 +51,22 @@ async fn main() -> anyhow::Result<()> {
         leader_election_id: "2bf50988.testproject.org".to_owned(),
         ..args.manager.manager_options()
     };
-    // The management cluster's manager; the controllers run on the member clusters, one
-    // instance each, and only on the leader.
-    let local = Manager::new(project_multicluster::scheme(), options).await?;
-    let provider = DirectoryProvider::new(&args.kubeconfig_dir);
-    let mut manager = multicluster::Manager::new(local, provider);
-    project_multicluster::setup_multicluster_controllers(&mut manager);
+    let mut manager = Manager::new(project_multicluster::scheme(), options).await?;
 
     // ENABLE_WEBHOOKS=false runs the manager without its webhooks (e.g. locally).
     if kbr_runtime::webhook::enabled_from_env() {
-        let webhooks = project_multicluster::webhooks(Some(manager.local().client()))?;
+        let webhooks = project_multicluster::webhooks(Some(manager.client()))?;
         if !webhooks.is_empty() {
             let server = WebhookServer::new(webhooks, args.manager.webhook_server_options())?;
-            manager.local().add_webhook_server(server)?;
+            manager.add_webhook_server(server)?;
         }
     }
+
+    // The controllers run on the member clusters, one instance each, and only on the leader;
+    // the management cluster's manager serves the probes, metrics and webhooks.
+    let provider = DirectoryProvider::new(&args.kubeconfig_dir);
+    let mut manager = multicluster::Manager::new(manager, provider);
+    project_multicluster::setup_multicluster_controllers(&mut manager);
 
     let directory = args.kubeconfig_dir.display();
     tracing::info!(%directory, "starting manager");
