@@ -228,6 +228,17 @@ if [[ -n $envtest_assets ]]; then
     && PROMETHEUS="$(command -v prometheus)" on_envtest cargo test --features e2e --test e2e -- --nocapture)
 fi
 
+# Issue 38: the golden multi-cluster project (kbr init --multicluster, the directory provider):
+# its manager, its controllers as multi-cluster reconcilers, the role of each member cluster
+# (config/member) and its three-cluster controller test, on three fake API servers and, with
+# envtest, on three control planes.
+check_project testdata/project-multicluster
+kubectl kustomize testdata/project-multicluster/config/member > /dev/null
+if [[ -n $envtest_assets ]]; then
+  step "testdata/project-multicluster: its controller tests on three envtest control planes"
+  (cd testdata/project-multicluster && on_envtest cargo test --test controller)
+fi
+
 # The published path (issue 34): what a user of the registry gets, with nothing of this
 # repository beside it. The packages are made from the working tree as it is.
 step "the release check: packages, their tests, kbr installed from them, a project on them"

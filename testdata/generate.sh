@@ -65,8 +65,17 @@ create api --group example.com --version v1alpha1 --kind Memcached --image memca
 create api --group example.com --version v1alpha1 --kind Busybox --image busybox:1.36.1
 CMDS
 
+# project-multicluster: one controller over a fleet of clusters (init --multicluster, the
+# directory provider: kubeconfig files mounted from a Secret), for a kind of its own and for the
+# built-in Deployment kind.
+scaffold project-multicluster <<'CMDS'
+init --domain testproject.org --project-name project-multicluster --multicluster --runtime-path ../../runtime
+create api --group crew --version v1 --kind Captain
+create api --group apps --version v1 --kind Deployment --resource=false
+CMDS
+
 if (( manifests )); then
-  for name in project knative-lite project-with-plugins; do
+  for name in project knative-lite project-with-plugins project-multicluster; do
     dir="$repo/testdata/$name"
     # Resolve dependencies exactly as the workspace does, so the shared target dir is reused.
     cp "$repo/Cargo.lock" "$dir/Cargo.lock"

@@ -63,7 +63,7 @@ pub enum AlphaCommand {
 /// `kbr edit` flags (Kubebuilder's `edit`): the `kbr init` settings that can change later. At
 /// least one is required.
 #[derive(Debug, Clone, Args)]
-#[command(group(clap::ArgGroup::new("setting").required(true).multiple(true).args(["namespaced", "sharding", "license", "owner", "runtime_path", "runtime_version", "workflows", "plugins"])))]
+#[command(group(clap::ArgGroup::new("setting").required(true).multiple(true).args(["namespaced", "sharding", "license", "owner", "runtime_path", "runtime_version", "workflows", "plugins", "multicluster"])))]
 pub struct EditArgs {
     /// Watch only the manager's namespace(s) (WATCH_NAMESPACE), with namespaced RBAC; `=false`
     /// watches the whole cluster again.
@@ -98,6 +98,12 @@ pub struct EditArgs {
     /// differs is merged with conflict markers.
     #[arg(long)]
     pub workflows: bool,
+
+    /// Run the controllers on every member cluster a provider finds, the manager on the
+    /// management cluster (a preview): `directory` (the default) reads one kubeconfig per file
+    /// from a directory mounted from a Secret. Not with --namespaced or --sharding.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "directory", value_name = "PROVIDER")]
+    pub multicluster: Option<String>,
 
     /// Add optional plugins, comma-separated: `grafana` (dashboards of the manager's metrics in
     /// grafana/), `autoupdate` (a weekly workflow running kbr alpha update).
@@ -199,6 +205,12 @@ pub struct InitArgs {
     /// Depend on this crates.io version of kbr-runtime.
     #[arg(long, value_name = "VERSION")]
     pub runtime_version: Option<String>,
+
+    /// Run the controllers on every member cluster a provider finds, the manager on the
+    /// management cluster (a preview): `directory` (the default) reads one kubeconfig per file
+    /// from a directory mounted from a Secret. Not with --namespaced or --sharding.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "directory", value_name = "PROVIDER")]
+    pub multicluster: Option<String>,
 
     /// Optional plugins, comma-separated: `grafana`, `autoupdate` (see `kbr edit --plugins`).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "PLUGIN")]

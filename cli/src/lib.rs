@@ -26,6 +26,7 @@ pub mod context;
 pub mod error;
 pub mod grafana;
 pub mod license;
+pub mod multicluster;
 pub mod names;
 pub mod plan;
 pub mod project;

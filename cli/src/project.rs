@@ -8,6 +8,7 @@
 //! layout:
 //! - kbr.dev/v1alpha1           # kbr's project layout (Kubebuilder: go.kubebuilder.io/v4)
 //! license: apache2             # kbr: `--license` (apache2 | none), for re-rendering headers
+//! multicluster: directory      # kbr: only with `kbr init --multicluster` (or `kbr edit`)
 //! namespaced: true             # only with `kbr init --namespaced`
 //! owner: The Knative Authors   # kbr: `--owner`, omitted when empty
 //! plugins:                     # Kubebuilder's optional plugins, by plugin key (omitted: none)
@@ -131,6 +132,10 @@ pub struct Project {
     /// `--license`.
     #[serde(default)]
     pub license: License,
+    /// `kbr init --multicluster[=PROVIDER]` (or `kbr edit`): the controllers run on every
+    /// member cluster the provider finds, the manager on the management cluster. A kbr key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multicluster: Option<crate::multicluster::Provider>,
     /// `kbr init --namespaced`: the manager watches only its own namespace(s).
     #[serde(default, skip_serializing_if = "is_false")]
     pub namespaced: bool,
@@ -421,6 +426,7 @@ mod tests {
             domain: "knative.dev".into(),
             layout: vec![LAYOUT.into()],
             license: License::Apache2,
+            multicluster: None,
             namespaced: false,
             owner: "The Knative Authors".into(),
             plugins: Plugins::default(),

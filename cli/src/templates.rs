@@ -129,6 +129,15 @@ templates! {
     RbacMetricsAuthRoleBinding(p: ProjectContext) => "init/config/rbac/metrics_auth_role_binding.yaml";
     /// `config/rbac/metrics_reader_role.yaml`.
     RbacMetricsReaderRole(p: ProjectContext) => "init/config/rbac/metrics_reader_role.yaml";
+    /// `config/member/kustomization.yaml`: what each member cluster of a multi-cluster project
+    /// needs.
+    MemberKustomization(p: ProjectContext) => "init/config/member/kustomization.yaml";
+    /// `config/member/namespace.yaml`: the namespace of the member ServiceAccount.
+    MemberNamespace(p: ProjectContext) => "init/config/member/namespace.yaml";
+    /// `config/member/service_account.yaml`: the manager's identity in a member cluster.
+    MemberServiceAccount(p: ProjectContext) => "init/config/member/service_account.yaml";
+    /// `config/member/role_binding.yaml`: the member role granted to that identity.
+    MemberRoleBinding(p: ProjectContext) => "init/config/member/role_binding.yaml";
     /// `config/crd/kustomization.yaml`.
     CrdKustomization(p: ProjectContext) => "init/config/crd/kustomization.yaml";
     /// `config/samples/kustomization.yaml`.
@@ -162,10 +171,16 @@ templates! {
     ControllerGroupMod(p: ProjectContext, r: ResourceContext) => "api/src/controller/group_mod.rs";
     /// `src/controller/<group>/<kind>.rs`: the reconciler.
     ControllerKind(p: ProjectContext, r: ResourceContext) => "api/src/controller/kind.rs";
+    /// `src/controller/<group>/<kind>.rs` of a multi-cluster project (`init --multicluster`):
+    /// a multi-cluster reconciler, run on every member cluster.
+    ControllerKindMulticluster(p: ProjectContext, r: ResourceContext) => "api/src/controller/kind_multicluster.rs";
     /// `tests/controller/main.rs`: the controller test suite, one module per kind.
     ControllerTestSuite(p: ProjectContext) => "api/tests/controller_main.rs";
     /// `tests/controller/<kind>.rs`: the reconciler test.
     ControllerTest(p: ProjectContext, r: ResourceContext) => "api/tests/controller_test.rs";
+    /// `tests/controller/<kind>.rs` of a multi-cluster project: three clusters, each object
+    /// reconciled in its own (a built-in kind: one reconcile on a single cluster).
+    ControllerTestMulticluster(p: ProjectContext, r: ResourceContext) => "api/tests/controller_multicluster_test.rs";
     /// `config/samples/<group>_<version>_<kind>.yaml`.
     Sample(p: ProjectContext, r: ResourceContext) => "api/config/samples/sample.yaml";
     /// `src/api/<group>/<version>/<kind>.rs` of the deploy-image plugin: size, port, conditions.
@@ -202,6 +217,8 @@ templates! {
     FragLibRbac(r: ResourceContext) => "api/fragments/lib_rbac.rs";
     /// Fragment for `src/lib.rs` marker `builder`.
     FragLibBuilder(r: ResourceContext) => "api/fragments/lib_builder.rs";
+    /// Fragment for `src/lib.rs` marker `multicluster` (a project made with `--multicluster`).
+    FragLibMulticluster(r: ResourceContext) => "api/fragments/lib_multicluster.rs";
     /// Fragment for `src/lib.rs` marker `sharding` (a project made with `--sharding`).
     FragLibSharding(r: ResourceContext) => "api/fragments/lib_sharding.rs";
     /// Fragment for `config/crd/kustomization.yaml` marker `crdkustomizeresource`.

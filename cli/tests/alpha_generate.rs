@@ -15,6 +15,7 @@ fn written_by_make_manifests(path: &str) -> bool {
     path == "config/crd/bases"
         || path.starts_with("config/crd/bases/")
         || path == "config/rbac/role.yaml"
+        || path == "config/member/role.yaml"
         || path == "config/webhook/manifests.yaml"
 }
 

@@ -90,6 +90,10 @@ fn edit(args: &EditArgs, env: &Env) -> Result<(Project, Vec<Change>), EditError>
     if let Some(namespaced) = args.namespaced {
         after.namespaced = namespaced;
     }
+    if let Some(name) = &args.multicluster {
+        let provider = crate::multicluster::Provider::parse(name).map_err(ScaffoldError::from)?;
+        after.multicluster = Some(provider);
+    }
     if let Some(sharding) = args.sharding {
         after.sharding = sharding;
     }

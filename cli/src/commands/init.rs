@@ -143,11 +143,18 @@ fn plan_and_write(args: &InitArgs, env: &Env) -> Result<Vec<String>, InitError> 
     };
     names::validate_project_name(&name, from_dir)?;
     let runtime = runtime(args, dir)?;
+    let multicluster = args
+        .multicluster
+        .as_deref()
+        .map(crate::multicluster::Provider::parse)
+        .transpose()
+        .map_err(ScaffoldError::from)?;
     let project = Project {
         cli_version: KBR_VERSION.to_owned(),
         domain: args.domain.clone(),
         layout: vec![LAYOUT.to_owned()],
         license: args.license,
+        multicluster,
         namespaced: args.namespaced,
         owner: args.owner.clone(),
         plugins: Plugins::default(),
@@ -275,7 +282,8 @@ fn relative_path(from: &Path, to: &Path) -> String {
 }
 
 /// Every file `kbr init` writes besides PROJECT: (path, content); with `--sharding`, the shard
-/// Lease role and its binding too; with the autoupdate plugin its workflow; with the grafana
+/// Lease role and its binding too; with `--multicluster`, what each member cluster needs
+/// (`config/member`); with the autoupdate plugin its workflow; with the grafana
 /// plugin the runtime dashboard and the custom-metrics configuration.
 pub fn files(p: &ProjectContext) -> Result<Vec<(&'static str, String)>, askama::Error> {
     /// Renders each template type with `p`.
@@ -337,6 +345,15 @@ pub fn files(p: &ProjectContext) -> Result<Vec<(&'static str, String)>, askama::
         files.extend(render_all![
             "config/rbac/shard_lease_role.yaml" => RbacShardLeaseRole,
             "config/rbac/shard_lease_role_binding.yaml" => RbacShardLeaseRoleBinding,
+        ]);
+    }
+    if p.multicluster {
+        files.extend(render_all![
+            "config/member/kustomization.yaml" => MemberKustomization,
+            "config/member/namespace.yaml" => MemberNamespace,
+            "config/member/service_account.yaml" => MemberServiceAccount,
+            "config/member/role.yaml" => RbacRole,
+            "config/member/role_binding.yaml" => MemberRoleBinding,
         ]);
     }
     if p.autoupdate {

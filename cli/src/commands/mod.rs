@@ -63,6 +63,17 @@ pub enum ScaffoldError {
         "--sharding and --namespaced exclude each other: the sharder assigns the objects of the sharded kinds in every namespace, which a manager with namespaced RBAC cannot read; drop one of them (kbr edit --namespaced=false or --sharding=false)"
     )]
     ShardingNamespaced,
+    /// A multi-cluster project would be sharded, namespaced or have deploy-image kinds.
+    #[error("--multicluster and {other} exclude each other: {why}; drop one of them")]
+    MulticlusterWith {
+        /// The other setting.
+        other: &'static str,
+        /// Why, in a few words.
+        why: &'static str,
+    },
+    /// `--multicluster` names no provider kbr scaffolds.
+    #[error(transparent)]
+    Multicluster(#[from] crate::multicluster::UnknownProvider),
     /// The license header could not be made.
     #[error(transparent)]
     License(#[from] LicenseError),
@@ -91,6 +102,26 @@ pub fn print(out: &mut dyn Write, line: impl Display) -> Result<(), OutputError>
 pub fn check_settings(project: &Project) -> Result<(), ScaffoldError> {
     if project.sharding && project.namespaced {
         return Err(ScaffoldError::ShardingNamespaced);
+    }
+    if project.multicluster.is_some() {
+        let conflict = if project.sharding {
+            Some((
+                "--sharding",
+                "the replicas of a multi-cluster manager do not split the clusters yet",
+            ))
+        } else if project.namespaced {
+            Some(("--namespaced", "the member clusters' role is a ClusterRole"))
+        } else if project.plugins.deploy_image.is_some() {
+            Some((
+                "the deploy-image plugin (create api --image)",
+                "its controllers run on one cluster",
+            ))
+        } else {
+            None
+        };
+        if let Some((other, why)) = conflict {
+            return Err(ScaffoldError::MulticlusterWith { other, why });
+        }
     }
     Ok(())
 }

@@ -18,6 +18,7 @@ pub use resource::ResourceContext;
 pub use webhook::WebhookContext;
 
 use crate::license::Headers;
+use crate::multicluster::Provider;
 use crate::names::rust::crate_name;
 use crate::project::{Project, Runtime};
 
@@ -38,6 +39,12 @@ pub struct ProjectContext {
     /// Whether the manager's replicas split the objects of every controller's kind between them
     /// (`init --sharding`).
     pub sharding: bool,
+    /// Whether the controllers run on every member cluster a provider finds
+    /// (`init --multicluster`).
+    pub multicluster: bool,
+    /// Whether the member clusters come from kubeconfig files in a directory
+    /// (`init --multicluster=directory`).
+    pub directory_provider: bool,
     /// Whether the project has the autoupdate plugin (`.github/workflows/auto_update.yml`).
     pub autoupdate: bool,
     /// Whether the project has the grafana plugin (`grafana/`).
@@ -68,6 +75,8 @@ impl ProjectContext {
             domain: project.domain.clone(),
             namespaced: project.namespaced,
             sharding: project.sharding,
+            multicluster: project.multicluster.is_some(),
+            directory_provider: project.multicluster == Some(Provider::Directory),
             autoupdate: project.plugins.autoupdate.is_some(),
             grafana: project.plugins.grafana.is_some(),
             leader_election_id: format!(

@@ -213,6 +213,7 @@ mod tests {
             domain: "example.com".to_owned(),
             layout: Vec::new(),
             license: Default::default(),
+            multicluster: None,
             namespaced: false,
             owner: String::new(),
             project_name: "my-op".to_owned(),

@@ -3,7 +3,14 @@
 //! The library holds what the binaries share: the API types ([`api`]), their reconcilers
 //! ([`controller`]) and webhooks ([`webhook`]), and the registries `kbr create api` and
 //! `kbr create webhook` keep up to date: [`scheme`] (every API type), [`rbac_rules`] (the
-{%- if p.sharding %}
+{%- if p.multicluster %}
+//! reconcilers' RBAC markers), [`setup_multicluster_controllers`] (every controller, on every
+//! member cluster), [`setup_controllers`] (every controller, on one cluster) and [`webhooks`]
+//! (every webhook). `src/main.rs` runs them in a [`multicluster::Manager`];
+//! `src/bin/manifests.rs` builds the same controllers for one cluster without a cluster and
+//! writes the CRDs, the role each member cluster binds and the webhook configurations they
+//! imply.
+{%- else if p.sharding %}
 //! reconcilers' RBAC markers), [`setup_controllers`] (every controller), [`sharding`] (the kind
 //! of every controller, whose objects the replicas split) and [`webhooks`] (every webhook).
 //! `src/main.rs` runs them in a [`Manager`]; `src/bin/manifests.rs` builds the same controllers
@@ -19,6 +26,9 @@ pub mod api;
 pub mod controller;
 pub mod webhook;
 
+{% if p.multicluster -%}
+use kbr_runtime::multicluster;
+{% endif -%}
 use kbr_runtime::rbac;
 {%- if p.sharding %}
 use kbr_runtime::sharding::ShardingOptions;
@@ -44,6 +54,17 @@ const SETUP_WITH_MANAGER: &[SetupWithManager] = &[
     // +kbr:scaffold:builder
 ];
 
+{% if p.multicluster -%}
+/// Runs one controller on every member cluster: a reconciler's
+/// `setup_with_multicluster_manager`.
+type SetupWithMulticlusterManager = fn(&mut multicluster::Manager);
+
+/// The `setup_with_multicluster_manager` function of every reconciler.
+const SETUP_WITH_MULTICLUSTER_MANAGER: &[SetupWithMulticlusterManager] = &[
+    // +kbr:scaffold:multicluster
+];
+
+{% endif -%}
 {% if p.sharding -%}
 /// The ring of this operator's replicas with `--sharding` (unless `--shard-ring` names
 /// another): part of the label keys on the objects, `shard.sharding.kbr.dev/<ring>`.
@@ -79,6 +100,24 @@ pub fn rbac_rules() -> Vec<rbac::Rule> {
     RBAC_RULES.iter().flat_map(|rules| rules()).collect()
 }
 
+{% if p.multicluster -%}
+/// Runs every controller on each member cluster `manager` engages (one instance per cluster,
+/// with its own work queue and workers); `src/main.rs` calls it.
+pub fn setup_multicluster_controllers(manager: &mut multicluster::Manager) {
+    for setup_with_multicluster_manager in SETUP_WITH_MULTICLUSTER_MANAGER {
+        setup_with_multicluster_manager(manager);
+    }
+}
+
+/// Registers every controller with `manager` for its one cluster, and the reconcilers' markers
+/// ([`rbac_rules`]).
+///
+/// Then `manager.rbac_rules()` is every RBAC rule the controllers need in a member cluster:
+/// those each controller's wiring implies (what it reconciles, owns and watches, its event
+/// recorder) and the markers. `src/bin/manifests.rs` calls it on a manager without a cluster
+/// and writes them to `config/member/role.yaml`; a single-cluster manager runs the same
+/// controllers with it.
+{% else -%}
 /// Registers every controller with `manager`, and the reconcilers' markers ([`rbac_rules`]).
 ///
 /// This is the one place the controllers are built: then `manager.rbac_rules()` is every RBAC
@@ -86,6 +125,7 @@ pub fn rbac_rules() -> Vec<rbac::Rule> {
 /// watches, its event recorder) and the markers. `src/main.rs` calls it and the manager checks
 /// the rules when it starts; `src/bin/manifests.rs` calls it on a manager without a cluster and
 /// writes them to `config/rbac/role.yaml`.
+{% endif -%}
 ///
 /// # Errors
 ///

@@ -1,16 +1,33 @@
 {{ p.header_rust }}//! The {{ p.project_name }} manager: runs every controller and webhook of this project, with health
-{%- if p.sharding %}
+{%- if p.multicluster %}
+//! probes, metrics and leader election on the management cluster, and the controllers on each
+//! member cluster of the fleet (Kubebuilder's `cmd/main.go` with multicluster-runtime's
+//! `mcmanager`).
+{%- else if p.sharding %}
 //! probes, metrics, and leader election or controller sharding (Kubebuilder's `cmd/main.go`).
 {%- else %}
 //! probes, metrics and leader election (Kubebuilder's `cmd/main.go`).
 {%- endif %}
 
+{% if p.directory_provider -%}
+use std::path::PathBuf;
+
+{% endif -%}
 use clap::Parser;
+{%- if p.directory_provider %}
+use kbr_runtime::multicluster::{self, DirectoryProvider};
+{%- endif %}
 use kbr_runtime::webhook::WebhookServer;
 use kbr_runtime::{Manager, ManagerArgs, ManagerOptions};
 
+{% if p.directory_provider -%}
+/// Runs the {{ p.project_name }} controllers on every cluster of a directory of kubeconfig files; the
+/// manager itself runs against the cluster of the current kubeconfig (or the in-cluster
+/// configuration): the management cluster.
+{%- else -%}
 /// Runs the {{ p.project_name }} controllers against the cluster of the current kubeconfig (or the
 /// in-cluster configuration).
+{%- endif %}
 #[derive(Debug, Parser)]
 #[command(version, about)]
 struct Args {
@@ -22,6 +39,14 @@ struct Args {
 {%- endif %}
     #[command(flatten)]
     manager: ManagerArgs,
+{%- if p.directory_provider %}
+
+    /// The member clusters: one kubeconfig file per cluster, named after the file (`eu-1.yaml`
+    /// is cluster `eu-1`), engaged, re-engaged and disengaged as files appear, change and go.
+    /// config/manager/manager.yaml mounts the `kubeconfigs` Secret here.
+    #[arg(long, env = "KUBECONFIG_DIR", default_value = "/etc/kubeconfigs")]
+    kubeconfig_dir: PathBuf,
+{%- endif %}
 }
 
 #[tokio::main]
@@ -46,7 +71,9 @@ async fn main() -> anyhow::Result<()> {
         ..args.manager.manager_options()
     };
     let mut manager = Manager::new({{ p.crate_name }}::scheme(), options).await?;
+{%- if !p.multicluster %}
     {{ p.crate_name }}::setup_controllers(&mut manager)?;
+{%- endif %}
 
     // ENABLE_WEBHOOKS=false runs the manager without its webhooks (e.g. locally).
     if kbr_runtime::webhook::enabled_from_env() {
@@ -56,8 +83,20 @@ async fn main() -> anyhow::Result<()> {
             manager.add_webhook_server(server)?;
         }
     }
+{%- if p.directory_provider %}
+
+    // The controllers run on the member clusters, one instance each, and only on the leader;
+    // the management cluster's manager serves the probes, metrics and webhooks.
+    let provider = DirectoryProvider::new(&args.kubeconfig_dir);
+    let mut manager = multicluster::Manager::new(manager, provider);
+    {{ p.crate_name }}::setup_multicluster_controllers(&mut manager);
+
+    let directory = args.kubeconfig_dir.display();
+    tracing::info!(%directory, "starting manager");
+{%- else %}
 
     tracing::info!("starting manager");
+{%- endif %}
     manager.start().await?;
     Ok(())
 }

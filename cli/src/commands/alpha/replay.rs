@@ -196,6 +196,7 @@ pub fn init(project: &Project) -> Vec<String> {
         domain,
         layout: _, // one layout so far
         license,
+        multicluster,
         namespaced,
         owner,
         plugins,
@@ -219,6 +220,9 @@ pub fn init(project: &Project) -> Vec<String> {
     }
     if *sharding {
         args.push("--sharding".to_owned());
+    }
+    if let Some(provider) = multicluster {
+        args.push(format!("--multicluster={provider}"));
     }
     let Plugins {
         autoupdate,

@@ -183,6 +183,7 @@ mod tests {
             domain: "example.com".into(),
             layout: vec![crate::project::LAYOUT.into()],
             license: Default::default(),
+            multicluster: None,
             namespaced: false,
             owner: String::new(),
             project_name: "op".into(),

@@ -55,6 +55,8 @@ fn plan_and_write(
     });
 
     upsert_resource(&mut project, resource);
+    // E.g. --image in a multi-cluster project.
+    crate::commands::check_settings(&project)?;
 
     let mut plan = PlanBuilder::new(&env.dir);
     if args.resource {
@@ -164,6 +166,14 @@ fn plan_api(
         Marker::hash("crdresource"),
         &render(&t::FragDefaultKustomization { r })?,
     )?;
+    if p.multicluster {
+        // Every member cluster serves the kinds its controllers reconcile.
+        plan.insert(
+            "config/member/kustomization.yaml",
+            Marker::hash("crdresource"),
+            &render(&t::FragDefaultKustomization { r })?,
+        )?;
+    }
     let sample = format!(
         "config/samples/{}_{}_{}.yaml",
         r.group, r.version, r.kind_lower
@@ -234,6 +244,10 @@ fn plan_controller(
             render(&t::ControllerKindDeployImage { p, r, d })?,
             render(&t::ControllerTestDeployImage { p, r, d })?,
         ),
+        None if p.multicluster => (
+            render(&t::ControllerKindMulticluster { p, r })?,
+            render(&t::ControllerTestMulticluster { p, r })?,
+        ),
         None => (
             render(&t::ControllerKind { p, r })?,
             render(&t::ControllerTest { p, r })?,
@@ -263,6 +277,13 @@ fn plan_controller(
         Marker::rust("builder"),
         &render(&t::FragLibBuilder { r })?,
     )?;
+    if p.multicluster {
+        plan.insert(
+            "src/lib.rs",
+            Marker::rust("multicluster"),
+            &render(&t::FragLibMulticluster { r })?,
+        )?;
+    }
     if p.sharding {
         plan.insert(
             "src/lib.rs",

@@ -1,0 +1,25 @@
+// Copyright 2026.
+//
+// Licensed under the Apache License, Version 2.0 (the "License");
+// you may not use this file except in compliance with the License.
+// You may obtain a copy of the License at
+//
+//     http://www.apache.org/licenses/LICENSE-2.0
+//
+// Unless required by applicable law or agreed to in writing, software
+// distributed under the License is distributed on an "AS IS" BASIS,
+// WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+// See the License for the specific language governing permissions and
+// limitations under the License.
+
+//! crew.testproject.org/v1: the API types of group `crew`, version `v1`.
+
+mod captain;
+pub use captain::{Captain, CaptainSpec, CaptainStatus};
+// +kbr:scaffold:kinds
+
+/// Adds every kind of crew.testproject.org/v1 to `scheme`.
+pub fn add_to_scheme(scheme: &mut kbr_runtime::Scheme) {
+    scheme.add::<Captain>();
+    // +kbr:scaffold:scheme
+}
