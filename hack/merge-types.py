@@ -8,11 +8,14 @@ DIR, named core.json, apps.json, batch.json, coordination.json, events.json,
 admissionregistration.json and apiextensions.json (GET /openapi/v3/api/v1, /openapi/v3/apis/apps/v1, ...), then run
     python3 hack/merge-types.py DIR testing/src/rules/apply/builtin_types.json
 
-Only what server-side apply reads is kept (kube-openapi pkg/schemaconv): type, properties, items,
-additionalProperties, $ref, x-kubernetes-list-type/-list-map-keys/-map-type/-preserve-unknown-fields,
-x-kubernetes-patch-strategy/-patch-merge-key where there is no list type, and defaults (the
-declarative ones and the zero values Go writes for fields that are not pointers: `{}`, `""`, `0`),
-which the fake applies to built-in kinds as the API server's decoding does.
+Only what server-side apply and strategic merge patch read is kept: type, properties, items,
+additionalProperties, $ref, x-kubernetes-list-type/-list-map-keys/-map-type/-preserve-unknown-fields
+(kube-openapi pkg/schemaconv), x-kubernetes-patch-strategy/-patch-merge-key on every property that
+has them (server-side apply reads them only where there is no list type; strategic merge patch
+reads them everywhere, as apimachinery pkg/util/strategicpatch reads the Go types' `patchStrategy`
+and `patchMergeKey` tags they come from: `merge`, `retainKeys`, `merge,retainKeys`, `replace`),
+and defaults (the declarative ones and the zero values Go writes for fields that are not pointers:
+`{}`, `""`, `0`), which the fake applies to built-in kinds as the API server's decoding does.
 """
 import json
 import sys
@@ -28,7 +31,8 @@ KINDS = [
     ("apiextensions", "apiextensions.k8s.io", "v1", ["CustomResourceDefinition"]),
 ]
 KEEP = ["type", "x-kubernetes-list-type", "x-kubernetes-list-map-keys", "x-kubernetes-map-type",
-        "x-kubernetes-preserve-unknown-fields"]
+        "x-kubernetes-preserve-unknown-fields", "x-kubernetes-patch-strategy",
+        "x-kubernetes-patch-merge-key"]
 
 
 def main(src, dest):
@@ -59,10 +63,6 @@ def main(src, dest):
         for k in KEEP:
             if k in sch:
                 out[k] = sch[k]
-        if "x-kubernetes-list-type" not in sch:
-            for k in ["x-kubernetes-patch-strategy", "x-kubernetes-patch-merge-key"]:
-                if k in sch:
-                    out[k] = sch[k]
         if "default" in sch:
             out["default"] = sch["default"]
         if "properties" in sch:

@@ -141,9 +141,11 @@
 //! - **Built-in kinds** as kube-apiserver v1.36 serves them: defaults, the strategies' create
 //!   and update rules, validation with the API server's wording, Service cluster IPs and node
 //!   ports, `/scale` — see the table below.
-//! - **Verbs**: get, list, watch, create, update, patch (JSON merge patch, strategic merge
-//!   patch treated as merge — a 415 for custom resources, as on the real server —, JSON patch,
-//!   server-side apply), delete, deletecollection;
+//! - **Verbs**: get, list, watch, create, update, patch (JSON merge patch; strategic merge
+//!   patch of built-in kinds by their OpenAPI patch strategies and merge keys, with the
+//!   `$patch`, `$retainKeys`, `$deleteFromPrimitiveList` and `$setElementOrder` directives and
+//!   the real server's errors — a 415 for custom resources —; JSON patch with its failures
+//!   answered as the real server does; server-side apply), delete, deletecollection;
 //!   `?dryRun=All` (another value is a 422 on the write's options).
 //! - **Decoding and `fieldValidation`** (`endpoints/handlers`, `customresource_handler.go`,
 //!   `schema/objectmeta`): a write's body is decoded into its kind before admission — custom
@@ -338,8 +340,11 @@
 //!   fake does on update.
 //! - Garbage collection and the namespace controller are synchronous (inside the request that
 //!   triggers them), and a dependent whose owner never existed is kept.
-//! - Strategic merge patches of built-in kinds are JSON merge patches (no merge keys); custom
-//!   resources refuse them with 415, as the real server does.
+//! - Strategic merge patches read the patch strategies of the built-in kinds the fake has
+//!   OpenAPI types for (`rules/apply/builtin_types.json`); a field the type does not declare is
+//!   merged without strategy (the real server answers a 500, `unable to find api field`), and
+//!   JSON field names are matched case-sensitively (Go also matches them case-insensitively).
+//!   A JSON patch `copy` from a missing member fails (evanphx/json-patch v4 copies `null`).
 //! - Server-side apply (see above) does not convert between versions (every manager's fields
 //!   are compared on the one stored object), does not upgrade `kubectl`'s client-side-apply
 //!   annotation (`last-applied-configuration`), does not reconcile recorded fields after a

@@ -120,6 +120,12 @@ pub(crate) fn decode(
     }
     let directive = FieldValidation::of(query, options)?;
     if options == Options::Patch {
+        if directive.is_strict_decoding()
+            && content_type.starts_with("application/json-patch+json")
+            && let Some(error) = crate::rules::patch::json_patch_shape_error(&body)
+        {
+            return Err(error);
+        }
         let patch_errors = if directive.is_strict_decoding() {
             patch_errors(content_type, &body)
         } else {

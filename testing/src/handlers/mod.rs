@@ -310,7 +310,12 @@ fn serve_object(
             let old = state.store.get(&key(&call.rt, ns, name)).cloned();
             if let Some(decoding) = &patch_decoding
                 && let Some(old) = &old
-                && let Some(preview) = crate::rules::patch::preview(old, &kind, body)
+                && let Some(preview) = crate::rules::patch::preview(
+                    old,
+                    &kind,
+                    body,
+                    crate::rules::patch::strategic_type(&call.rt).as_ref(),
+                )
             {
                 decoding.check(&call.rt, call.schema.as_deref(), &preview, warnings)?;
             }

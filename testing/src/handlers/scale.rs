@@ -61,7 +61,7 @@ pub(crate) fn serve(
                 None => return Err(ApiError::bad_request("a patch needs a Content-Type")),
             };
             let before = crate::rules::scale::read(rt, &*current?)?;
-            let scale = crate::rules::patch::patched(&before, kind, body)?;
+            let scale = crate::rules::patch::patched(&before, kind, body, None)?;
             state.update_scale(rt, namespace, name, &scale, &opts)?
         }
         other => {

@@ -191,13 +191,23 @@ impl ApiError {
         e
     }
 
-    /// 422 for a JSON patch that cannot be applied (a failed `test`, a missing path).
-    pub(crate) fn invalid_patch(why: &str) -> Self {
-        Self::new(
+    /// 422 for a JSON patch that cannot be applied (a failed `test`, a missing path): apiserver
+    /// `handlers/patch.go` answers `NewGenericServerResponse(422, ...)`, whose message is only
+    /// this sentence and whose `details` are empty (the library's text is not shown).
+    pub(crate) fn invalid_patch() -> Self {
+        let mut e = Self::new(
             422,
             "Invalid",
-            format!("the server rejected our request due to an error in our request: {why}"),
-        )
+            "the server rejected our request due to an error in our request".to_owned(),
+        );
+        e.details = Some(json!({}));
+        e
+    }
+
+    /// 500 for an error that is not an API status (apiserver `responsewriters/status.go`,
+    /// `ErrorToAPIStatus`): no reason, the error's text as the message.
+    pub(crate) fn unknown(message: String) -> Self {
+        Self::new(500, "", message)
     }
 
     /// 410 Gone (`Expired`), for a watch or continue token older than the retained history.
@@ -252,6 +262,11 @@ impl ApiError {
             "reason": self.reason,
             "code": self.code,
         });
+        if self.reason.is_empty()
+            && let Some(map) = status.as_object_mut()
+        {
+            map.remove("reason");
+        }
         if let (Some(details), Some(map)) = (&self.details, status.as_object_mut()) {
             map.insert("details".into(), details.clone());
         }

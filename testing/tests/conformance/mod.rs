@@ -43,6 +43,7 @@ pub mod lists;
 pub mod managed_fields;
 pub mod namespaces;
 mod objects;
+pub mod patches;
 pub mod raw;
 mod requests;
 pub mod reviews;
@@ -194,6 +195,17 @@ macro_rules! for_each_case {
             config::immutable_stays_set_and_freezes_binary_data,
             namespaces::namespace_names_and_their_name_label,
             crud::an_apply_needs_a_field_manager,
+            patches::smp_merges_containers_by_name,
+            patches::smp_patch_delete_removes_a_container,
+            patches::smp_patch_replace_on_a_list_and_a_map,
+            patches::smp_set_element_order_orders_the_merged_list,
+            patches::smp_retain_keys_clears_the_other_keys,
+            patches::smp_merges_and_deletes_from_primitive_lists,
+            patches::smp_merges_ports_by_container_port,
+            patches::smp_merges_env_by_name,
+            patches::smp_malformed_directives_are_refused,
+            patches::smp_of_a_custom_resource_is_415,
+            patches::json_patch_failures_answer_as_the_apiserver,
         }
     };
 }

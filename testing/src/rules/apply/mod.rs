@@ -49,7 +49,7 @@ pub(crate) use builtin::kind_type as builtin_kind_type;
 use element::path_text;
 use fieldset::{FieldSet, PathElement};
 use managed::Managed;
-pub(crate) use schema::{Ty, custom_resource};
+pub(crate) use schema::{Atom, PatchMeta, Ty, custom_resource};
 use updater::{Conflict, ManagedFields, Updater, VersionedSet};
 
 /// `?fieldManager=` and `?force=` of an apply patch.
@@ -248,7 +248,7 @@ impl FieldManager {
         opts: &ApplyOptions,
     ) -> Result<Value, ApiError> {
         let mut managed = managed::decode(live.pointer("/metadata/managedFields"))
-            .map_err(|e| internal(format!("failed to decode managed fields: {e}")))?;
+            .map_err(|e| ApiError::unknown(format!("failed to decode managed fields: {e}")))?;
         self.check_kind(config)?;
         let live = without_managed_fields(live);
         if managed.fields.is_empty() {
@@ -265,7 +265,7 @@ impl FieldManager {
                 [one] => one.clone(),
                 many => format!("errors:\n  {}", many.join("\n  ")),
             };
-            return Err(internal(format!(
+            return Err(ApiError::unknown(format!(
                 "failed to create typed patch object ({}; {}): {text}",
                 self.object_name(config),
                 self.gvk_text(&self.rt.api_version(), &self.rt.kind),
@@ -330,16 +330,6 @@ fn strip(fields: &mut ManagedFields, manager: &str) {
         if owned.set.is_empty() {
             fields.remove(manager);
         }
-    }
-}
-
-/// A 500 for an error that is not an API status (`ErrorToAPIStatus`: reason unknown).
-fn internal(message: String) -> ApiError {
-    ApiError {
-        code: 500,
-        reason: "",
-        message,
-        details: None,
     }
 }
 

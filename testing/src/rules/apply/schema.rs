@@ -64,6 +64,37 @@ pub(crate) struct FieldType {
     /// Its `default`: used for missing key fields of map-list items, and by the built-in
     /// kinds' defaulting (`crate::rules::builtin`), which also applies the `{}` of structs.
     pub(crate) default: Option<Value>,
+    /// Its strategic-merge-patch metadata (`crate::rules::patch::strategic`).
+    pub(crate) patch: PatchMeta,
+}
+
+/// How a strategic merge patch treats a field: its `x-kubernetes-patch-strategy` (the Go
+/// field's `patchStrategy` tag, comma-separated) and `x-kubernetes-patch-merge-key`, as
+/// apimachinery `pkg/util/strategicpatch/meta.go` (`PatchMeta`) reads them. Kept for every
+/// field, whatever its list type: server-side apply reads them only through [`Converter`].
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PatchMeta {
+    /// The strategies, e.g. `["merge"]`, `["retainKeys"]`, `["merge", "retainKeys"]`; empty
+    /// when the field has none (lists are then replaced and maps merged).
+    pub(crate) strategies: Vec<String>,
+    /// The merge key of a list of objects merged by key, e.g. `name`; empty when none.
+    pub(crate) merge_key: String,
+}
+
+impl PatchMeta {
+    /// The metadata a property's schema declares.
+    fn of(prop: &Value) -> Self {
+        let text = |key: &str| prop.get(key).and_then(Value::as_str).unwrap_or("");
+        let strategy = text("x-kubernetes-patch-strategy");
+        Self {
+            strategies: if strategy.is_empty() {
+                Vec::new()
+            } else {
+                strategy.split(',').map(str::to_owned).collect()
+            },
+            merge_key: text("x-kubernetes-patch-merge-key").to_owned(),
+        }
+    }
 }
 
 pub(super) static DEDUCED: LazyLock<Arc<Atom>> = LazyLock::new(|| {
@@ -189,6 +220,7 @@ impl Converter {
                 let field = FieldType {
                     ty: self.reference(prop),
                     default,
+                    patch: PatchMeta::of(prop),
                 };
                 (name.clone(), field)
             })
@@ -259,6 +291,7 @@ fn add_type_and_object_meta(fields: &mut HashMap<String, FieldType>) {
             ..Atom::default()
         })),
         default: None,
+        patch: PatchMeta::default(),
     };
     fields.insert("apiVersion".into(), scalar());
     fields.insert("kind".into(), scalar());
@@ -267,6 +300,7 @@ fn add_type_and_object_meta(fields: &mut HashMap<String, FieldType>) {
         FieldType {
             ty: Ty::Named(Arc::from(OBJECT_META), None),
             default: None,
+            patch: PatchMeta::default(),
         },
     );
 }

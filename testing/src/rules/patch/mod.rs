@@ -5,12 +5,32 @@
 //! resourceVersion preconditions (a patch that sets `metadata.resourceVersion` is conditional)
 //! work as for `PUT`.
 //!
-//! Differences from the apiserver: a strategic merge patch of a built-in kind is applied as a
-//! JSON merge patch (the apiserver would merge lists by their patch merge keys; custom
-//! resources refuse strategic merge patches, [`crate::handlers::decoding`]). Server-side apply and the
-//! ownership every patch records are in [`crate::rules::apply`].
+//! A strategic merge patch ([`strategic`]) reads the patch strategies and merge keys of the
+//! kind's OpenAPI type ([`strategic_type`]); custom resources refuse it with 415
+//! ([`crate::handlers::decoding`]). A JSON patch is applied with evanphx/json-patch v4's
+//! readings and failures ([`json`]). Server-side apply and the ownership every patch records
+//! are in [`crate::rules::apply`].
+//!
+//! Differences from the apiserver: a field the OpenAPI type does not declare is merged without
+//! a strategy (the apiserver's Go struct lookup fails with a 500 `unable to find api field in
+//! struct`), field names are matched case-sensitively (Go's lookup falls back to a
+//! case-insensitive match), `/scale` patches have no patch metadata (`Scale` has no lists, so
+//! the result is the same); a JSON patch `copy` from a missing member fails (v4 copies `null`),
+//! and a merge patch that is not an object is the strict decoder's 400 whatever the
+//! `fieldValidation` (with `Ignore` the apiserver merges it and answers a 422 `couldn't get
+//! version/kind`).
+
+mod go_text;
+mod json;
+mod strategic;
+mod strategic_error;
+mod strategic_order;
+#[cfg(test)]
+mod tests;
 
 use std::sync::Arc;
+
+pub(crate) use json::strict_shape_error as json_patch_shape_error;
 
 use serde_json::Value;
 
@@ -19,7 +39,7 @@ use crate::machinery::api_error::subject;
 use crate::machinery::registry::ResourceType;
 use crate::machinery::subresource::Part;
 use crate::rules::State;
-use crate::rules::apply::ApplyOptions;
+use crate::rules::apply::{ApplyOptions, Ty, builtin_kind_type};
 use crate::rules::write::{Ownership, WriteOptions, key};
 
 /// The patch type, from the request's `Content-Type`.
@@ -27,7 +47,7 @@ use crate::rules::write::{Ownership, WriteOptions, key};
 pub(crate) enum PatchKind {
     /// `application/merge-patch+json` (RFC 7386).
     Merge,
-    /// `application/strategic-merge-patch+json`, applied as a merge patch.
+    /// `application/strategic-merge-patch+json` ([`strategic`]).
     StrategicMerge,
     /// `application/json-patch+json` (RFC 6902).
     Json,
@@ -90,65 +110,70 @@ fn parse_body(kind: &PatchKind, body: &[u8]) -> Result<Value, ApiError> {
     }
 }
 
-/// Applies an RFC 6902 patch with the apiserver's (evanphx/json-patch's) reading of `test`: a
-/// missing member tests equal to `null` when its parent exists — what kube-runtime's finalizer
-/// helper relies on (`test /metadata/finalizers == null`, then `add`). A failed operation fails
-/// the whole patch (the caller discards `doc`).
-fn apply_json_patch(doc: &mut Value, ops: &json_patch::Patch) -> Result<(), ApiError> {
-    for op in &ops.0 {
-        if let json_patch::PatchOperation::Test(test) = op
-            && test.value.is_null()
-            && doc.pointer(test.path.as_str()).is_none()
-            && test
-                .path
-                .parent()
-                .is_some_and(|parent| doc.pointer(parent.as_str()).is_some())
-        {
-            continue;
-        }
-        json_patch::patch(doc, std::slice::from_ref(op))
-            .map_err(|e| ApiError::invalid_patch(&e.to_string()))?;
-    }
-    Ok(())
+/// The merge type a strategic merge patch of `rt` reads its patch strategies from: the
+/// built-in kind's, from its OpenAPI (`None` for other kinds: lists are then replaced).
+pub(crate) fn strategic_type(rt: &ResourceType) -> Option<Ty> {
+    builtin_kind_type(&rt.group, &rt.version, &rt.kind)
 }
 
 /// The object a merge, strategic merge or JSON patch makes of `old`, without storing it: what
 /// the patch handler decodes for `fieldValidation` ([`crate::handlers::decoding::PatchDecoding`]).
 /// `None` for server-side apply and for a patch that fails (applying it reports why).
-pub(crate) fn preview(old: &Value, kind: &PatchKind, body: &[u8]) -> Option<Value> {
-    let patch = parse_body(kind, body).ok()?;
-    let mut new = old.clone();
-    match kind {
-        PatchKind::Merge | PatchKind::StrategicMerge if patch.is_object() => {
-            json_patch::merge(&mut new, &patch);
-        }
-        PatchKind::Json => {
-            let ops: json_patch::Patch = serde_json::from_value(patch).ok()?;
-            apply_json_patch(&mut new, &ops).ok()?;
-        }
-        _ => return None,
+pub(crate) fn preview(
+    old: &Value,
+    kind: &PatchKind,
+    body: &[u8],
+    ty: Option<&Ty>,
+) -> Option<Value> {
+    if matches!(kind, PatchKind::Apply(_)) {
+        return None;
     }
-    Some(new)
+    patched(old, kind, body, ty).ok()
 }
 
-/// Applies a merge, strategic merge or JSON patch `patch` to `doc` in place.
+/// Applies a merge, strategic merge or JSON patch `patch` to `doc`, reading the patch
+/// strategies of a strategic merge patch from `ty`.
 ///
 /// # Errors
-/// 400 for a merge patch that is not an object or a JSON patch that does not parse; 422 for a
-/// JSON patch operation that fails; 415 for server-side apply, which has no document form.
-fn apply_parsed(doc: &mut Value, kind: &PatchKind, patch: Value) -> Result<(), ApiError> {
+/// 400 for a merge patch that is not an object or a JSON patch that is not a list; 422 for a
+/// JSON patch operation that fails; a strategic merge patch's errors as
+/// [`strategic::SmpError`] says; 415 for server-side apply, which has no document form.
+fn apply_parsed(
+    doc: Value,
+    kind: &PatchKind,
+    patch: Value,
+    ty: Option<&Ty>,
+) -> Result<Value, ApiError> {
     match kind {
-        PatchKind::Merge | PatchKind::StrategicMerge => {
+        PatchKind::Merge => {
             if !patch.is_object() {
-                return Err(ApiError::bad_request("a merge patch must be a JSON object"));
+                return Err(ApiError::bad_request(format!(
+                    "error decoding patch: json: cannot unmarshal {} into Go value of type \
+                     map[string]interface {{}}",
+                    json::go_json_type(&patch)
+                )));
             }
-            json_patch::merge(doc, &patch);
-            Ok(())
+            let mut doc = doc;
+            json_patch::merge(&mut doc, &patch);
+            Ok(doc)
+        }
+        PatchKind::StrategicMerge => {
+            let (Value::Object(original), Value::Object(patch)) = (&doc, &patch) else {
+                return Err(ApiError::bad_request(format!(
+                    "json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+                    json::go_json_type(&patch)
+                )));
+            };
+            let schema = strategic::Schema::new(ty);
+            strategic::apply(original.clone(), patch.clone(), &schema)
+                .map(Value::Object)
+                .map_err(strategic::SmpError::into_api_error)
         }
         PatchKind::Json => {
-            let ops: json_patch::Patch = serde_json::from_value(patch)
-                .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
-            apply_json_patch(doc, &ops)
+            let ops = json::operations(patch)?;
+            let mut doc = doc;
+            json::apply(&mut doc, &ops)?;
+            Ok(doc)
         }
         PatchKind::Apply(_) => Err(ApiError::unsupported_media_type(
             "application/apply-patch+yaml",
@@ -156,16 +181,19 @@ fn apply_parsed(doc: &mut Value, kind: &PatchKind, patch: Value) -> Result<(), A
     }
 }
 
-/// The document a merge, strategic merge or JSON patch in `body` makes of `doc` (what a patch
-/// of a subresource such as `/scale` applies to the subresource's object).
+/// The document a merge, strategic merge or JSON patch in `body` makes of `doc` (also what a
+/// patch of a subresource such as `/scale` applies to the subresource's object, `ty` `None`).
 ///
 /// # Errors
 /// As [`apply_parsed`], and 400 for a body that does not parse.
-pub(crate) fn patched(doc: &Value, kind: &PatchKind, body: &[u8]) -> Result<Value, ApiError> {
+pub(crate) fn patched(
+    doc: &Value,
+    kind: &PatchKind,
+    body: &[u8],
+    ty: Option<&Ty>,
+) -> Result<Value, ApiError> {
     let patch = parse_body(kind, body)?;
-    let mut new = doc.clone();
-    apply_parsed(&mut new, kind, patch)?;
-    Ok(new)
+    apply_parsed(doc.clone(), kind, patch, ty)
 }
 
 impl State {
@@ -205,24 +233,23 @@ impl State {
                 _ => Err(ApiError::not_found(&subject(rt), name)),
             };
         };
-        let mut new = (*old).clone();
-        match kind {
+        let new = match kind {
             PatchKind::Merge | PatchKind::StrategicMerge | PatchKind::Json => {
-                apply_parsed(&mut new, kind, patch)?;
+                apply_parsed((*old).clone(), kind, patch, strategic_type(rt).as_ref())?
             }
             PatchKind::Apply(apply) => {
                 // The stored object as read, with its defaults (apiextensions-apiserver decodes
                 // it through the schema before the field manager sees it).
                 let schema = self.schemas.get(rt);
                 let live = crate::rules::crd::schemas::defaulted(&old, schema.as_deref());
-                new = self
+                let new = self
                     .merge_types
                     .field_manager(rt, part)
                     .apply(&live, &patch, apply)?;
                 let stored = self.write_over(rt, key, &old, new, part, &computed)?;
                 return Ok((stored, false));
             }
-        }
+        };
         let stored = self.write_over(rt, key, &old, new, part, opts)?;
         Ok((stored, false))
     }
