@@ -15,7 +15,7 @@ use std::sync::{Arc, LazyLock};
 
 use serde_json::Value;
 
-use super::schema::{Atom, Converter, DEDUCED, Ty, UNTYPED_ATOMIC};
+use super::schema::{Atom, Converter, DEDUCED, Named, Ty, UNTYPED_ATOMIC};
 
 /// The definitions by name, and the definition of each `group/version/Kind`.
 struct Registry {
@@ -49,7 +49,7 @@ pub(crate) fn definition(name: &str) -> Option<Arc<Atom>> {
 /// The merge type of the built-in kind `group/version/kind`, when the fake knows it.
 pub(crate) fn kind_type(group: &str, version: &str, kind: &str) -> Option<Ty> {
     let name = REGISTRY.kinds.get(&format!("{group}/{version}/{kind}"))?;
-    Some(Ty::Named(name.clone(), None))
+    Some(Ty::Named(Arc::new(Named::new(name.clone(), None))))
 }
 
 // Resolving a named type needs the definitions above; the other types resolve to themselves.
@@ -60,22 +60,26 @@ impl Ty {
             Self::Deduced => DEDUCED.clone(),
             Self::UntypedAtomic => UNTYPED_ATOMIC.clone(),
             Self::Inline(atom) => atom.clone(),
-            Self::Named(name, map_atomic) => {
-                let Some(atom) = definition(name) else {
-                    return DEDUCED.clone();
-                };
-                match (map_atomic, &atom.map) {
-                    (Some(atomic), Some(map)) if map.atomic != *atomic => {
-                        let mut changed = (*atom).clone();
-                        if let Some(m) = &mut changed.map {
-                            m.atomic = *atomic;
-                        }
-                        Arc::new(changed)
-                    }
-                    _ => atom,
-                }
-            }
+            Self::Named(named) => named.resolved.get_or_init(|| resolve(named)).clone(),
         }
+    }
+}
+
+/// What `named` stands for: its definition, with the referring property's map type when it
+/// differs; an unknown name is deduced.
+fn resolve(named: &Named) -> Arc<Atom> {
+    let Some(atom) = definition(&named.name) else {
+        return DEDUCED.clone();
+    };
+    match (named.map_atomic, &atom.map) {
+        (Some(atomic), Some(map)) if map.atomic != atomic => {
+            let mut changed = (*atom).clone();
+            if let Some(m) = &mut changed.map {
+                m.atomic = atomic;
+            }
+            Arc::new(changed)
+        }
+        _ => atom,
     }
 }
 

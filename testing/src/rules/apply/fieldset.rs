@@ -54,6 +54,12 @@ impl FieldSet {
         self.members.is_empty() && self.children.values().all(Self::is_empty)
     }
 
+    /// Whether the set has no node at all (no members, no children, not even empty ones): the
+    /// identity of every operation, where [`FieldSet::is_empty`] also admits empty children.
+    pub(crate) fn is_bare(&self) -> bool {
+        self.members.is_empty() && self.children.is_empty()
+    }
+
     /// The paths below `pe`, without it (`WithPrefix`).
     pub(crate) fn with_prefix(&self, pe: &PathElement) -> Option<&FieldSet> {
         self.children.get(pe)
@@ -62,15 +68,44 @@ impl FieldSet {
     /// Paths in either set.
     pub(crate) fn union(&self, other: &Self) -> Self {
         let mut out = self.clone();
-        out.members.extend(other.members.iter().cloned());
-        for (pe, child) in &other.children {
-            let merged = match out.children.get(pe) {
-                Some(mine) => mine.union(child),
-                None => child.clone(),
-            };
-            out.children.insert(pe.clone(), merged);
-        }
+        out.add(other);
         out
+    }
+
+    /// Adds the paths of `other`, in place: `*self = self.union(other)` without copying
+    /// `self` (the write path's sets are rebuilt on every write; see [`FieldSet::subtract`]).
+    pub(crate) fn add(&mut self, other: &Self) {
+        if self.is_bare() {
+            self.clone_from(other);
+            return;
+        }
+        self.members.extend(other.members.iter().cloned());
+        for (pe, child) in &other.children {
+            match self.children.get_mut(pe) {
+                Some(mine) => mine.add(child),
+                None => {
+                    self.children.insert(pe.clone(), child.clone());
+                }
+            }
+        }
+    }
+
+    /// Removes the paths of `other`, in place: `*self = self.difference(other)` without
+    /// copying what stays. Children left empty are dropped, as [`FieldSet::difference`] drops
+    /// them, so both give equal sets.
+    pub(crate) fn subtract(&mut self, other: &Self) {
+        if other.is_bare() {
+            return;
+        }
+        self.members.retain(|m| !other.members.contains(m));
+        self.children
+            .retain(|pe, child| match other.children.get(pe) {
+                None => true,
+                Some(theirs) => {
+                    child.subtract(theirs);
+                    !child.is_empty()
+                }
+            });
     }
 
     /// Paths in both sets.
@@ -294,6 +329,24 @@ mod tests {
             FieldSet::of(&[vec![f("a"), f("c")], vec![f("d")]])
         );
         assert!(a.union(&b).has(&[f("a")]));
+        // The in-place forms give the very sets the copying ones give.
+        for (x, y) in [
+            (&a, &b),
+            (&b, &a),
+            (&a, &c),
+            (&c, &a),
+            (&c, &FieldSet::default()),
+        ] {
+            let mut added = x.clone();
+            added.add(y);
+            assert_eq!(added, x.union(y));
+            let mut subtracted = x.clone();
+            subtracted.subtract(y);
+            assert_eq!(subtracted, x.difference(y));
+        }
+        let mut from_empty = FieldSet::default();
+        from_empty.add(&a);
+        assert_eq!(from_empty, a);
         assert_eq!(
             path_text(&[f("spec"), k("name", json!("a"))]),
             ".spec[name=\"a\"]"

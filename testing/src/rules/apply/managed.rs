@@ -31,11 +31,21 @@ pub(crate) fn identifier(
     api_version: &str,
     subresource: &str,
 ) -> String {
-    let mut id = Map::new();
+    // Go writes the struct's fields in declaration order, leaving out empty ones; each value
+    // is a JSON string (serde_json escapes a `&str` as it escapes a `Value::String`). Written
+    // straight into one string: every write builds one.
+    let mut id = String::from("{");
     let mut put = |k: &str, v: &str| {
-        if !v.is_empty() {
-            id.insert(k.to_owned(), Value::String(v.to_owned()));
+        if v.is_empty() {
+            return;
         }
+        if id.len() > 1 {
+            id.push(',');
+        }
+        id.push('"');
+        id.push_str(k);
+        id.push_str("\":");
+        id.push_str(&serde_json::to_string(v).unwrap_or_default());
     };
     put("manager", manager);
     put("operation", operation);
@@ -43,13 +53,8 @@ pub(crate) fn identifier(
         put("apiVersion", api_version);
     }
     put("subresource", subresource);
-    // Go writes the struct's fields in declaration order.
-    let order = ["manager", "operation", "apiVersion", "subresource"];
-    let parts: Vec<String> = order
-        .iter()
-        .filter_map(|k| Some(format!("{}:{}", json!(k), id.get(*k)?)))
-        .collect();
-    format!("{{{}}}", parts.join(","))
+    id.push('}');
+    id
 }
 
 /// The parts of an identifier: (manager, operation, apiVersion, subresource).

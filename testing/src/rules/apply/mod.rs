@@ -189,10 +189,10 @@ impl FieldManager {
             .update_object(live, new, &api_version, &mut managed.fields, CURRENT);
         strip(&mut managed.fields, CURRENT);
         if let Some(current) = managed.fields.remove(CURRENT) {
-            let set = match managed.fields.get(&id) {
-                Some(previous) => current.set.union(&previous.set),
-                None => current.set,
-            };
+            let mut set = current.set;
+            if let Some(previous) = managed.fields.get(&id) {
+                set.add(&previous.set);
+            }
             managed.fields.insert(
                 id.clone(),
                 VersionedSet {
@@ -326,7 +326,7 @@ impl FieldManager {
 /// `stripMetaManager.stripFields`: `manager`'s entry without the fields nobody owns.
 fn strip(fields: &mut ManagedFields, manager: &str) {
     if let Some(owned) = fields.get_mut(manager) {
-        owned.set = owned.set.difference(&STRIP);
+        owned.set.subtract(&STRIP);
         if owned.set.is_empty() {
             fields.remove(manager);
         }

@@ -14,7 +14,7 @@
 //! Scalars are not told apart (the fake validates types with the CRD schema).
 
 use std::collections::HashMap;
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 
 use serde_json::{Map, Value};
 
@@ -26,10 +26,44 @@ pub(crate) enum Ty {
     /// `__untyped_atomic_`: a scalar, an atomic list or an atomic map.
     UntypedAtomic,
     /// A definition of the built-in registry ([`super::builtin`]), with the referring
-    /// property's `x-kubernetes-map-type` (`Some(true)` atomic, `Some(false)` granular).
-    Named(Arc<str>, Option<bool>),
+    /// property's `x-kubernetes-map-type`.
+    Named(Arc<Named>),
     /// A type written in place.
     Inline(Arc<Atom>),
+}
+
+/// A reference by name to a definition of the built-in registry, resolved once.
+pub(crate) struct Named {
+    pub(crate) name: Arc<str>,
+    /// The referring property's `x-kubernetes-map-type`: `Some(true)` atomic, `Some(false)`
+    /// granular, `None` as the definition says.
+    pub(crate) map_atomic: Option<bool>,
+    /// The atom the reference resolves to ([`Ty::atom`]). The registry is a static that never
+    /// changes, so the first resolution is every later one's answer: caching it saves a
+    /// lookup by name (and, for an overridden map type, a copy of the definition) at every
+    /// node of every walk of every write.
+    pub(crate) resolved: OnceLock<Arc<Atom>>,
+}
+
+impl Named {
+    /// A reference to `name` with the referring property's map type.
+    pub(crate) fn new(name: Arc<str>, map_atomic: Option<bool>) -> Self {
+        Self {
+            name,
+            map_atomic,
+            resolved: OnceLock::new(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Named {
+    // Not the resolved atom: definitions refer to themselves (JSONSchemaProps).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Named")
+            .field(&self.name)
+            .field(&self.map_atomic)
+            .finish()
+    }
 }
 
 /// What a value of a type may be (`schema.Atom`).
@@ -55,6 +89,9 @@ pub(crate) struct MapType {
     /// The type of fields not in `fields`; `None` when there may be none.
     pub(crate) elem: Option<Ty>,
     pub(crate) atomic: bool,
+    /// The names of the `fields` with a `default`, computed once with the type so defaulting
+    /// visits these instead of every declared field of every object it walks.
+    pub(crate) defaulted: Vec<String>,
 }
 
 /// A declared field of a map (`schema.StructField`).
@@ -202,7 +239,7 @@ impl Converter {
         if let Value::Object(map) = schema
             && let Some(name) = reference(map)
         {
-            return Ty::Named(Arc::from(name), map_relationship(map));
+            return Ty::Named(Arc::new(Named::new(Arc::from(name), map_relationship(map))));
         }
         Ty::Inline(Arc::new(self.atom(schema)))
     }
@@ -234,10 +271,17 @@ impl Converter {
             Some(Value::Bool(true)) => Some(Ty::Deduced),
             Some(additional) => Some(self.reference(additional)),
         };
+        let mut defaulted: Vec<String> = fields
+            .iter()
+            .filter(|(_, field)| field.default.is_some())
+            .map(|(name, _)| name.clone())
+            .collect();
+        defaulted.sort();
         MapType {
             fields,
             elem,
             atomic: map_relationship(schema) == Some(true),
+            defaulted,
         }
     }
 
@@ -298,7 +342,7 @@ fn add_type_and_object_meta(fields: &mut HashMap<String, FieldType>) {
     fields.insert(
         "metadata".into(),
         FieldType {
-            ty: Ty::Named(Arc::from(OBJECT_META), None),
+            ty: Ty::Named(Arc::new(Named::new(Arc::from(OBJECT_META), None))),
             default: None,
             patch: PatchMeta::default(),
         },

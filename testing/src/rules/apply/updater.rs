@@ -54,9 +54,16 @@ impl Updater<'_> {
         force: bool,
     ) -> Result<Comparison, Vec<Conflict>> {
         let cmp = compare(old, new, self.ty).without(self.reset);
-        let changed = cmp.modified.union(&cmp.added);
         let mut conflicts = Vec::new();
         let mut taken = Vec::new();
+        // The changed fields matter only to other managers: a create (no managers yet) or a
+        // write by the only manager skips building their union, which is then unused.
+        let others = managers.keys().any(|m| m != workflow);
+        let changed = if others {
+            cmp.modified.union(&cmp.added)
+        } else {
+            FieldSet::default()
+        };
         for (manager, owned) in managers.iter() {
             if manager == workflow {
                 continue;
@@ -75,13 +82,13 @@ impl Updater<'_> {
         }
         for (manager, clash) in taken {
             if let Some(owned) = managers.get_mut(&manager) {
-                owned.set = owned.set.difference(&clash);
+                owned.set.subtract(&clash);
             }
         }
         if !cmp.removed.is_empty() {
             for (manager, owned) in managers.iter_mut() {
                 if manager != workflow {
-                    owned.set = owned.set.difference(&cmp.removed);
+                    owned.set.subtract(&cmp.removed);
                 }
             }
         }
@@ -102,12 +109,19 @@ impl Updater<'_> {
         let Ok(cmp) = self.update(live, new, managers, manager, true) else {
             return;
         };
-        let previous = managers.remove(manager).map(|m| m.set).unwrap_or_default();
-        let set = previous
-            .difference(&cmp.removed)
-            .union(&cmp.modified)
-            .union(&cmp.added)
-            .recursive_difference(self.reset);
+        // previous − removed ∪ modified ∪ added, then without the reset fields: computed in
+        // place ([`FieldSet::subtract`], [`FieldSet::add`] give the sets `difference` and
+        // `union` give), and the recursive difference skipped when there is nothing to reset
+        // (it then keeps every path).
+        let mut set = managers.remove(manager).map(|m| m.set).unwrap_or_default();
+        set.subtract(&cmp.removed);
+        set.add(&cmp.modified);
+        set.add(&cmp.added);
+        let set = if self.reset.is_bare() {
+            set
+        } else {
+            set.recursive_difference(self.reset)
+        };
         if !set.is_empty() {
             managers.insert(
                 manager.to_owned(),
@@ -165,9 +179,10 @@ impl Updater<'_> {
     fn prune(&self, merged: &Value, managers: &ManagedFields, last: &FieldSet) -> Value {
         let pruned = remove_items(merged, &self.named(last), self.ty);
         // addBackOwnedItems
-        let owned = managers
-            .values()
-            .fold(FieldSet::default(), |acc, m| acc.union(&m.set));
+        let owned = managers.values().fold(FieldSet::default(), |mut acc, m| {
+            acc.add(&m.set);
+            acc
+        });
         let merged_set = self.named(&to_field_set(merged, self.ty));
         let pruned_set = self.named(&to_field_set(&pruned, self.ty));
         let gone = merged_set.difference(&pruned_set.union(&self.named(&owned)));

@@ -25,8 +25,10 @@ fn walk(value: &mut Value, ty: &Ty) {
     match value {
         Value::Object(fields) => {
             let Some(map) = &atom.map else { return };
-            for (name, field) in &map.fields {
-                if let Some(default) = &field.default
+            // Only the fields with a default (listed once per type): each sets its own key, so
+            // the order is of no consequence.
+            for name in &map.defaulted {
+                if let Some(default) = map.fields.get(name).and_then(|f| f.default.as_ref())
                     && matches!(fields.get(name), None | Some(Value::Null))
                 {
                     fields.insert(name.clone(), default.clone());
