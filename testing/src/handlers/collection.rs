@@ -11,9 +11,10 @@ use http::{Response, StatusCode, header};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Value, json};
 
-use crate::handlers::partial::AsPartial;
+use crate::handlers::negotiation::AsPartial;
 use crate::handlers::request::{ObjectPath, Query};
 use crate::handlers::shared::{Shared, lock};
+use crate::handlers::table::TableRequest;
 use crate::handlers::warnings::Warnings;
 use crate::handlers::watch::{self, Presented, StreamOptions, present};
 use crate::machinery::api_error::ApiError;
@@ -75,6 +76,8 @@ pub(crate) struct Call<'a> {
     pub(crate) query: &'a Query,
     /// The `as=` conversion the `Accept` header asks for.
     pub(crate) as_partial: AsPartial,
+    /// `as=Table`: the Table asked for.
+    pub(crate) table: Option<TableRequest>,
 }
 
 /// A continue token: the list's resourceVersion and the last key returned.
@@ -172,6 +175,12 @@ impl Call<'_> {
             let ns = meta::text(last, "namespace").unwrap_or("");
             metadata["continue"] = json!(format!("{list_rv}:{ns}:{}", meta::name(last)));
             metadata["remainingItemCount"] = json!(remaining);
+        }
+        if let Some(table) = &self.table {
+            return Ok(json_response(
+                StatusCode::OK,
+                &table.list(&self.rt, &items, metadata),
+            ));
         }
         let (api_version, kind) = self.list_kind(partial);
         Ok(json_response(

@@ -40,6 +40,7 @@ pub mod deletion;
 pub mod fields;
 pub mod formats;
 pub mod lists;
+pub mod machinery;
 pub mod managed_fields;
 pub mod namespaces;
 mod objects;
@@ -194,6 +195,12 @@ macro_rules! for_each_case {
             config::immutable_stays_set_and_freezes_binary_data,
             namespaces::namespace_names_and_their_name_label,
             crud::an_apply_needs_a_field_manager,
+            machinery::custom_resource_tables_follow_the_printer_columns,
+            machinery::custom_resource_tables_default_to_name_and_age,
+            machinery::built_in_tables_name_their_objects,
+            machinery::unacceptable_media_types_are_406,
+            machinery::discovery_lists_short_names_categories_and_hashes,
+            machinery::deprecated_versions_warn_on_every_request,
         }
     };
 }
