@@ -359,7 +359,11 @@
 //!   object with its managedFields already recorded, and a mutating webhook's changes to a
 //!   create or update are recorded as the request's field manager's.
 //! - List pages after the first are read from the current state (not a snapshot at the list's
-//!   resourceVersion); `resourceVersionMatch` is ignored.
+//!   resourceVersion); `resourceVersionMatch` is validated (`handlers/list_options.rs`: 422
+//!   on `ListOptions`, 400/500 for a `resourceVersion` that is not a number, 504 at once for one
+//!   not reached where the real server waits up to 3 s) but `Exact` serves the current state.
+//!   A continue token that decodes but is not JSON gets serde's text, not Go's. List items of
+//!   built-in kinds carry `apiVersion`/`kind` (the real server omits them).
 //! - JSON only (no protobuf, no YAML: `application/yaml` is answered in JSON; no aggregated
 //!   discovery). Built-in kinds other than ConfigMaps get the default Table (`Name`,
 //!   `Created At`) where kube-apiserver has a printer for each (a Deployment's `Ready`,

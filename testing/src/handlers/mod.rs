@@ -18,6 +18,7 @@ pub(crate) mod decoding;
 pub(crate) mod discovery;
 pub(crate) mod fault_state;
 pub(crate) mod field_validation;
+pub(crate) mod list_options;
 pub(crate) mod negotiation;
 pub(crate) mod request;
 pub(crate) mod reviews;
@@ -281,6 +282,8 @@ fn serve_object(
     match verb {
         Verb::Get => {
             let state = lock(&shared.state);
+            let current = state.store.current_rv();
+            list_options::resource_version(query, current, list_options::Read::Get)?;
             let obj = state.store.get(&key(&call.rt, ns, name)).ok_or_else(|| {
                 ApiError::not_found(&crate::machinery::api_error::subject(&call.rt), name)
             })?;
