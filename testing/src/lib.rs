@@ -137,7 +137,18 @@
 //!   apiextensions.k8s.io/v1 CustomResourceDefinition; admissionregistration.k8s.io/v1
 //!   Mutating/ValidatingWebhookConfiguration) and every kind of a [`kbr_runtime::Scheme`],
 //!   every installed or created CRD, and every [`ResourceType`] registered by hand; namespaced
-//!   and cluster-scoped URLs; `<plural>/status` and `<plural>/scale` subresource entries.
+//!   and cluster-scoped URLs; `<plural>/status` and `<plural>/scale` subresource entries;
+//!   each resource's `shortNames`, `categories` and `storageVersionHash` (conformance
+//!   `machinery.rs`).
+//! - **`Accept` negotiation** (`handlers/negotiation.rs`): the first acceptable clause by `q`;
+//!   406 `NotAcceptable` with go-restful's text for a built-in kind and the negotiation's for a
+//!   custom resource, discovery or a conversion not offered (`as=` without `g=meta.k8s.io` and
+//!   `v=v1`/`v1beta1`). `as=Table` (`kubectl get`): a `meta.k8s.io/v1` (or `v1beta1`) Table of
+//!   a get, a list or a write's answer, rows carrying `PartialObjectMetadata`, the object or
+//!   nothing per `includeObject`; custom resources' columns from `additionalPrinterColumns`
+//!   (`Age` when none), ConfigMaps' from kube-apiserver's printer.
+//! - **Deprecated CRD versions**: every request to one carries its `deprecationWarning` (or
+//!   the default text naming the version to use) as a `Warning` header.
 //! - **Built-in kinds** as kube-apiserver v1.36 serves them: defaults, the strategies' create
 //!   and update rules, validation with the API server's wording, Service cluster IPs and node
 //!   ports, `/scale` — see the table below.
@@ -353,8 +364,16 @@
 //!   object with its managedFields already recorded, and a mutating webhook's changes to a
 //!   create or update are recorded as the request's field manager's.
 //! - List pages after the first are read from the current state (not a snapshot at the list's
-//!   resourceVersion); `resourceVersionMatch` is ignored.
-//! - JSON only (no protobuf, no Table output, no aggregated discovery).
+//!   resourceVersion); `resourceVersionMatch` is validated (`handlers/list_options.rs`: 422
+//!   on `ListOptions`, 400/500 for a `resourceVersion` that is not a number, 504 at once for one
+//!   not reached where the real server waits up to 3 s) but `Exact` serves the current state.
+//!   A continue token that decodes but is not JSON gets serde's text, not Go's. List items of
+//!   built-in kinds carry `apiVersion`/`kind` (the real server omits them).
+//! - JSON only (no protobuf, no YAML: `application/yaml` is answered in JSON; no aggregated
+//!   discovery). Built-in kinds other than ConfigMaps get the default Table (`Name`,
+//!   `Created At`) where kube-apiserver has a printer for each (a Deployment's `Ready`,
+//!   `Up-to-date`, ...); a watch asked for as a Table sends objects (the real server sends
+//!   one-row Tables).
 //!
 //! And envtest does not model what kube-controller-manager, the scheduler and kubelets do:
 //! no garbage collection, no namespace finalization (a deleted Namespace stays `Terminating`),

@@ -11,9 +11,11 @@ use http::{Response, StatusCode, header};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Value, json};
 
-use crate::handlers::partial::AsPartial;
+use crate::handlers::list_options::{self, Read};
+use crate::handlers::negotiation::AsPartial;
 use crate::handlers::request::{ObjectPath, Query};
 use crate::handlers::shared::{Shared, lock};
+use crate::handlers::table::TableRequest;
 use crate::handlers::warnings::Warnings;
 use crate::handlers::watch::{self, Presented, StreamOptions, present};
 use crate::machinery::api_error::ApiError;
@@ -75,17 +77,8 @@ pub(crate) struct Call<'a> {
     pub(crate) query: &'a Query,
     /// The `as=` conversion the `Accept` header asks for.
     pub(crate) as_partial: AsPartial,
-}
-
-/// A continue token: the list's resourceVersion and the last key returned.
-fn parse_continue(token: &str) -> Result<(u64, (String, String)), ApiError> {
-    let mut it = token.splitn(3, ':');
-    match (it.next().map(str::parse::<u64>), it.next(), it.next()) {
-        (Some(Ok(rv)), Some(ns), Some(name)) => Ok((rv, (ns.to_owned(), name.to_owned()))),
-        _ => Err(ApiError::bad_request(format!(
-            "invalid continue token {token:?}"
-        ))),
-    }
+    /// `as=Table`: the Table asked for.
+    pub(crate) table: Option<TableRequest>,
 }
 
 impl Call<'_> {
@@ -130,14 +123,19 @@ impl Call<'_> {
 
     /// `GET` of a collection: selectors, `limit` and `continue`.
     pub(crate) fn list(&self) -> Result<Response<Body>, ApiError> {
+        list_options::validate(self.query, false)?;
         let selectors = self.selectors()?;
         // Listing has no effect, so the conversion's 406 may come first.
         let partial = self.as_partial.list(&self.rt)?;
         let limit = self.query.number("limit")?.filter(|l| *l > 0);
         let state = lock(&self.shared.state);
-        let (list_rv, after) = match self.query.get("continue") {
+        list_options::resource_version(self.query, state.store.current_rv(), Read::List)?;
+        let (list_rv, after) = match self.query.get("continue").filter(|t| !t.is_empty()) {
             Some(token) => {
-                let (rv, after) = parse_continue(token)?;
+                let (rv, start) = list_options::decode_continue(token)?;
+                let (prefix, name) = start.split_once('/').unwrap_or(("", &start));
+                let ns = self.path.namespace.as_deref().unwrap_or(prefix);
+                let after = (ns.to_owned(), name.to_owned());
                 if rv < state.store.evicted_upto() {
                     return Err(ApiError::gone(
                         "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.".into(),
@@ -169,9 +167,20 @@ impl Call<'_> {
         if remaining > 0
             && let Some(last) = items.last().map(Presented::object)
         {
-            let ns = meta::text(last, "namespace").unwrap_or("");
-            metadata["continue"] = json!(format!("{list_rv}:{ns}:{}", meta::name(last)));
+            // The start key is relative to the list's namespace, like etcd3's.
+            let ns = match self.path.namespace {
+                Some(_) => "",
+                None => meta::text(last, "namespace").unwrap_or(""),
+            };
+            let start = format!("{ns}/{}", meta::name(last));
+            metadata["continue"] = json!(list_options::encode_continue(list_rv, &start));
             metadata["remainingItemCount"] = json!(remaining);
+        }
+        if let Some(table) = &self.table {
+            return Ok(json_response(
+                StatusCode::OK,
+                &table.list(&self.rt, &items, metadata),
+            ));
         }
         let (api_version, kind) = self.list_kind(partial);
         Ok(json_response(
@@ -187,14 +196,13 @@ impl Call<'_> {
 
     /// `GET …?watch=true`.
     pub(crate) fn watch(&self) -> Result<Response<Body>, ApiError> {
+        list_options::validate(self.query, true)?;
         let selectors = self.selectors()?;
-        let start =
-            match self.query.get("resourceVersion") {
-                None | Some("0") => WatchStart::Current,
-                Some(rv) => WatchStart::After(rv.parse().map_err(|_| {
-                    ApiError::bad_request(format!("invalid resourceVersion {rv:?}"))
-                })?),
-            };
+        let current = lock(&self.shared.state).store.current_rv();
+        let start = match list_options::resource_version(self.query, current, Read::Watch)? {
+            None => WatchStart::Current,
+            Some(rv) => WatchStart::After(rv),
+        };
         let force_gone = start != WatchStart::Current
             && !self.query.flag("sendInitialEvents")
             && lock(&self.shared.faults).take_expired_watch();

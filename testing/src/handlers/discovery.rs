@@ -3,7 +3,9 @@
 //! Mirrors the apiserver's legacy (unaggregated) discovery, which `kube::Discovery` and
 //! `kubectl` read: `APIVersions`, `APIGroupList`, `APIGroup` and `APIResourceList` built from the
 //! served [`crate::ResourceType`]s, with `<plural>/scale` and `<plural>/status` entries for the
-//! subresources they have.
+//! subresources they have, and each resource's `shortNames`, `categories` and
+//! `storageVersionHash` (apiserver `pkg/endpoints/installer.go`; apiextensions-apiserver
+//! `pkg/apiserver/customresource_discovery_controller.go` for CRDs).
 //! Aggregated discovery (`Accept: …;as=APIGroupDiscoveryList`) is not served; clients fall back.
 
 use std::collections::BTreeMap;
@@ -95,10 +97,20 @@ pub(crate) fn resources(registry: &Registry, group: &str, version: &str) -> Opti
         .iter()
         .filter(|rt| rt.group == group && rt.version == version)
     {
-        resources.push(json!({
+        let mut entry = json!({
             "name": rt.plural, "singularName": rt.singular(), "namespaced": rt.namespaced,
             "kind": rt.kind, "verbs": verbs,
-        }));
+        });
+        if !rt.short_names.is_empty() {
+            entry["shortNames"] = json!(rt.short_names);
+        }
+        if !rt.categories.is_empty() {
+            entry["categories"] = json!(rt.categories);
+        }
+        if let Some(hash) = rt.storage_version_hash() {
+            entry["storageVersionHash"] = json!(hash);
+        }
+        resources.push(entry);
         if rt.scale.is_some() {
             resources.push(json!({
                 "name": format!("{}/scale", rt.plural), "singularName": "",

@@ -7,8 +7,9 @@
 //! The steps, each in its file: parse the request once ([`request`]), decode the body
 //! ([`decoding`], with [`field_validation`]), admission webhooks ([`admission`]), then the verb:
 //! one object here, list/watch/deletecollection in [`collection`] (the event stream in
-//! [`watch`], metadata-only answers in [`partial`]), the review APIs in [`reviews`], discovery
-//! in [`discovery`], `/scale` in [`scale`]. [`warnings`] collects the `Warning` headers; [`shared`] is what every
+//! [`watch`]), the review APIs in [`reviews`], discovery in [`discovery`], `/scale` in
+//! [`scale`]. [`negotiation`] reads the `Accept` header (metadata-only answers, 406), [`table`]
+//! answers `as=Table`. [`warnings`] collects the `Warning` headers; [`shared`] is what every
 //! request reads (the `State` lock, counters, [`fault_state`]).
 
 pub(crate) mod admission;
@@ -17,11 +18,13 @@ pub(crate) mod decoding;
 pub(crate) mod discovery;
 pub(crate) mod fault_state;
 pub(crate) mod field_validation;
-pub(crate) mod partial;
+pub(crate) mod list_options;
+pub(crate) mod negotiation;
 pub(crate) mod request;
 pub(crate) mod reviews;
 pub(crate) mod scale;
 pub(crate) mod shared;
+pub(crate) mod table;
 pub(crate) mod warnings;
 pub(crate) mod watch;
 
@@ -33,9 +36,10 @@ use http_body_util::BodyExt;
 use serde_json::{Value, json};
 
 use crate::handlers::decoding::Decoded;
-use crate::handlers::partial::AsPartial;
+use crate::handlers::negotiation::{AsPartial, Endpoint, negotiate};
 use crate::handlers::request::{ObjectRequest, Parsed, Route, Verb};
 use crate::handlers::shared::{Shared, lock};
+use crate::handlers::table::TableRequest;
 use crate::handlers::warnings::Warnings;
 use crate::handlers::watch::present;
 use crate::machinery::api_error::ApiError;
@@ -129,6 +133,7 @@ fn serve(
         if parts.method != http::Method::GET {
             return Err(ApiError::method_not_allowed(parts.method.as_str(), path));
         }
+        negotiate(accept(parts), Endpoint::Other)?;
         doc.map(|d| json_response(StatusCode::OK, &d))
             .ok_or_else(|| ApiError::no_route(path))
     };
@@ -172,6 +177,10 @@ fn serve_object(
     let (rt, p, query) = (object.rt.clone(), &object.path, &object.query);
     if !rt.namespaced && p.namespace.is_some() {
         return Err(ApiError::no_route(uri_path));
+    }
+    // A deprecated CRD version warns on every request to it (customresource_handler.go).
+    if let Some(warning) = &rt.deprecation_warning {
+        warnings.add(warning.clone());
     }
     let verb = object
         .verb
@@ -229,12 +238,17 @@ fn serve_object(
     {
         return answer.map(|review| json_response(StatusCode::CREATED, &review));
     }
-    let accept = parts
-        .headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    let as_partial = AsPartial::from_accept(accept);
+    let endpoint = match (crate::rules::builtin::is_custom_resource(&rt), verb) {
+        (true, _) => Endpoint::Other,
+        (false, Verb::List | Verb::Watch) => Endpoint::BuiltinCollection,
+        (false, _) => Endpoint::Builtin,
+    };
+    let negotiated = negotiate(accept(parts), endpoint)?;
+    let table = negotiated
+        .table
+        .map(|version| TableRequest::new(version, query.get("includeObject")))
+        .transpose()?;
+    let as_partial = negotiated.partial;
     if as_partial != AsPartial::No {
         *lock(&shared.metadata_counters)
             .entry((verb, resource.clone()))
@@ -247,6 +261,7 @@ fn serve_object(
         path: p,
         query,
         as_partial,
+        table,
     };
     let ns = p.namespace.as_deref();
     let name = p.name.as_deref().unwrap_or("");
@@ -254,6 +269,10 @@ fn serve_object(
     let opts = WriteOptions::update_by(&object.field_manager, dry_run);
     // The conversion runs on the response, after a write took effect (response.go).
     let one = |obj: &Value, code: StatusCode| -> Result<Response<Body>, ApiError> {
+        if let Some(table) = &call.table {
+            let presented = present(obj, &call.rt, false, call.schema.as_deref());
+            return Ok(json_response(code, &table.object(&call.rt, &presented)));
+        }
         let partial = call.as_partial.single(&call.rt)?;
         Ok(json_response(
             code,
@@ -263,6 +282,8 @@ fn serve_object(
     match verb {
         Verb::Get => {
             let state = lock(&shared.state);
+            let current = state.store.current_rv();
+            list_options::resource_version(query, current, list_options::Read::Get)?;
             let obj = state.store.get(&key(&call.rt, ns, name)).ok_or_else(|| {
                 ApiError::not_found(&crate::machinery::api_error::subject(&call.rt), name)
             })?;
@@ -359,6 +380,15 @@ fn serve_object(
         }
         Verb::DeleteCollection => call.delete_collection(body),
     }
+}
+
+/// The request's `Accept` header (empty when absent or not text).
+fn accept(parts: &http::request::Parts) -> &str {
+    parts
+        .headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
 }
 
 /// The `Success` Status of an immediate delete, naming the object (`finalizeDelete`).

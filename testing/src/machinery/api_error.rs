@@ -270,6 +270,12 @@ impl ApiError {
         if let (Some(details), Some(map)) = (&self.details, status.as_object_mut()) {
             map.insert("details".into(), details.clone());
         }
+        // `reason` is `omitempty`: a storage error passed through has none.
+        if self.reason.is_empty()
+            && let Some(map) = status.as_object_mut()
+        {
+            map.remove("reason");
+        }
         status
     }
 }

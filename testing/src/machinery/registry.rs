@@ -38,6 +38,39 @@ pub struct ResourceType {
     /// dotted paths without the leading dot (a CRD version's `selectableFields`, e.g.
     /// `spec.color`).
     pub selectable_fields: Vec<String>,
+    /// Discovery's `shortNames` (`cm`, `deploy`; a CRD's `names.shortNames`).
+    pub short_names: Vec<String>,
+    /// Discovery's `categories` (`all`; a CRD's `names.categories`).
+    pub categories: Vec<String>,
+    /// The columns of `as=Table` answers after `Name` (a CRD version's
+    /// `additionalPrinterColumns`, an `Age` column when it has none). Empty for built-in kinds:
+    /// the fake prints them itself (the ConfigMap printer, else the default table).
+    pub printer_columns: Vec<PrinterColumn>,
+    /// The `Warning` every request to this version gets, for a CRD version marked `deprecated`
+    /// (its `deprecationWarning`, else the apiextensions-apiserver's default text).
+    pub deprecation_warning: Option<String>,
+    /// The group/version objects are stored in (`apps/v1`, `v1`; empty for types without
+    /// storage, such as the reviews): discovery's `storageVersionHash` hashes it with the kind.
+    pub storage_version: String,
+}
+
+/// One column of a Table (`metav1.TableColumnDefinition` plus the JSONPath of a CRD's
+/// `additionalPrinterColumns` entry that fills it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrinterColumn {
+    /// The heading, e.g. `Replicas`.
+    pub name: String,
+    /// The OpenAPI type: `integer`, `number`, `string`, `boolean` or `date`.
+    pub type_: String,
+    /// The OpenAPI format, often empty.
+    pub format: String,
+    /// The description (the CRD's, else `Custom resource definition column (in JSONPath
+    /// format): <jsonPath>`).
+    pub description: String,
+    /// 0 for the columns `kubectl get` shows by default, higher for `-o wide`.
+    pub priority: i32,
+    /// A simple JSONPath into the object, e.g. `.spec.replicas`.
+    pub json_path: String,
 }
 
 impl ResourceType {
@@ -58,7 +91,48 @@ impl ResourceType {
             status_subresource: false,
             scale: None,
             selectable_fields: Vec::new(),
+            short_names: Vec::new(),
+            categories: Vec::new(),
+            printer_columns: Vec::new(),
+            deprecation_warning: None,
+            storage_version: if group.is_empty() {
+                version.to_owned()
+            } else {
+                format!("{group}/{version}")
+            },
         }
+    }
+
+    /// The same type, stored nowhere (a review: discovery gives it no `storageVersionHash`).
+    pub fn without_storage(mut self) -> Self {
+        self.storage_version.clear();
+        self
+    }
+
+    /// Discovery's `storageVersionHash`: the first 8 bytes of the SHA-256 of
+    /// `<group>/<version>/<kind>` of the storage version, in standard base64
+    /// (apiserver `pkg/endpoints/discovery/storageversionhash.go`); `None` without storage.
+    pub fn storage_version_hash(&self) -> Option<String> {
+        if self.storage_version.is_empty() {
+            return None;
+        }
+        let (group, version) = self
+            .storage_version
+            .split_once('/')
+            .unwrap_or(("", &self.storage_version));
+        let input = format!("{group}/{version}/{}", self.kind);
+        let digest = ring::digest::digest(&ring::digest::SHA256, input.as_bytes());
+        let head = digest.as_ref().get(..8).unwrap_or_default().to_vec();
+        serde_json::to_value(k8s_openapi::ByteString(head))
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+    }
+
+    /// The same type, with discovery's `shortNames` and `categories`.
+    pub fn with_names(mut self, short_names: &[&str], categories: &[&str]) -> Self {
+        self.short_names = short_names.iter().map(|s| (*s).to_owned()).collect();
+        self.categories = categories.iter().map(|s| (*s).to_owned()).collect();
+        self
     }
 
     /// The same type, cluster-scoped.
@@ -127,10 +201,21 @@ impl ResourceType {
     /// The resource types of one CRD, one per served version.
     pub fn from_crd(crd: &CustomResourceDefinition) -> Vec<Self> {
         let spec = &crd.spec;
+        let storage_version = spec
+            .versions
+            .iter()
+            .find(|v| v.storage)
+            .map(|v| format!("{}/{}", spec.group, v.name))
+            .unwrap_or_default();
         spec.versions
             .iter()
             .filter(|v| v.served)
             .map(|v| Self {
+                short_names: spec.names.short_names.clone().unwrap_or_default(),
+                categories: spec.names.categories.clone().unwrap_or_default(),
+                printer_columns: printer_columns(v.additional_printer_columns.as_deref()),
+                deprecation_warning: deprecation_warning(crd, v),
+                storage_version: storage_version.clone(),
                 group: spec.group.clone(),
                 version: v.name.clone(),
                 kind: spec.names.kind.clone(),
@@ -155,6 +240,76 @@ impl ResourceType {
             })
             .collect()
     }
+}
+
+/// The description of the `Age` column a CRD version without `additionalPrinterColumns` gets
+/// (the `creationTimestamp` field's documentation, as the real server sends it).
+pub(crate) const CREATION_TIMESTAMP_DOC: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
+
+/// A CRD version's Table columns after `Name`: its `additionalPrinterColumns`, else `Age`
+/// (apiextensions-apiserver `pkg/apiserver/customresource_handler.go` builds the table
+/// convertor with a default `Age` column of type `date` when a version declares none;
+/// `pkg/registry/customresource/tableconvertor/tableconvertor.go` describes a column without a
+/// description by its JSONPath).
+fn printer_columns(
+    declared: Option<&[k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceColumnDefinition]>,
+) -> Vec<PrinterColumn> {
+    let Some(declared) = declared.filter(|d| !d.is_empty()) else {
+        return vec![PrinterColumn {
+            name: "Age".into(),
+            type_: "date".into(),
+            format: String::new(),
+            description: CREATION_TIMESTAMP_DOC.to_owned(),
+            priority: 0,
+            json_path: ".metadata.creationTimestamp".into(),
+        }];
+    };
+    declared
+        .iter()
+        .map(|c| PrinterColumn {
+            name: c.name.clone(),
+            type_: c.type_.clone(),
+            format: c.format.clone().unwrap_or_default(),
+            description: c.description.clone().unwrap_or_else(|| {
+                format!(
+                    "Custom resource definition column (in JSONPath format): {}",
+                    c.json_path
+                )
+            }),
+            priority: c.priority.unwrap_or(0),
+            json_path: c.json_path.clone(),
+        })
+        .collect()
+}
+
+/// The `Warning` of a deprecated CRD version: its `deprecationWarning`, else
+/// `<group>/<version> <Kind> is deprecated`, followed by `; use <group>/<v> <Kind>` naming the
+/// highest-priority served, not deprecated version ranked above it (apiextensions-apiserver
+/// `pkg/apiserver/customresource_handler.go`, `defaultDeprecationWarning`).
+fn deprecation_warning(
+    crd: &CustomResourceDefinition,
+    version: &k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionVersion,
+) -> Option<String> {
+    use kbr_core::version::compare_versions;
+    if version.deprecated != Some(true) {
+        return None;
+    }
+    if let Some(text) = &version.deprecation_warning {
+        return Some(text.clone());
+    }
+    let spec = &crd.spec;
+    let kind = &spec.names.kind;
+    let text = format!("{}/{} {kind} is deprecated", spec.group, version.name);
+    let newer = spec
+        .versions
+        .iter()
+        .filter(|v| v.served && v.deprecated != Some(true))
+        .filter(|v| compare_versions(&v.name, &version.name) == std::cmp::Ordering::Greater)
+        .max_by(|a, b| compare_versions(&a.name, &b.name));
+    Some(match newer {
+        Some(v) => format!("{text}; use {}/{} {kind}", spec.group, v.name),
+        None => text,
+    })
 }
 
 /// Where a type's `/scale` subresource reads and writes (a CRD version's
@@ -206,21 +361,37 @@ impl Registry {
         for rt in [
             core("Namespace", "namespaces")
                 .cluster_scoped()
-                .with_status(),
-            core("ConfigMap", "configmaps"),
+                .with_status()
+                .with_names(&["ns"], &[]),
+            core("ConfigMap", "configmaps").with_names(&["cm"], &[]),
             core("Secret", "secrets"),
-            core("Service", "services").with_status(),
-            core("Pod", "pods").with_status(),
-            core("ServiceAccount", "serviceaccounts"),
-            core("Event", "events"),
-            apps("Deployment", "deployments"),
-            apps("ReplicaSet", "replicasets"),
-            apps("StatefulSet", "statefulsets"),
-            ResourceType::new("apps", "v1", "DaemonSet", "daemonsets").with_status(),
-            ResourceType::new("batch", "v1", "Job", "jobs").with_status(),
-            ResourceType::new("batch", "v1", "CronJob", "cronjobs").with_status(),
+            core("Service", "services")
+                .with_status()
+                .with_names(&["svc"], &["all"]),
+            core("Pod", "pods")
+                .with_status()
+                .with_names(&["po"], &["all"]),
+            core("ServiceAccount", "serviceaccounts").with_names(&["sa"], &[]),
+            core("Event", "events").with_names(&["ev"], &[]),
+            apps("Deployment", "deployments").with_names(&["deploy"], &["all"]),
+            apps("ReplicaSet", "replicasets").with_names(&["rs"], &["all"]),
+            apps("StatefulSet", "statefulsets").with_names(&["sts"], &["all"]),
+            ResourceType::new("apps", "v1", "DaemonSet", "daemonsets")
+                .with_status()
+                .with_names(&["ds"], &["all"]),
+            ResourceType::new("batch", "v1", "Job", "jobs")
+                .with_status()
+                .with_names(&[], &["all"]),
+            ResourceType::new("batch", "v1", "CronJob", "cronjobs")
+                .with_status()
+                .with_names(&["cj"], &["all"]),
             ResourceType::new("coordination.k8s.io", "v1", "Lease", "leases"),
-            ResourceType::new("events.k8s.io", "v1", "Event", "events"),
+            // Stored as core/v1 Events.
+            ResourceType {
+                storage_version: "v1".into(),
+                ..ResourceType::new("events.k8s.io", "v1", "Event", "events")
+                    .with_names(&["ev"], &[])
+            },
             // Always served: every client may ask what it may do (`kubectl auth can-i`).
             ResourceType::new(
                 "authorization.k8s.io",
@@ -228,7 +399,8 @@ impl Registry {
                 "SelfSubjectAccessReview",
                 "selfsubjectaccessreviews",
             )
-            .cluster_scoped(),
+            .cluster_scoped()
+            .without_storage(),
             ResourceType::new(
                 "apiextensions.k8s.io",
                 "v1",
@@ -236,21 +408,24 @@ impl Registry {
                 "customresourcedefinitions",
             )
             .cluster_scoped()
-            .with_status(),
+            .with_status()
+            .with_names(&["crd", "crds"], &["api-extensions"]),
             ResourceType::new(
                 "admissionregistration.k8s.io",
                 "v1",
                 "MutatingWebhookConfiguration",
                 "mutatingwebhookconfigurations",
             )
-            .cluster_scoped(),
+            .cluster_scoped()
+            .with_names(&[], &["api-extensions"]),
             ResourceType::new(
                 "admissionregistration.k8s.io",
                 "v1",
                 "ValidatingWebhookConfiguration",
                 "validatingwebhookconfigurations",
             )
-            .cluster_scoped(),
+            .cluster_scoped()
+            .with_names(&[], &["api-extensions"]),
         ] {
             registry.add(rt);
         }

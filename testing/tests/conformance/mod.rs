@@ -17,6 +17,9 @@
 //!   bookmark timing and the WatchList feature gate cannot be driven from a test
 //!   (`fake_watch.rs`, with the fake's `watch_history` and `bookmark_interval` knobs).
 //! - Fault injection and request counters: test knobs of the fake (`fake_faults.rs`).
+//! - A `resourceVersion` the store has not reached (504 `Timeout`, `retryAfterSeconds: 1`):
+//!   kube's client retries the real server's answer (it carries `Retry-After`) until the
+//!   case times out; the fake's answer is pinned by `handlers/list_options.rs`'s unit tests.
 //!
 //! # Real-server behaviour the suite pins down (the fake follows it)
 //! - `generation` is 1 on create and bumps on spec changes for custom resources; ConfigMaps have
@@ -39,7 +42,9 @@ pub mod defaults;
 pub mod deletion;
 pub mod fields;
 pub mod formats;
+pub mod list_options;
 pub mod lists;
+pub mod machinery;
 pub mod managed_fields;
 pub mod namespaces;
 mod objects;
@@ -206,6 +211,16 @@ macro_rules! for_each_case {
             patches::smp_malformed_directives_are_refused,
             patches::smp_of_a_custom_resource_is_415,
             patches::json_patch_failures_answer_as_the_apiserver,
+            machinery::custom_resource_tables_follow_the_printer_columns,
+            machinery::custom_resource_tables_default_to_name_and_age,
+            machinery::built_in_tables_name_their_objects,
+            machinery::unacceptable_media_types_are_406,
+            machinery::discovery_lists_short_names_categories_and_hashes,
+            machinery::deprecated_versions_warn_on_every_request,
+            list_options::list_options_are_validated,
+            list_options::watch_options_follow_the_streaming_list_rules,
+            list_options::resource_versions_must_be_numbers_the_store_has_reached,
+            list_options::continue_tokens_are_checked,
         }
     };
 }

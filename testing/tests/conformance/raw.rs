@@ -67,12 +67,26 @@ pub async fn send(
     content_type: &str,
     body: &str,
 ) -> Result<Answer, Box<dyn std::error::Error + Send + Sync>> {
+    send_with(client, method, uri, &[("content-type", content_type)], body).await
+}
+
+/// Sends `method uri` with `headers` and `body` and reads the whole answer.
+pub async fn send_with(
+    client: &kube::Client,
+    method: &str,
+    uri: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Result<Answer, Box<dyn std::error::Error + Send + Sync>> {
     let mut request = http::Request::new(kube::client::Body::from(body.as_bytes().to_vec()));
     *request.method_mut() = method.parse()?;
     *request.uri_mut() = uri.parse()?;
-    request
-        .headers_mut()
-        .insert(http::header::CONTENT_TYPE, content_type.parse()?);
+    for (name, value) in headers {
+        request.headers_mut().insert(
+            http::header::HeaderName::from_bytes(name.as_bytes())?,
+            value.parse()?,
+        );
+    }
     let response = client.send(request).await?;
     let code = response.status().as_u16();
     let warnings = response
