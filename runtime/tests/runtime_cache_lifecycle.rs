@@ -43,11 +43,10 @@ async fn metadata_informers_sync_apart_from_full_ones_and_stop_with_the_manager(
     running.stop().await?;
     // The informers' tasks have ended; the fake counts a watch closed once the end of its
     // connection reaches the server, which happens on the server's side of the socket, after.
-    within("a watch outlived the manager", async {
-        while server.open_watches() > 0 {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    })
+    within(
+        "a watch outlived the manager",
+        server.wait_for_watches_at_most(0),
+    )
     .await;
     Ok(())
 }

@@ -230,7 +230,12 @@ impl Call<'_> {
                 .number("timeoutSeconds")?
                 .map(Duration::from_secs),
         };
-        let mut resp = Response::new(watch::body(self.shared.state.clone(), rx, opts));
+        let mut resp = Response::new(watch::body(
+            self.shared.state.clone(),
+            rx,
+            self.shared.watch_closed.clone(),
+            opts,
+        ));
         resp.headers_mut().insert(
             header::CONTENT_TYPE,
             header::HeaderValue::from_static("application/json"),

@@ -34,6 +34,9 @@ pub(crate) struct Shared {
     pub(crate) config: Config,
     /// Woken whenever a watch opens.
     pub(crate) watch_opened: tokio::sync::Notify,
+    /// Woken whenever a watch stream ends (its receiver dropped, so the store no longer counts
+    /// it as open).
+    pub(crate) watch_closed: Arc<tokio::sync::Notify>,
     /// Responders for TokenReview and SubjectAccessReview creates.
     pub(crate) reviews: Mutex<Reviews>,
 }

@@ -212,14 +212,19 @@ fn bookmark_now(
 }
 
 /// The response body of a watch: JSON lines until the timeout, until the server closes its
-/// watches, or until the client goes away.
+/// watches, or until the client goes away. `closed` is woken once the stream has ended and its
+/// receiver is dropped (the store then no longer counts the watch as open).
 pub(crate) fn body(
     state: Arc<Mutex<State>>,
-    mut rx: mpsc::UnboundedReceiver<WatchItem>,
+    rx: mpsc::UnboundedReceiver<WatchItem>,
+    closed: Arc<tokio::sync::Notify>,
     opts: StreamOptions,
 ) -> axum::body::Body {
     let (out, out_rx) = mpsc::channel::<Bytes>(64);
     tokio::spawn(async move {
+        // Locals drop in reverse order: the receiver first, then the guard wakes the waiters.
+        let _closed = NotifyOnDrop(closed);
+        let mut rx = rx;
         let deadline = opts.timeout.map(|t| tokio::time::Instant::now() + t);
         let mut tick = opts
             .bookmark_interval
@@ -270,6 +275,15 @@ pub(crate) fn body(
         rx.recv().await.map(|b| (Ok::<_, Infallible>(b), rx))
     });
     axum::body::Body::from_stream(stream)
+}
+
+/// Wakes every waiter of the `Notify` when dropped.
+struct NotifyOnDrop(Arc<tokio::sync::Notify>);
+
+impl Drop for NotifyOnDrop {
+    fn drop(&mut self) {
+        self.0.notify_waiters();
+    }
 }
 
 async fn sleep_until(deadline: Option<tokio::time::Instant>) {

@@ -230,6 +230,19 @@ impl FakeApiServer {
             opened.await;
         }
     }
+
+    /// Waits until at most `n` watch streams are open — e.g. until a stopped controller's
+    /// watches have ended on the server's side of their connections. Wrap it in
+    /// `tokio::time::timeout` to bound the wait.
+    pub async fn wait_for_watches_at_most(&self, n: usize) {
+        loop {
+            let closed = self.shared.watch_closed.notified();
+            if self.open_watches() <= n {
+                return;
+            }
+            closed.await;
+        }
+    }
 }
 
 /// Builds a [`FakeApiServer`] with non-default settings.
@@ -310,6 +323,7 @@ impl FakeApiServerBuilder {
                 counters: Counts::default(),
                 metadata_counters: Counts::default(),
                 watch_opened: tokio::sync::Notify::new(),
+                watch_closed: Arc::new(tokio::sync::Notify::new()),
                 reviews: Mutex::default(),
                 config: Config {
                     bookmark_interval: self.bookmark_interval,
