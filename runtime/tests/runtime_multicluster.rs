@@ -145,9 +145,10 @@ async fn one_reconciler_engages_and_disengages_clusters_at_run_time() -> TestRes
     assert!(alive(&tokens, kept));
     assert!(clusters.get(&removed).is_none());
     if let Some(fake) = fleet[removed.as_str()].fake() {
-        eventually("the disengaged cluster's watches to close", || async {
-            (fake.open_watches() == 0).then_some(())
-        })
+        within(
+            "the disengaged cluster's watches to close",
+            fake.wait_for_watches_at_most(0),
+        )
         .await;
     }
     // Changes in the removed cluster are no longer reconciled; the others' still are.

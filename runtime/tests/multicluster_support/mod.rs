@@ -179,9 +179,10 @@ pub async fn fully_disengaged(
     }
     assert!(!alive(tokens, name), "{name}'s controller is gone");
     if let Some(fake) = env.fake() {
-        eventually(&format!("{name}'s watches to close"), || async {
-            (fake.open_watches() == 0).then_some(())
-        })
+        within(
+            &format!("{name}'s watches to close"),
+            fake.wait_for_watches_at_most(0),
+        )
         .await;
     }
     let (_, body) = http_get(metrics, "/metrics").await;
