@@ -9,25 +9,12 @@
 
 use serde_json::{Value, json};
 
-use super::raw::{Answer, JSON_PATCH, send};
-use super::requests::{Failure, collection, create, created};
+use super::raw::{Answer, JSON_PATCH};
+use super::requests::{Failure, create, created, get, patch};
 use super::{Ctx, TestResult};
 
 /// `application/strategic-merge-patch+json`.
 const SMP: &str = "application/strategic-merge-patch+json";
-
-/// A patch of `name` with `content_type`.
-async fn patch(
-    ctx: &Ctx,
-    api_version: &str,
-    plural: &str,
-    name: &str,
-    content_type: &str,
-    body: &str,
-) -> Result<Answer, Failure> {
-    let uri = format!("{}/{name}", collection(ctx, api_version, plural));
-    send(&ctx.client, "PATCH", &uri, content_type, body).await
-}
 
 /// A strategic merge patch of the Deployment `name`.
 async fn smp(ctx: &Ctx, name: &str, body: Value) -> Result<Answer, Failure> {
@@ -398,14 +385,7 @@ pub async fn smp_malformed_directives_are_refused(ctx: &Ctx) -> TestResult {
         let answer = smp(ctx, "d", body.clone()).await?;
         assert_eq!(failure(&answer), expected, "{body}");
     }
-    let read = send(
-        &ctx.client,
-        "GET",
-        &format!("{}/d", collection(ctx, "apps/v1", "deployments")),
-        super::raw::JSON,
-        "",
-    )
-    .await?;
+    let read = get(ctx, "apps/v1", "deployments", "d").await?;
     assert_eq!(
         containers(&read.body),
         pairs(&[("app", "nginx"), ("side", "busybox")])

@@ -44,10 +44,31 @@ pub async fn merge(
     api_version: &str,
     plural: &str,
     name: &str,
-    patch: &Value,
+    patch_body: &Value,
+) -> Result<Answer, Failure> {
+    patch(
+        ctx,
+        api_version,
+        plural,
+        name,
+        MERGE,
+        &patch_body.to_string(),
+    )
+    .await
+}
+
+/// A `PATCH` of `name` with `content_type` (JSON merge, strategic merge or JSON patch) and the
+/// raw `body`.
+pub async fn patch(
+    ctx: &Ctx,
+    api_version: &str,
+    plural: &str,
+    name: &str,
+    content_type: &str,
+    body: &str,
 ) -> Result<Answer, Failure> {
     let uri = format!("{}/{name}", collection(ctx, api_version, plural));
-    send(&ctx.client, "PATCH", &uri, MERGE, &patch.to_string()).await
+    send(&ctx.client, "PATCH", &uri, content_type, body).await
 }
 
 /// A `PUT` of `body` to `name`.
