@@ -5,21 +5,13 @@
 
 use serde_json::{Map, Value};
 
-use super::node::Node;
+use super::node::{Node, child};
 use crate::field_error::FieldError;
 
 /// Checks a `metadata` of an embedded resource: gets its path (`spec.template.metadata`) and
 /// the embedded object (with a `name`: `fakename` when it had none, as the API server
 /// validates it); returns its errors.
 pub type MetadataCheck<'a> = &'a dyn Fn(&str, &Value) -> Vec<FieldError>;
-
-fn child(path: &str, name: &str) -> String {
-    if path.is_empty() {
-        name.to_owned()
-    } else {
-        format!("{path}.{name}")
-    }
-}
 
 /// Validates the embedded resources of `value` (at `path`, of schema `node`), appending their
 /// errors (`validate`, `validateEmbeddedResource`).

@@ -100,6 +100,16 @@ fn below(path: &str, errors: Vec<FieldError>) -> impl Iterator<Item = FieldError
     })
 }
 
+/// The path of field `name` below `path` (`spec.replicas`; just `name` at the root), as
+/// `field.Path.Child` prints it.
+pub(super) fn child(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{path}.{name}")
+    }
+}
+
 fn count(schema: &Map<String, Value>, key: &str) -> Option<u64> {
     schema.get(key).and_then(Value::as_u64)
 }

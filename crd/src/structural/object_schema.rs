@@ -278,7 +278,7 @@ mod cel_walk {
     use serde_json::Value;
 
     use super::super::listtype::correlated_item;
-    use super::super::node::Node;
+    use super::super::node::{Node, child};
     use super::super::rules;
     use crate::field_error::FieldError;
 
@@ -309,14 +309,6 @@ mod cel_walk {
                     .collect();
                 cel::Value::from(map)
             }
-        }
-    }
-
-    fn child(path: &str, name: &str) -> String {
-        if path.is_empty() {
-            name.to_owned()
-        } else {
-            format!("{path}.{name}")
         }
     }
 

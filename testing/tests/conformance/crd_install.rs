@@ -31,6 +31,17 @@ async fn refused_crd(ctx: &Ctx, kind: &str, properties: Value) -> Result<Causes,
     Ok(causes(&status))
 }
 
+/// [`refused_crd`] of `kind` whose `spec.name` is a string with `rules`.
+async fn refused_name_rules(ctx: &Ctx, kind: &str, rules: Value) -> Result<Causes, Error> {
+    let name = json!({"name": {"type": "string", "x-kubernetes-validations": rules}});
+    refused_crd(ctx, kind, name).await
+}
+
+/// Where the `child` of rule `index` of `spec.name` is reported.
+fn name_rule(index: usize, child: &str) -> String {
+    format!("{}.x-kubernetes-validations[{index}].{child}", at("name"))
+}
+
 /// The causes of the 422 that creating `spec` as `kind` gets.
 async fn refused(api: &Api<DynamicObject>, kind: &str, spec: Value) -> Result<Causes, Error> {
     let status = api_error(create(api, kind, "refused", spec).await)?;
@@ -125,20 +136,19 @@ pub async fn rule_field_paths_must_resolve_in_the_schema(ctx: &Ctx) -> TestResul
 /// `reason` other than the four field-error reasons is `NotSupported` (an empty one too), a
 /// blank `messageExpression` is `Required`, a blank `message` `Invalid`.
 pub async fn rule_reasons_and_messages_must_be_well_formed(ctx: &Ctx) -> TestResult {
-    let found = refused_crd(
+    let found = refused_name_rules(
         ctx,
         "ReasonRefused",
-        json!({"name": {"type": "string", "x-kubernetes-validations": [
+        json!([
             {"rule": "self.size() > 0", "reason": "FieldValueNotFound"},
             {"rule": "self.size() > 1", "reason": ""},
             {"rule": "self.size() > 2", "messageExpression": "  "},
             {"rule": "self.size() > 3", "message": "  "},
             {"rule": "self.size() > 4", "reason": "FieldValueDuplicate"},
-        ]}}),
+        ]),
     )
     .await?;
-    let field =
-        |i: usize, child: &str| format!("{}.x-kubernetes-validations[{i}].{child}", at("name"));
+    let field = name_rule;
     let supported = "supported values: \"FieldValueDuplicate\", \"FieldValueForbidden\", \
                      \"FieldValueInvalid\", \"FieldValueRequired\"";
     assert_eq!(
@@ -173,19 +183,18 @@ pub async fn rule_reasons_and_messages_must_be_well_formed(ctx: &Ctx) -> TestRes
 /// that does not use `oldSelf` may not set `optionalOldSelf`, `true` or `false`; one that
 /// does may; a `messageExpression` that is not a string is refused with the rule shown.
 pub async fn optional_old_self_needs_a_rule_using_old_self(ctx: &Ctx) -> TestResult {
-    let found = refused_crd(
+    let found = refused_name_rules(
         ctx,
         "OptionalRefused",
-        json!({"name": {"type": "string", "x-kubernetes-validations": [
+        json!([
             {"rule": "self.size() > 0", "optionalOldSelf": true},
             {"rule": "self.size() > 1", "optionalOldSelf": false},
             {"rule": "oldSelf.orValue('') != 'x'", "optionalOldSelf": true},
             {"rule": "self.size() > 2", "messageExpression": "1"},
-        ]}}),
+        ]),
     )
     .await?;
-    let field =
-        |i: usize, child: &str| format!("{}.x-kubernetes-validations[{i}].{child}", at("name"));
+    let field = name_rule;
     assert_eq!(
         found,
         [
