@@ -110,4 +110,4 @@ pub use net::{SocketAddrSchema, SocketAddrV4Schema, SocketAddrV6Schema};
 pub use schema::{preserve_unknown_fields, root_schema, schema_settings};
 #[cfg(feature = "cel")]
 pub use structural::rule_cost_errors;
-pub use structural::{ObjectSchema, check_crd, check_schema, objectmeta};
+pub use structural::{MetadataCheck, ObjectSchema, check_crd, check_schema, objectmeta};

@@ -24,7 +24,11 @@ pub struct Port {
 /// Bounds that must be ordered: a type-level CEL rule on a nested type.
 #[kbr_runtime::schema]
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
-#[kbr(validation(rule = "self.low <= self.high", message = "low must not exceed high"))]
+#[kbr(validation(
+    rule = "self.low <= self.high",
+    message = "low must not exceed high",
+    field_path = ".high"
+))]
 #[kbr(min_properties = 1, title = "Bounds")]
 pub struct Bounds {
     /// Lower bound.
@@ -106,8 +110,7 @@ pub struct WidgetSpec {
     #[kbr(validation(
         rule = "self.size() > 0",
         message = "must not be empty",
-        reason = "FieldValueRequired",
-        field_path = ".id"
+        reason = "FieldValueRequired"
     ))]
     #[kbr(validation(
         rule = "self == oldSelf || oldSelf == ''",
@@ -330,7 +333,7 @@ fn cel_rule_markers() {
     assert_eq!(
         property("id")["x-kubernetes-validations"],
         json!([
-            {"fieldPath": ".id", "message": "must not be empty", "reason": "FieldValueRequired",
+            {"message": "must not be empty", "reason": "FieldValueRequired",
              "rule": "self.size() > 0"},
             {"messageExpression": "'id changed from ' + oldSelf", "optionalOldSelf": true,
              "rule": "self == oldSelf || oldSelf == ''"}
@@ -357,7 +360,8 @@ fn type_markers_apply_wherever_the_type_is_used() {
     assert_eq!(bounds["minProperties"], 1);
     assert_eq!(
         bounds["x-kubernetes-validations"],
-        json!([{"message": "low must not exceed high", "rule": "self.low <= self.high"}])
+        json!([{"fieldPath": ".high", "message": "low must not exceed high",
+                 "rule": "self.low <= self.high"}])
     );
     assert_eq!(
         property("extra")["x-kubernetes-validations"],

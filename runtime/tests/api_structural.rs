@@ -333,20 +333,38 @@ fn cel_rules_are_well_formed_and_correlatable() {
     assert_violation(
         with_rule(json!({"rule": " "})),
         ".spec",
-        "x-kubernetes-validations[0]",
+        "x-kubernetes-validations[0].rule",
         "rule is not specified",
     );
     assert_violation(
         with_rule(json!({"rule": "true", "message": "a\nb"})),
         ".spec",
-        "x-kubernetes-validations[0]",
+        "x-kubernetes-validations[0].message",
         "must not contain line breaks",
     );
     assert_violation(
         with_rule(json!({"rule": "true", "reason": "Nope"})),
         ".spec",
-        "x-kubernetes-validations[0]",
-        "reason must be one of",
+        "x-kubernetes-validations[0].reason",
+        "supported values: \"FieldValueDuplicate\"",
+    );
+    // The path must resolve in the rule's schema; `optionalOldSelf` needs `oldSelf`.
+    let object = |rule: Value| {
+        json!({"type": "object", "properties": {"max": {"type": "integer"}},
+               "x-kubernetes-validations": [rule]})
+    };
+    assert_violation(
+        object(json!({"rule": "true", "fieldPath": ".min"})),
+        ".spec",
+        "x-kubernetes-validations[0].fieldPath",
+        "Invalid value: \".min\": must be a valid path",
+    );
+    assert!(violations(&root(object(json!({"rule": "true", "fieldPath": ".max"})))).is_empty());
+    assert_violation(
+        with_rule(json!({"rule": "self.size() > 0", "optionalOldSelf": false})),
+        ".spec",
+        "x-kubernetes-validations[0].optionalOldSelf",
+        "Invalid value: false: may not be set if oldSelf is not used in rule",
     );
     assert_violation(
         json!({"type": "array", "items": with_rule(json!({"rule": "self == oldSelf"}))}),
@@ -392,6 +410,31 @@ fn build_refuses_non_structural_schemas_with_the_path() {
         error
             .to_string()
             .contains(".spec.replicas default: invalid value in default"),
+        "{error}"
+    );
+}
+
+/// BoundsSpec's rule reports at a field it does not have: kube-apiserver refuses the CRD
+/// (`must be a valid path`), so the build does.
+#[kbr_runtime::schema]
+#[derive(CustomResource, Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[kbr(group = "structural.example.com", version = "v1", kind = "Bounds")]
+#[kbr(validation(rule = "self.min <= self.max", field_path = ".maximum"))]
+pub struct BoundsSpec {
+    /// The least.
+    pub min: i32,
+    /// The most.
+    pub max: i32,
+}
+
+#[test]
+fn build_refuses_a_rule_whose_field_path_is_not_in_the_schema() {
+    let error = Bounds::try_crd().unwrap_err();
+    assert!(
+        error.to_string().contains(
+            ".spec x-kubernetes-validations[0].fieldPath: Invalid value: \".maximum\": must \
+             be a valid path"
+        ),
         "{error}"
     );
 }

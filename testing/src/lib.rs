@@ -278,6 +278,9 @@
 //! |---|---|
 //! | pruning of unknown fields, nested, in lists and maps (`schema/pruning`) | yes |
 //! | `x-kubernetes-preserve-unknown-fields`, `x-kubernetes-embedded-resource` | yes (embedded `metadata` decoded as ObjectMeta) |
+//! | embedded resources on every write (`schema/objectmeta/validation.go`, `validateEmbeddedResource`): `apiVersion` and `kind` required, non-empty strings, a group/version and a (mixed-case) DNS-1035 label; `metadata` validated as on create with path-segment names, a missing name allowed | yes, after the schema's errors and before list types' (`Required` first, then `apiVersion`, `kind`, `metadata`: the API server's order of the last three is Go's random map order) |
+//! | install: an embedded-resource node is `type: object`, without `additionalProperties`, with `properties` unless it preserves unknown fields, its `kind`/`apiVersion` strings and `metadata` an object (`schema/validation.go`) | yes: first, sorted by their text, and no CEL rule of the schema compiled then; `make manifests` refuses the same (one implementation, `kbr-crd`'s `structural/embedded.rs`) |
+//! | install: a rule's `fieldPath` non-blank, on one line and resolving in its node's schema (`.name`, `['name']`, map keys; `ValidFieldPath`), a failing rule reported at the resolved path (`limits[a.b]`); `reason` one of the four (`NotSupported`); `message`/`messageExpression` not blank; `optionalOldSelf` (even `false`) only on a rule using `oldSelf` | yes, the API server's causes; `make manifests` refuses the same (`structural/rule_checks.rs`) |
 //! | `metadata` pruned to ObjectMeta, empty fields omitted, wrong types a 400 (`schema/objectmeta`) | yes |
 //! | unknown and duplicate fields reported: `Warning` headers, `fieldValidation=Strict`, `Ignore` (`customresource_handler.go`) | yes; a server-side apply body with an undeclared field fails instead (500 `field not declared in schema`, above) |
 //! | whole floats stored as integers (`2.0` is `2`) | yes |
@@ -296,8 +299,8 @@
 //! | `optionalOldSelf`: the rule also runs on create, `oldSelf` an optional | yes |
 //! | CEL estimated cost at CRD create/update: per rule and `messageExpression` (`StaticEstimatedCostLimit`, 10 000 000, times how often the rule's node can occur), per schema (`StaticEstimatedCRDCostLimit`, 100 000 000), sizes from `maxItems`/`maxLength`/`maxProperties`/`enum`/`format` or what fits in a 3 MiB request | yes: cel-go's estimator and the Kubernetes libraries' costs, the same `Forbidden` causes and factor (422); `make manifests` refuses the same rules, naming the bound to add |
 //! | the estimated per-rule limit skipped on update when a version's schema is unchanged | no: the fake applies it on every create and update |
-//! | rules at or above a schema error (an invalid `pattern`) neither compiled nor estimated (`validation.go`: `len(allErrs.SchemaErrors) == 0`) | no: the fake reports their compile and cost errors beside the `pattern` error (a 422 either way) |
-//! | a CRD whose schema is not structural refused (`ValidateStructural`; its rules then neither compiled nor estimated) | no: the fake installs it, compiling and estimating its rules |
+//! | rules at or above a schema error (an invalid `pattern`, a malformed rule) neither compiled nor estimated (`validation.go`: `len(allErrs.SchemaErrors) == 0`) | compiled: yes (not compiled); estimated: no, the fake still reports their cost errors (a 422 either way) |
+//! | a CRD whose schema is not structural refused (`ValidateStructural`; its rules then neither compiled nor estimated) | for embedded resources only (above); otherwise no: the fake installs it, compiling and estimating its rules |
 //! | CEL runtime cost while rules run (`PerCallLimit` 1 000 000 per rule, `RuntimeCELCostBudget` 10 000 000 per object) | no |
 //! | ratcheting: unchanged invalid values pass on update | yes (whole unchanged nodes) |
 //! | pruning and defaulting before admission webhooks, schema and CEL validation after them | yes |

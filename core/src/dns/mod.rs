@@ -149,5 +149,31 @@ pub fn dns1035_label(value: &str) -> Result<(), InvalidName> {
     verdict(messages)
 }
 
+/// Checks a name that is one segment of a URL path (`content.IsPathSegmentName`, or
+/// `IsPathSegmentPrefix` for a `prefix` such as `generateName`): not `.` or `..` (unless a
+/// prefix), without `/` or `%`. kube-apiserver names the `metadata` of custom resources'
+/// embedded resources so (`apiextensions-apiserver/pkg/apiserver/schema/objectmeta/
+/// validation.go`).
+///
+/// # Errors
+/// [`InvalidName`] with apimachinery's messages (`may not be '..'`, `may not contain '/'`).
+pub fn path_segment_name(value: &str, prefix: bool) -> Result<(), InvalidName> {
+    let mut messages = Vec::new();
+    if !prefix {
+        match value {
+            "." => messages.push("may not be '.'"),
+            ".." => messages.push("may not be '..'"),
+            _ => {}
+        }
+    }
+    if value.contains('/') {
+        messages.push("may not contain '/'");
+    }
+    if value.contains('%') {
+        messages.push("may not contain '%'");
+    }
+    verdict(messages)
+}
+
 #[cfg(test)]
 mod tests;

@@ -152,3 +152,17 @@ fn messages_are_apimachinerys() {
         ["must be no more than 253 characters"]
     );
 }
+
+#[test]
+fn path_segments_refuse_dots_slashes_and_percent_signs() {
+    assert!(path_segment_name("Upper_Case.ok", false).is_ok());
+    assert_eq!(
+        path_segment_name("..", false).map_err(|e| e.to_string()),
+        Err("may not be '..'".to_owned())
+    );
+    assert!(path_segment_name("..", true).is_ok());
+    assert_eq!(
+        path_segment_name("a/b%", true).map_err(|e| e.messages().to_vec()),
+        Err(vec!["may not contain '/'", "may not contain '%'"])
+    );
+}

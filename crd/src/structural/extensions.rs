@@ -4,13 +4,6 @@ use serde_json::{Map, Value};
 
 use super::{Checker, Context, flag};
 
-const REASONS: &[&str] = &[
-    "FieldValueInvalid",
-    "FieldValueForbidden",
-    "FieldValueRequired",
-    "FieldValueDuplicate",
-];
-
 fn is_scalar_type(schema: &Value) -> bool {
     matches!(
         schema.get("type").and_then(Value::as_str),
@@ -81,40 +74,13 @@ impl Checker {
                 );
             }
         }
-        if flag(object, "x-kubernetes-embedded-resource") {
-            if type_ != "object" {
-                self.push(
-                    path,
-                    "type",
-                    "must be object if x-kubernetes-embedded-resource is true",
-                );
-            }
-            if object.contains_key("additionalProperties") {
-                self.push(
-                    path,
-                    "additionalProperties",
-                    "must not be used if x-kubernetes-embedded-resource is set",
-                );
-            }
-            let has_properties = object
-                .get("properties")
-                .and_then(Value::as_object)
-                .is_some_and(|p| !p.is_empty());
-            if !has_properties && !flag(object, "x-kubernetes-preserve-unknown-fields") {
-                self.push(
-                    path,
-                    "properties",
-                    "must not be empty if x-kubernetes-embedded-resource is true without \
-                     x-kubernetes-preserve-unknown-fields",
-                );
-            }
-            if context.in_root_metadata {
-                self.push(
-                    path,
-                    "x-kubernetes-embedded-resource",
-                    "must not be used inside of resource meta",
-                );
-            }
+        self.push_errors(path, super::embedded::schema_errors(object));
+        if flag(object, "x-kubernetes-embedded-resource") && context.in_root_metadata {
+            self.push(
+                path,
+                "x-kubernetes-embedded-resource",
+                "must not be used inside of resource meta",
+            );
         }
         if let Some(map_type) = object.get("x-kubernetes-map-type") {
             if type_ != "object" {
@@ -303,43 +269,10 @@ impl Checker {
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .trim();
-            let message = rule.get("message").and_then(Value::as_str);
-            if text.is_empty() {
-                self.push(path, &keyword, "rule is not specified");
+            let malformed = super::rule_checks::schema_errors(object, rule, index);
+            if !malformed.is_empty() {
+                self.push_errors(path, malformed);
                 continue;
-            }
-            if let Some(message) = message {
-                if message.trim().is_empty() {
-                    self.push(path, &keyword, "message must be non-empty if specified");
-                } else if message.trim().contains(['\n', '\r']) {
-                    self.push(path, &keyword, "message must not contain line breaks");
-                }
-            } else if text.contains(['\n', '\r']) {
-                self.push(
-                    path,
-                    &keyword,
-                    "message must be specified if rule contains line breaks",
-                );
-            }
-            if let Some(reason) = rule.get("reason")
-                && !reason.as_str().is_some_and(|r| REASONS.contains(&r))
-            {
-                self.push(
-                    path,
-                    &keyword,
-                    format!("reason must be one of {}", REASONS.join(", ")),
-                );
-            }
-            if let Some(field_path) = rule.get("fieldPath")
-                && !field_path
-                    .as_str()
-                    .is_some_and(|p| p.starts_with('.') && p.len() > 1)
-            {
-                self.push(
-                    path,
-                    &keyword,
-                    "fieldPath must be a valid path (e.g. `.name`)",
-                );
             }
             let transition = text.contains("oldSelf");
             if transition && let Some(list) = &context.uncorrelated {
@@ -353,13 +286,8 @@ impl Checker {
                     ),
                 );
             }
-            if rule.get("optionalOldSelf") == Some(&Value::Bool(true)) && !transition {
-                self.push(
-                    path,
-                    &keyword,
-                    "optionalOldSelf is only valid in rules using oldSelf",
-                );
-            }
+            let unused = super::rule_checks::optional_old_self_error(rule, index, transition);
+            self.push_errors(path, unused.into_iter().collect());
         }
     }
 }

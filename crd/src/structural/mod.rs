@@ -18,7 +18,9 @@
 //! - `x-kubernetes-*` placement ([`extensions`]): list types on arrays (map lists keyed by
 //!   required or defaulted scalar properties, set items scalar or atomic, neither nullable),
 //!   map types on objects, embedded resources are objects, int-or-string excludes
-//!   preserve-unknown-fields and embedded-resource, CEL rules well-formed, only on nodes the
+//!   preserve-unknown-fields and embedded-resource, CEL rules well-formed (a `fieldPath` that
+//!   resolves in the node's schema, a known `reason`, `optionalOldSelf` only with `oldSelf`:
+//!   [`rule_checks`], shared with [`ObjectSchema`]'s install errors), only on nodes the
 //!   API server can give a CEL type (not on a node without `type`, nor on a list or map of
 //!   such nodes: `cel/model/schemas.go`, `SchemaDeclType`), and `oldSelf` only where old and
 //!   new values correlate;
@@ -38,16 +40,21 @@ mod values;
 
 // The object semantics (prune, default, validate, CEL) of a CRD version's schema.
 mod defaulting;
+mod embedded;
+mod embedded_validation;
+mod field_path;
 mod listtype;
 mod node;
 mod object_schema;
 pub mod objectmeta;
 mod pruning;
+mod rule_checks;
 #[cfg(feature = "cel")]
 mod rule_cost;
 mod rules;
 mod validation;
 
+pub use embedded_validation::MetadataCheck;
 pub use object_schema::ObjectSchema;
 #[cfg(feature = "cel")]
 pub(crate) use rule_cost::check_costs;
@@ -143,6 +150,14 @@ struct Checker {
 }
 
 impl Checker {
+    /// Records the API server's `errors` of the node at `path` (their fields relative to it:
+    /// the keyword), each with its message.
+    fn push_errors(&mut self, path: &str, errors: Vec<crate::field_error::FieldError>) {
+        for error in errors {
+            self.push(path, &error.field, error.body());
+        }
+    }
+
     fn push(&mut self, path: &str, keyword: &str, message: impl Into<String>) {
         self.violations.push(Violation {
             path: display(path),
@@ -397,8 +412,8 @@ impl Checker {
         let Some(Value::Object(properties)) = object.get("properties") else {
             return;
         };
-        let check = level == Level::Root || flag(object, "x-kubernetes-embedded-resource");
-        if !check {
+        // An embedded resource's are checked with the rest of it (`embedded::schema_errors`).
+        if level != Level::Root {
             return;
         }
         for key in ["apiVersion", "kind"] {
@@ -414,9 +429,6 @@ impl Checker {
         let metadata_path = format!("{path}.metadata");
         if metadata.get("type").and_then(Value::as_str) != Some("object") {
             self.push(&metadata_path, "type", "must be object");
-        }
-        if level != Level::Root {
-            return;
         }
         let allowed = |key: &str, value: &Value| match key {
             "type" => true,

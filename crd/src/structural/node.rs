@@ -66,6 +66,50 @@ pub(super) struct Node {
     pub(super) has_rules: bool,
 }
 
+/// The errors of compiling a schema, in the three groups kube-apiserver reports in this order
+/// (`validateCustomResourceDefinitionValidation`): `ValidateStructural`'s (sorted by their text;
+/// any of them keeps every CEL rule from being compiled), then the schema errors of
+/// `ValidateCustomResourceDefinitionOpenAPISchema` (patterns, the rules' fields), then its CEL
+/// errors (rules and message expressions that do not compile, `optionalOldSelf` unused).
+#[derive(Debug, Default)]
+pub(super) struct InstallErrors {
+    pub(super) structural: Vec<FieldError>,
+    pub(super) schema: Vec<FieldError>,
+    pub(super) cel: Vec<FieldError>,
+}
+
+impl InstallErrors {
+    /// Every error, in the API server's order.
+    pub(super) fn into_vec(mut self) -> Vec<FieldError> {
+        self.structural.sort_by_cached_key(ToString::to_string);
+        if !self.structural.is_empty() {
+            self.cel.clear();
+        }
+        let mut all = self.structural;
+        all.append(&mut self.schema);
+        all.append(&mut self.cel);
+        all
+    }
+}
+
+/// `errors` with their fields below `path`.
+fn below(path: &str, errors: Vec<FieldError>) -> impl Iterator<Item = FieldError> {
+    errors.into_iter().map(move |mut e| {
+        e.field = format!("{path}.{}", e.field);
+        e
+    })
+}
+
+/// The path of field `name` below `path` (`spec.replicas`; just `name` at the root), as
+/// `field.Path.Child` prints it.
+pub(super) fn child(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{path}.{name}")
+    }
+}
+
 fn count(schema: &Map<String, Value>, key: &str) -> Option<u64> {
     schema.get(key).and_then(Value::as_u64)
 }
@@ -99,11 +143,19 @@ fn texts(schema: &Map<String, Value>, key: &str) -> Vec<String> {
 impl Node {
     /// Compiles `schema` (at the CRD field path `path`, as the API server names it in CRD
     /// validation errors, e.g. `spec.validation.openAPIV3Schema.properties[spec]`), pushing
-    /// an error for every pattern or CEL rule that does not compile.
-    pub(super) fn compile(schema: &Value, path: &str, errors: &mut Vec<FieldError>) -> Self {
+    /// an error for what the API server refuses at install: a pattern that is not a regular
+    /// expression, an embedded resource that is not an object with fields
+    /// ([`super::embedded::schema_errors`]), a malformed rule
+    /// ([`super::rule_checks::schema_errors`]), a rule or message expression that does not
+    /// compile.
+    pub(super) fn compile(schema: &Value, path: &str, errors: &mut InstallErrors) -> Self {
         let Value::Object(schema) = schema else {
             return Self::default();
         };
+        let schema_errors_before = errors.schema.len();
+        errors
+            .structural
+            .extend(below(path, super::embedded::schema_errors(schema)));
         let mut node = Self {
             type_: text(schema, "type"),
             // Unsupported formats are stripped before validation (formats.go).
@@ -145,7 +197,7 @@ impl Node {
         if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
             match regex::Regex::new(pattern) {
                 Ok(regex) => node.pattern = Some((pattern.to_owned(), regex)),
-                Err(error) => errors.push(FieldError::new(
+                Err(error) => errors.schema.push(FieldError::new(
                     FieldErrorType::Invalid,
                     format!("{path}.pattern"),
                     Some(&Value::String(pattern.to_owned())),
@@ -177,7 +229,7 @@ impl Node {
             }
             _ => {}
         }
-        let branches = |key: &str, errors: &mut Vec<FieldError>| -> Vec<Node> {
+        let branches = |key: &str, errors: &mut InstallErrors| -> Vec<Node> {
             schema
                 .get(key)
                 .and_then(Value::as_array)
@@ -195,10 +247,16 @@ impl Node {
         }
         if let Some(Value::Array(rules)) = schema.get("x-kubernetes-validations") {
             for (index, rule) in rules.iter().enumerate() {
-                let rule_path = format!("{path}.x-kubernetes-validations[{index}]");
-                match Rule::compile(rule, &rule_path) {
-                    Ok(rule) => node.rules.push(rule),
-                    Err(error) => errors.push(error),
+                let checks = super::rule_checks::schema_errors(schema, rule, index);
+                errors.schema.extend(below(path, checks));
+            }
+            // A schema error here or below keeps the API server from compiling these rules.
+            if errors.schema.len() == schema_errors_before {
+                for (index, rule) in rules.iter().enumerate() {
+                    match Rule::compile(schema, rule, index, path) {
+                        Ok(rule) => node.rules.push(rule),
+                        Err(failed) => errors.cel.extend(failed),
+                    }
                 }
             }
         }

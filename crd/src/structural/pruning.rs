@@ -15,18 +15,10 @@
 
 use serde_json::Value;
 
-use super::node::Node;
+use super::node::{Node, child};
 use super::objectmeta::{self, MetaPlace};
 
 const META_FIELDS: [&str; 3] = ["apiVersion", "kind", "metadata"];
-
-fn child(path: &str, name: &str) -> String {
-    if path.is_empty() {
-        name.to_owned()
-    } else {
-        format!("{path}.{name}")
-    }
-}
 
 /// Prunes `value` against `node` (`resource_root` for the object and embedded resources),
 /// appending the path of every dropped field below `path` to `dropped`.

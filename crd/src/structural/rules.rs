@@ -18,7 +18,7 @@
 //! modelled. Compiling and evaluating rules needs feature `cel` (on by default,
 //! and implied by `testing`); without it rules are never compiled nor evaluated.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::field_error::{BadValue, FieldError, FieldErrorType};
 
@@ -28,7 +28,8 @@ pub(super) struct Rule {
     pub(super) text: String,
     pub(super) message: String,
     pub(super) reason: Option<String>,
-    /// `fieldPath` without its leading `.`.
+    /// `fieldPath` resolved in the node's schema, as the API server reports errors at it
+    /// (`max`, `limits[a.b]`: [`super::field_path::resolve`]); empty without one.
     pub(super) field_path: String,
     pub(super) uses_old_self: bool,
     /// `optionalOldSelf`: the rule also runs on create, `oldSelf` being a CEL optional.
@@ -105,8 +106,17 @@ fn go_rule_value(rule: &Value) -> String {
 
 #[cfg_attr(not(feature = "cel"), allow(dead_code))]
 impl Rule {
-    /// Compiles one entry of `x-kubernetes-validations` at `path`.
-    pub(super) fn compile(rule: &Value, path: &str) -> Result<Self, FieldError> {
+    /// Compiles entry `index` of the `x-kubernetes-validations` of `schema` (the node at
+    /// `path`), which [`super::rule_checks::schema_errors`] found well-formed: the errors of
+    /// its rule, its message expression (compiled only when the rule compiles, as
+    /// `compileRule` does) and an unused `optionalOldSelf`.
+    pub(super) fn compile(
+        schema: &Map<String, Value>,
+        rule: &Value,
+        index: usize,
+        path: &str,
+    ) -> Result<Self, Vec<FieldError>> {
+        let path = format!("{path}.x-kubernetes-validations[{index}]");
         let text = rule
             .get("rule")
             .and_then(Value::as_str)
@@ -121,23 +131,44 @@ impl Rule {
                 why,
             )
         };
-        let (program, uses_old_self) =
-            compile_text(&text, true).map_err(|why| refuse("rule", why))?;
+        let mut errors = Vec::new();
+        let compiled = compile_text(&text, true).map_err(|why| refuse("rule", why));
         let message_expression = rule
             .get("messageExpression")
             .and_then(Value::as_str)
             .filter(|m| !m.is_empty());
-        #[cfg(feature = "cel")]
-        let message_program = match message_expression {
-            Some(expression) => Some(
-                compile_text(expression, false)
-                    .map(|(p, _)| p)
-                    .map_err(|why| refuse("messageExpression", why))?,
-            ),
-            None => None,
+        let message_program = match (&compiled, message_expression) {
+            (Ok(_), Some(expression)) => compile_text(expression, false)
+                .map(|(p, _)| Some(p))
+                .map_err(|why| refuse("messageExpression", why)),
+            _ => Ok(None),
+        };
+        let uses_old_self = compiled.as_ref().is_ok_and(|(_, uses)| *uses);
+        let (program, message_program) = match (compiled, message_program) {
+            (Ok((program, _)), Ok(message_program)) => (Some(program), message_program),
+            (compiled, message_program) => {
+                errors.extend(compiled.err());
+                errors.extend(message_program.err());
+                (None, None)
+            }
+        };
+        if let Some(mut unused) =
+            super::rule_checks::optional_old_self_error(rule, index, uses_old_self)
+        {
+            unused.field = format!("{path}.optionalOldSelf");
+            errors.push(unused);
+        }
+        let Some(program) = program.filter(|_| errors.is_empty()) else {
+            return Err(errors);
         };
         #[cfg(not(feature = "cel"))]
-        let _ = (program, message_expression);
+        let _ = (program, message_program);
+        let field_path = rule
+            .get("fieldPath")
+            .and_then(Value::as_str)
+            .filter(|p| !p.is_empty())
+            .and_then(|p| super::field_path::resolve(p, schema).ok())
+            .unwrap_or_default();
         Ok(Self {
             message: rule
                 .get("message")
@@ -149,12 +180,7 @@ impl Rule {
                 .get("reason")
                 .and_then(Value::as_str)
                 .map(str::to_owned),
-            field_path: rule
-                .get("fieldPath")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .trim_start_matches('.')
-                .to_owned(),
+            field_path,
             uses_old_self,
             optional_old_self: rule.get("optionalOldSelf") == Some(&Value::Bool(true)),
             text,

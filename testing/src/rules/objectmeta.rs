@@ -33,6 +33,9 @@ pub(crate) enum NameRule {
     /// RFC 1123 label (Namespaces; Services since v1.34's `RelaxedServiceNameValidation`, no
     /// longer RFC 1035): lower-case alphanumerics and `-`, at most 63.
     Label,
+    /// One URL path segment (the embedded resources of custom resources): not `.` or `..`,
+    /// without `/` or `%` ([`kbr_core::dns::path_segment_name`]).
+    PathSegment,
 }
 
 impl NameRule {
@@ -59,6 +62,7 @@ fn check_name(rule: NameRule, name: &str, prefix: bool) -> Result<(), InvalidNam
     match rule {
         NameRule::Subdomain => dns::dns1123_subdomain(name),
         NameRule::Label => dns::dns1123_label(name),
+        NameRule::PathSegment => dns::path_segment_name(name, prefix),
     }
 }
 
@@ -116,6 +120,22 @@ pub(crate) fn validate_create(
     }
     errors.extend(common(obj));
     errors.extend(finalizers(obj));
+    errors
+}
+
+/// The metadata errors of the custom resource's embedded resource `obj` (an
+/// `x-kubernetes-embedded-resource` value, its `metadata` at `path`), as
+/// `apiextensions-apiserver/pkg/apiserver/schema/objectmeta/validation.go` checks it on every
+/// write: [`validate_create`]'s checks with names as path segments and the namespace checked
+/// when set. Passed to [`kbr_runtime::crd::ObjectSchema::validate_openapi_with`].
+pub(crate) fn validate_embedded(path: &str, obj: &Value) -> Vec<FieldError> {
+    let namespace = meta::text(obj, "namespace").filter(|ns| !ns.is_empty());
+    let mut errors = validate_create(NameRule::PathSegment, obj, namespace);
+    for error in &mut errors {
+        if let Some(rest) = error.field.strip_prefix("metadata") {
+            error.field = format!("{path}{rest}");
+        }
+    }
     errors
 }
 

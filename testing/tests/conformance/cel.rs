@@ -19,7 +19,10 @@ const GROUP: &str = "cel.conformance.kbr.dev";
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
 /// The CRD of the namespaced kind `kind` whose `spec` has `properties`.
-fn crd(kind: &str, properties: Value) -> Result<CustomResourceDefinition, serde_json::Error> {
+pub(super) fn crd(
+    kind: &str,
+    properties: Value,
+) -> Result<CustomResourceDefinition, serde_json::Error> {
     let plural = format!("{}s", kind.to_lowercase());
     serde_json::from_value(json!({
         "apiVersion": "apiextensions.k8s.io/v1",

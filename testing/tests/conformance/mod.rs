@@ -37,6 +37,7 @@ pub mod config;
 pub mod contract;
 pub mod cost;
 pub mod crd;
+pub mod crd_install;
 pub mod crud;
 pub mod defaults;
 pub mod deletion;
@@ -221,6 +222,12 @@ macro_rules! for_each_case {
             list_options::watch_options_follow_the_streaming_list_rules,
             list_options::resource_versions_must_be_numbers_the_store_has_reached,
             list_options::continue_tokens_are_checked,
+            crd_install::rule_field_paths_must_resolve_in_the_schema,
+            crd_install::rule_reasons_and_messages_must_be_well_formed,
+            crd_install::optional_old_self_needs_a_rule_using_old_self,
+            crd_install::embedded_resources_must_be_objects_with_fields,
+            crd_install::embedded_resources_need_api_version_and_kind,
+            crd_install::embedded_resource_metadata_is_validated,
         }
     };
 }

@@ -3,7 +3,10 @@
 //!
 //! - **Install** (`pkg/apis/apiextensions/validation`, `ValidateCustomResourceDefinition`):
 //!   a CRD whose schema has a CEL rule (or `messageExpression`, or `pattern`) that does not
-//!   compile is refused with 422 `Invalid`; so is one whose rules' estimated cost is over the
+//!   compile is refused with 422 `Invalid`, as is one with a malformed rule (a `fieldPath` not
+//!   in the schema, an unknown `reason`, a blank message, an unused `optionalOldSelf`) or an
+//!   embedded resource that is not an object with fields ([`ObjectSchema::at`]'s errors, in
+//!   the API server's order); so is one whose rules' estimated cost is over the
 //!   per-rule or per-schema limit (`Forbidden` causes, [`kbr_runtime::crd::ObjectSchema`]'s rules
 //!   estimated as the API server estimates them). Errors are named after
 //!   `spec.validation.openAPIV3Schema` when every version has the same schema (the API server
@@ -185,8 +188,9 @@ impl Schemas {
         let _ = self.decode_and_default(rt, body, false);
     }
 
-    /// Validates the object about to be stored after its metadata's `errors`: the schema, then
-    /// (unless an error blocks them) the CEL rules, with `old` on update — one 422 with every
+    /// Validates the object about to be stored after its metadata's `errors`: the schema, its
+    /// embedded resources (`apiVersion`, `kind`, `metadata`: [`crate::rules::objectmeta::validate_embedded`]),
+    /// list types, then (unless an error blocks them) the CEL rules, with `old` on update — one 422 with every
     /// cause in that order, as the custom resource strategy's `Validate`/`ValidateUpdate`
     /// report them. Kinds without a schema have only `errors`.
     pub(crate) fn validate_custom(
@@ -198,7 +202,9 @@ impl Schemas {
         mut errors: Vec<FieldError>,
     ) -> Result<(), ApiError> {
         if let Some(schema) = self.get(rt) {
-            errors.extend(schema.validate_openapi(object, old));
+            let metadata: kbr_runtime::crd::MetadataCheck<'_> =
+                &crate::rules::objectmeta::validate_embedded;
+            errors.extend(schema.validate_openapi_with(object, old, Some(metadata)));
             schema.validate_rules(object, old, &mut errors);
         }
         if errors.is_empty() {
