@@ -14,9 +14,28 @@ type Error = Box<dyn std::error::Error + Send + Sync>;
 /// `Accept` of `kubectl get`.
 const TABLE: &str = "application/json;as=Table;g=meta.k8s.io;v=v1";
 
+/// `method uri` without a body, accepting `accept`.
+async fn ask(ctx: &Ctx, method: &str, uri: &str, accept: &str) -> Result<Answer, Error> {
+    send_with(&ctx.client, method, uri, &[("accept", accept)], "").await
+}
+
 /// `GET uri` as JSON.
 async fn get(ctx: &Ctx, uri: &str) -> Result<Answer, Error> {
-    send_with(&ctx.client, "GET", uri, &[("accept", JSON)], "").await
+    ask(ctx, "GET", uri, JSON).await
+}
+
+/// The response to `GET uri` accepting `accept`, its body unread.
+async fn open(
+    ctx: &Ctx,
+    uri: &str,
+    accept: &str,
+) -> Result<http::Response<kube::client::Body>, Error> {
+    let mut request = http::Request::new(kube::client::Body::empty());
+    *request.uri_mut() = uri.parse()?;
+    request
+        .headers_mut()
+        .insert(http::header::ACCEPT, accept.parse()?);
+    Ok(ctx.client.send(request).await?)
 }
 
 /// `POST uri` with `body`, which must be created (201).
@@ -69,27 +88,17 @@ pub async fn built_in_list_items_carry_no_api_version_or_kind(ctx: &Ctx) -> Test
         (&one.body["apiVersion"], &one.body["kind"]),
         (&json!("v1"), &json!("ConfigMap"))
     );
-    let metadata = send_with(
-        &ctx.client,
-        "GET",
-        &configmaps,
-        &[(
-            "accept",
-            "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1",
-        )],
-        "",
-    )
-    .await?;
+    let as_list = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1";
+    let metadata = ask(ctx, "GET", &configmaps, as_list).await?;
     assert_eq!(
         item_types(&metadata.body),
         typed(2, "meta.k8s.io/v1", "PartialObjectMetadata")
     );
-    let rows = send_with(
-        &ctx.client,
+    let rows = ask(
+        ctx,
         "GET",
         &format!("{configmaps}?includeObject=Object"),
-        &[("accept", TABLE)],
-        "",
+        TABLE,
     )
     .await?;
     assert_eq!(rows.body["rows"][0]["object"]["kind"], "ConfigMap");
@@ -112,12 +121,11 @@ pub async fn built_in_list_items_carry_no_api_version_or_kind(ctx: &Ctx) -> Test
     .await?;
     assert_eq!(item_types(&everywhere.body), untyped(1));
 
-    let deleted = send_with(
-        &ctx.client,
+    let deleted = ask(
+        ctx,
         "DELETE",
         &format!("{configmaps}?labelSelector=gone%3Dyes"),
-        &[("accept", JSON)],
-        "",
+        JSON,
     )
     .await?;
     assert_eq!(deleted.code, 200, "{:?}", deleted.body);
@@ -134,7 +142,7 @@ pub async fn built_in_list_items_carry_no_api_version_or_kind(ctx: &Ctx) -> Test
         item_types(&list.body),
         typed(1, "conformance.kbr.dev/v1", "Widget")
     );
-    let deleted = send_with(&ctx.client, "DELETE", &widgets, &[("accept", JSON)], "").await?;
+    let deleted = ask(ctx, "DELETE", &widgets, JSON).await?;
     assert_eq!(
         item_types(&deleted.body),
         typed(1, "conformance.kbr.dev/v1", "Widget")
@@ -666,7 +674,7 @@ pub async fn yaml_is_answered_in_yaml(ctx: &Ctx) -> TestResult {
 
 /// `(name, priority)` of each column of a Table, and the cells of its first row.
 async fn table_of(ctx: &Ctx, uri: &str) -> Result<(Vec<(String, i64)>, Vec<Value>), Error> {
-    let table = send_with(&ctx.client, "GET", uri, &[("accept", TABLE)], "").await?;
+    let table = ask(ctx, "GET", uri, TABLE).await?;
     assert_eq!(table.code, 200, "{uri}: {:?}", table.body);
     let columns = table.body["columnDefinitions"]
         .as_array()
