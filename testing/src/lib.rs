@@ -384,9 +384,10 @@
 //!   Leases, ...) get the default Table (`Name`, `Created At`) where kube-apiserver has a
 //!   printer for each; a Pod's `Restarts` cell lacks the time of the last restart, and init
 //!   containers do not count in its `Status`.
-//! - A watch with `allowWatchBookmarks` gets a `BOOKMARK` when its `timeoutSeconds` ends;
-//!   kube-apiserver's watch cache sends them about two seconds before the deadline (none for
-//!   a timeout of two seconds or less).
+//! - A watch with `allowWatchBookmarks` gets a `BOOKMARK` when its `timeoutSeconds` ends.
+//!   kube-apiserver's watch cache schedules one two seconds before the deadline
+//!   (`cache_watcher.go`, `nextBookmarkTime`) and sends it only when its cache has seen a
+//!   newer resourceVersion than the watch's, so a short watch on a quiet resource may get none.
 //!
 //! And envtest does not model what kube-controller-manager, the scheduler and kubelets do:
 //! no garbage collection, no namespace finalization (a deleted Namespace stays `Terminating`),

@@ -55,6 +55,16 @@ fn item_types(list: &Value) -> Vec<(Value, Value)> {
         .collect()
 }
 
+/// The names of the items of a list.
+fn item_names(list: &Value) -> Vec<String> {
+    list["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|i| i["metadata"]["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
 /// `n` items without `apiVersion` and `kind`.
 fn untyped(n: usize) -> Vec<(Value, Value)> {
     vec![(Value::Null, Value::Null); n]
@@ -182,12 +192,7 @@ async fn selected(ctx: &Ctx, selector: &str) -> Result<Vec<String>, Error> {
     )
     .await?;
     assert_eq!(list.code, 200, "{selector}: {:?}", list.body);
-    Ok(list.body["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|i| i["metadata"]["name"].as_str().map(str::to_owned))
-        .collect())
+    Ok(item_names(&list.body))
 }
 
 /// Pins apimachinery's `labels/selector.go` (`Parse`: its lexer, parser and `NewRequirement`):
@@ -298,12 +303,7 @@ async fn selected_by_field(ctx: &Ctx, uri: &str, selector: &str) -> Result<Vec<S
         "{uri}?fieldSelector={selector}: {:?}",
         list.body
     );
-    Ok(list.body["items"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|i| i["metadata"]["name"].as_str().map(str::to_owned))
-        .collect())
+    Ok(item_names(&list.body))
 }
 
 /// Pins each kind's field label conversion (`pkg/apis/core/v1/conversion.go`,
