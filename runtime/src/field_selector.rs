@@ -62,8 +62,8 @@ pub enum FieldSelectorError {
         /// The sequence.
         sequence: String,
     },
-    /// A value has an unescaped `,` or `=`.
-    #[error("invalid field selector: unescaped character {character:?}")]
+    /// A value has an unescaped `,` or `=` (Go prints the rune as its code: `61` for `=`).
+    #[error("invalid field selector: unescaped character in value: {}", u32::from(*character))]
     Unescaped {
         /// The character.
         character: char,
@@ -234,7 +234,7 @@ mod tests {
         );
         assert_eq!(
             FieldSelector::parse("a=b=c").unwrap_err().to_string(),
-            "invalid field selector: unescaped character '='"
+            "invalid field selector: unescaped character in value: 61"
         );
         assert_eq!(
             FieldSelector::parse("a=1,k").unwrap_err().to_string(),

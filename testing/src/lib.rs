@@ -139,14 +139,19 @@
 //!   every installed or created CRD, and every [`ResourceType`] registered by hand; namespaced
 //!   and cluster-scoped URLs; `<plural>/status` and `<plural>/scale` subresource entries;
 //!   each resource's `shortNames`, `categories` and `storageVersionHash` (conformance
-//!   `machinery.rs`).
+//!   `machinery.rs`), its `verbs` in kube-apiserver's order (no `deletecollection` for
+//!   Namespaces, `create` only for reviews, apiextensions-apiserver's order for custom
+//!   resources); `/version` is kube-apiserver v1.36.2's (conformance `reads.rs`).
 //! - **`Accept` negotiation** (`handlers/negotiation.rs`): the first acceptable clause by `q`;
 //!   406 `NotAcceptable` with go-restful's text for a built-in kind and the negotiation's for a
 //!   custom resource, discovery or a conversion not offered (`as=` without `g=meta.k8s.io` and
 //!   `v=v1`/`v1beta1`). `as=Table` (`kubectl get`): a `meta.k8s.io/v1` (or `v1beta1`) Table of
 //!   a get, a list or a write's answer, rows carrying `PartialObjectMetadata`, the object or
 //!   nothing per `includeObject`; custom resources' columns from `additionalPrinterColumns`
-//!   (`Age` when none), ConfigMaps' from kube-apiserver's printer.
+//!   (`Age` when none); ConfigMaps', Secrets', ServiceAccounts', Namespaces', Services', Pods'
+//!   and Deployments' from kube-apiserver's printers (`handlers/printers.rs`); a watch sends
+//!   each event's object as a one-row Table (column definitions in the first event only).
+//!   `application/yaml` is answered in YAML (a watch asked for in YAML is a 406).
 //! - **Deprecated CRD versions**: every request to one carries its `deprecationWarning` (or
 //!   the default text naming the version to use) as a `Warning` header.
 //! - **Built-in kinds** as kube-apiserver v1.36 serves them: defaults, the strategies' create
@@ -189,10 +194,15 @@
 //! - **Status subresource**: `/status` writes change only `.status`; main-resource writes ignore
 //!   `.status`; create drops `.status`.
 //! - **Lists**: in etcd key order (`<namespace>/<name>` byte-wise, so a cluster-wide list puts
-//!   namespace `a-b` before `a`); label selectors (`=`, `==`, `!=`, `in`, `notin`, `key`,
-//!   `!key`), field selectors (`metadata.name`, `metadata.namespace`), `limit`/`continue` (a continue token older than the
-//!   watch history gets 410), the list's `resourceVersion`, metadata-only lists
-//!   (`as=PartialObjectMetadataList`).
+//!   namespace `a-b` before `a`); label selectors parsed as apimachinery's `labels.Parse` (`=`,
+//!   `==`, `!=`, `in`, `notin`, `key`, `!key`, `>`, `<`; a selector that does not parse is a
+//!   400 with the parser's text); field selectors with each kind's fields and refusal text
+//!   (`metadata.name`/`metadata.namespace` everywhere; Pods' `spec.nodeName`, `status.phase`,
+//!   …, Secrets' `type`, Services' `spec.type`/`spec.clusterIP`, Namespaces' `status.phase`,
+//!   Jobs' `status.successful`, Events' fields, a CRD's `selectableFields`),
+//!   `limit`/`continue` (a continue token older than the watch history gets 410), the list's
+//!   `resourceVersion`; items of built-in kinds without `apiVersion`/`kind` (custom
+//!   resources' keep them); metadata-only lists (`as=PartialObjectMetadataList`).
 //! - **Watches** (chunked JSON lines, one event per line): `ADDED`/`MODIFIED`/`DELETED` in
 //!   commit order; from `resourceVersion` `0`/unset (synthetic `ADDED` for current objects first)
 //!   or from a version (replayed from a bounded history of changes, see
@@ -370,13 +380,17 @@
 //!   resourceVersion); `resourceVersionMatch` is validated (`handlers/list_options.rs`: 422
 //!   on `ListOptions`, 400/500 for a `resourceVersion` that is not a number, 504 at once for one
 //!   not reached where the real server waits up to 3 s) but `Exact` serves the current state.
-//!   A continue token that decodes but is not JSON gets serde's text, not Go's. List items of
-//!   built-in kinds carry `apiVersion`/`kind` (the real server omits them).
-//! - JSON only (no protobuf, no YAML: `application/yaml` is answered in JSON; no aggregated
-//!   discovery). Built-in kinds other than ConfigMaps get the default Table (`Name`,
-//!   `Created At`) where kube-apiserver has a printer for each (a Deployment's `Ready`,
-//!   `Up-to-date`, ...); a watch asked for as a Table sends objects (the real server sends
-//!   one-row Tables).
+//!   A continue token that decodes but is not JSON gets serde's text, not Go's.
+//! - JSON and YAML only (no protobuf: it is answered in JSON; no aggregated discovery).
+//!   Built-in kinds without a printer in
+//!   `handlers/printers.rs` (StatefulSets, DaemonSets, ReplicaSets, Jobs, CronJobs, Events,
+//!   Leases, ...) get the default Table (`Name`, `Created At`) where kube-apiserver has a
+//!   printer for each; a Pod's `Restarts` cell lacks the time of the last restart, and init
+//!   containers do not count in its `Status`.
+//! - A watch with `allowWatchBookmarks` gets a `BOOKMARK` when its `timeoutSeconds` ends.
+//!   kube-apiserver's watch cache schedules one two seconds before the deadline
+//!   (`cache_watcher.go`, `nextBookmarkTime`) and sends it only when its cache has seen a
+//!   newer resourceVersion than the watch's, so a short watch on a quiet resource may get none.
 //!
 //! And envtest does not model what kube-controller-manager, the scheduler and kubelets do:
 //! no garbage collection, no namespace finalization (a deleted Namespace stays `Terminating`),

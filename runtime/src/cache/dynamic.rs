@@ -63,8 +63,25 @@ pub(crate) fn key(resource: &ApiResource) -> String {
 pub(crate) fn list_watch(resource: ApiResource, scope: Scope) -> ListWatch<Dyn> {
     Arc::new(move |client, namespace, config| {
         let api = api(client, &resource, &scope, namespace);
-        watcher(api, config).map(|result| result.map(wrap)).boxed()
+        let resource = resource.clone();
+        watcher(api, config)
+            .map(move |result| result.map(|event| wrap(event, &resource)))
+            .boxed()
     })
+}
+
+/// `obj` with the `apiVersion` and `kind` of `resource` when it has none: kube-apiserver
+/// lists built-in kinds with items that carry no type (only the list has one), and
+/// client-go's unstructured decoding sets each item's from the list
+/// (apimachinery `pkg/apis/meta/v1/unstructured/helpers.go`, `decodeToList`).
+pub(crate) fn typed(mut obj: DynamicObject, resource: &ApiResource) -> DynamicObject {
+    if obj.types.is_none() {
+        obj.types = Some(kube::core::TypeMeta {
+            api_version: resource.api_version.clone(),
+            kind: resource.kind.clone(),
+        });
+    }
+    obj
 }
 
 /// An `Api` of `resource` in `namespace` for namespaced kinds; of all namespaces when
@@ -82,9 +99,12 @@ pub(crate) fn api(
 }
 
 /// `Event<DynamicObject>` as the informer's `Event<Decoded<Dyn>>` (a `DynamicObject` always
-/// decodes: it keeps any JSON object).
-fn wrap(event: watcher::Event<DynamicObject>) -> watcher::Event<Decoded<Dyn>> {
-    let fix = |obj| Decoded::Object(Dyn(obj));
+/// decodes: it keeps any JSON object), each object [`typed`] as `resource`.
+fn wrap(
+    event: watcher::Event<DynamicObject>,
+    resource: &ApiResource,
+) -> watcher::Event<Decoded<Dyn>> {
+    let fix = |obj| Decoded::Object(Dyn(typed(obj, resource)));
     match event {
         watcher::Event::Apply(o) => watcher::Event::Apply(fix(o)),
         watcher::Event::Delete(o) => watcher::Event::Delete(fix(o)),

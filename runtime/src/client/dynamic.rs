@@ -75,7 +75,8 @@ impl Client {
             let list = dynamic::api(self.kube.clone(), resource, scope, namespace)
                 .list(&options.to_list_params())
                 .await?;
-            return Ok(list.items);
+            let items = list.items.into_iter();
+            return Ok(items.map(|obj| dynamic::typed(obj, resource)).collect());
         };
         if let Some(selector) = &options.field_selector {
             return Err(Error::CachedFieldSelector {

@@ -13,11 +13,12 @@ use serde_json::{Value, json};
 
 use crate::handlers::list_options::{self, Read};
 use crate::handlers::negotiation::AsPartial;
+use crate::handlers::presented::{Presented, present};
 use crate::handlers::request::{ObjectPath, Query};
 use crate::handlers::shared::{Shared, lock};
 use crate::handlers::table::TableRequest;
 use crate::handlers::warnings::Warnings;
-use crate::handlers::watch::{self, Presented, StreamOptions, present};
+use crate::handlers::watch::{self, StreamOptions};
 use crate::machinery::api_error::ApiError;
 use crate::machinery::meta;
 use crate::machinery::registry::ResourceType;
@@ -106,11 +107,7 @@ impl Call<'_> {
             }
             fields.push_str(&format!("metadata.name={name}"));
         }
-        Selectors::parse(
-            self.query.get("labelSelector"),
-            Some(&fields),
-            &self.rt.selectable_fields,
-        )
+        Selectors::parse(self.query.get("labelSelector"), Some(&fields), &self.rt)
     }
 
     fn list_kind(&self, partial: bool) -> (String, String) {
@@ -183,6 +180,7 @@ impl Call<'_> {
             ));
         }
         let (api_version, kind) = self.list_kind(partial);
+        let items: Vec<_> = items.into_iter().map(|i| i.list_item(&self.rt)).collect();
         Ok(json_response(
             StatusCode::OK,
             &List {
@@ -223,6 +221,7 @@ impl Call<'_> {
             partial: self.as_partial.watch(),
             as_list: self.as_partial == AsPartial::List,
             schema: self.schema.clone(),
+            table: self.table,
             bookmarks: self.query.flag("allowWatchBookmarks"),
             bookmark_interval: self.shared.config.bookmark_interval,
             timeout: self
@@ -279,7 +278,7 @@ impl Call<'_> {
         drop(state);
         let items: Vec<_> = deleted
             .iter()
-            .map(|obj| present(obj, &self.rt, partial, self.schema.as_deref()))
+            .map(|obj| present(obj, &self.rt, partial, self.schema.as_deref()).list_item(&self.rt))
             .collect();
         Ok(json_response(
             StatusCode::OK,

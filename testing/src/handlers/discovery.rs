@@ -13,16 +13,61 @@ use std::collections::BTreeMap;
 use kbr_core::version::compare_versions;
 use serde_json::{Value, json};
 
-use crate::machinery::registry::Registry;
+use crate::machinery::registry::{Registry, ResourceType};
 
-/// The Kubernetes version the fake reports on `/version`.
+/// The Kubernetes version the fake reports on `/version`: kube-apiserver v1.36.2's
+/// (`staging/src/k8s.io/apimachinery/pkg/version/types.go`, `Info`, as envtest's binary
+/// answers it: the release, its emulation version and the oldest version it stays
+/// compatible with), with the build fields (`gitCommit`, `buildDate`, `goVersion`,
+/// `compiler`, `platform`) saying the fake built it.
 pub(crate) fn version() -> Value {
     json!({
-        "major": "1", "minor": "35", "gitVersion": "v1.35.0+kbr-fake",
+        "major": "1", "minor": "36", "emulationMajor": "1", "emulationMinor": "36",
+        "minCompatibilityMajor": "1", "minCompatibilityMinor": "35", "gitVersion": "v1.36.2",
         "gitCommit": "0000000000000000000000000000000000000000", "gitTreeState": "clean",
         "buildDate": "2026-01-01T00:00:00Z", "goVersion": "none", "compiler": "rustc",
         "platform": "fake/kbr"
     })
+}
+
+/// A resource's discovery `verbs`, in kube-apiserver's order. Built-in kinds list what their
+/// storage implements in `pkg/endpoints/installer.go`'s order (`create`, `delete`,
+/// `deletecollection`, `get`, `list`, `patch`, `update`, `watch`): Namespaces have no
+/// `deletecollection` (`pkg/registry/core/namespace/storage/storage.go`), the reviews only
+/// `create`. Custom resources get apiextensions-apiserver's fixed list
+/// (`pkg/apiserver/customresource_discovery_controller.go`), `create` after `patch`.
+fn verbs(rt: &ResourceType) -> Value {
+    if rt.storage_version.is_empty() {
+        return json!(["create"]);
+    }
+    if rt.is_custom_resource() {
+        return json!([
+            "delete",
+            "deletecollection",
+            "get",
+            "list",
+            "patch",
+            "create",
+            "update",
+            "watch"
+        ]);
+    }
+    let all = [
+        "create",
+        "delete",
+        "deletecollection",
+        "get",
+        "list",
+        "patch",
+        "update",
+        "watch",
+    ];
+    let namespaces = rt.group.is_empty() && rt.kind == "Namespace";
+    json!(
+        all.iter()
+            .filter(|v| !(namespaces && **v == "deletecollection"))
+            .collect::<Vec<_>>()
+    )
 }
 
 /// `/api`.
@@ -82,16 +127,6 @@ pub(crate) fn resources(registry: &Registry, group: &str, version: &str) -> Opti
     if !registry.has_group_version(group, version) {
         return None;
     }
-    let verbs = json!([
-        "create",
-        "delete",
-        "deletecollection",
-        "get",
-        "list",
-        "patch",
-        "update",
-        "watch"
-    ]);
     let mut resources = Vec::new();
     for rt in registry
         .iter()
@@ -99,7 +134,7 @@ pub(crate) fn resources(registry: &Registry, group: &str, version: &str) -> Opti
     {
         let mut entry = json!({
             "name": rt.plural, "singularName": rt.singular(), "namespaced": rt.namespaced,
-            "kind": rt.kind, "verbs": verbs,
+            "kind": rt.kind, "verbs": verbs(rt),
         });
         if !rt.short_names.is_empty() {
             entry["shortNames"] = json!(rt.short_names);

@@ -8,9 +8,11 @@
 //! ([`decoding`], with [`field_validation`]), admission webhooks ([`admission`]), then the verb:
 //! one object here, list/watch/deletecollection in [`collection`] (the event stream in
 //! [`watch`]), the review APIs in [`reviews`], discovery in [`discovery`], `/scale` in
-//! [`scale`]. [`negotiation`] reads the `Accept` header (metadata-only answers, 406), [`table`]
-//! answers `as=Table`. [`warnings`] collects the `Warning` headers; [`shared`] is what every
-//! request reads (the `State` lock, counters, [`fault_state`]).
+//! [`scale`]. [`negotiation`] reads the `Accept` header (metadata-only answers, YAML, 406),
+//! [`table`] answers `as=Table` (built-in kinds' columns from [`printers`]); every object is
+//! written as [`presented`] shows it. [`warnings`]
+//! collects the `Warning` headers; [`shared`] is what every request reads (the `State` lock,
+//! counters, [`fault_state`]).
 
 pub(crate) mod admission;
 pub(crate) mod collection;
@@ -20,6 +22,8 @@ pub(crate) mod fault_state;
 pub(crate) mod field_validation;
 pub(crate) mod list_options;
 pub(crate) mod negotiation;
+pub(crate) mod presented;
+pub(crate) mod printers;
 pub(crate) mod request;
 pub(crate) mod reviews;
 pub(crate) mod scale;
@@ -37,11 +41,11 @@ use serde_json::{Value, json};
 
 use crate::handlers::decoding::Decoded;
 use crate::handlers::negotiation::{AsPartial, Endpoint, negotiate};
+use crate::handlers::presented::present;
 use crate::handlers::request::{ObjectRequest, Parsed, Route, Verb};
 use crate::handlers::shared::{Shared, lock};
 use crate::handlers::table::TableRequest;
 use crate::handlers::warnings::Warnings;
-use crate::handlers::watch::present;
 use crate::machinery::api_error::ApiError;
 use crate::machinery::meta;
 use crate::machinery::registry::ResourceType;
@@ -76,6 +80,13 @@ pub(crate) async fn handle(
         }
     };
     warnings.write_to(&mut response);
+    let json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|t| t == "application/json");
+    if json && crate::handlers::negotiation::answers_in_yaml(accept(&parts)) {
+        return crate::handlers::negotiation::encode_yaml(response).await;
+    }
     response
 }
 
@@ -244,6 +255,9 @@ fn serve_object(
         (false, _) => Endpoint::Builtin,
     };
     let negotiated = negotiate(accept(parts), endpoint)?;
+    if verb == Verb::Watch && crate::handlers::negotiation::answers_in_yaml(accept(parts)) {
+        return Err(crate::handlers::negotiation::yaml_watch());
+    }
     let table = negotiated
         .table
         .map(|version| TableRequest::new(version, query.get("includeObject")))

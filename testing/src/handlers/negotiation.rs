@@ -10,7 +10,8 @@
 //! NotAcceptable. For the built-in kinds the go-restful container refuses first when no clause
 //! names a media type the route produces (its own text, with the stream types for list and
 //! watch); custom resources and discovery answer the negotiation's text. The fake encodes JSON
-//! only: `application/yaml` and protobuf are answered in JSON.
+//! and YAML (`application/yaml`: every answer but a watch, which is a 406 in YAML); protobuf
+//! is answered in JSON.
 //!
 //! The conversions:
 //! - `as=Table`: a `meta.k8s.io` `Table` of the object or list ([`crate::handlers::table`]).
@@ -24,6 +25,9 @@
 //!   `PartialObjectMetadataList`, the apiserver's watch encoder fails to convert the object, then
 //!   fails to encode it unconverted with the `meta.k8s.io` encoder it picked, and ends the
 //!   stream (200, then nothing) at the first object event ([`crate::handlers::watch`]).
+
+use http::{Response, header};
+use http_body_util::BodyExt;
 
 use crate::machinery::api_error::ApiError;
 use crate::machinery::registry::ResourceType;
@@ -132,15 +136,63 @@ impl<'a> Clause<'a> {
     }
 }
 
+/// The clauses of `accept` with a positive `q`, highest first (a stable sort keeps the
+/// header's order among equals).
+fn ranked(accept: &str) -> Vec<Clause<'_>> {
+    let mut clauses: Vec<Clause<'_>> = accept.split(',').map(Clause::parse).collect();
+    clauses.sort_by(|a, b| b.q.total_cmp(&a.q));
+    clauses.into_iter().filter(|c| c.q > 0.0).collect()
+}
+
+/// Whether the answer is encoded as YAML: the clause negotiation picks names
+/// `application/yaml` (`negotiate.go` picks the serializer of the first acceptable clause).
+pub(crate) fn answers_in_yaml(accept: &str) -> bool {
+    ranked(accept)
+        .iter()
+        .filter(|c| c.encodable())
+        .find(|c| c.conversion().is_some())
+        .is_some_and(|c| c.media_type.eq_ignore_ascii_case("application/yaml"))
+}
+
+/// The 406 of a watch asked for in YAML: no YAML serializer streams
+/// (`NegotiateOutputMediaTypeStream` offers only the stream types).
+pub(crate) fn yaml_watch() -> ApiError {
+    not_acceptable(format!(
+        "only the following media types are accepted: {STREAMS}"
+    ))
+}
+
+/// `response` re-encoded as YAML when it is a JSON document (everything but a watch
+/// stream): kube-apiserver's YAML serializer writes the JSON encoding as YAML
+/// (apimachinery `runtime/serializer/json/json.go`, `yaml.JSONToYAML`), errors too.
+pub(crate) async fn encode_yaml(
+    response: Response<axum::body::Body>,
+) -> Response<axum::body::Body> {
+    let (mut parts, body) = response.into_parts();
+    let bytes = match body.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(_) => return Response::from_parts(parts, axum::body::Body::empty()),
+    };
+    let yaml = serde_json::from_slice::<serde_json::Value>(&bytes)
+        .ok()
+        .and_then(|value| serde_saphyr::to_string(&value).ok());
+    let Some(yaml) = yaml else {
+        return Response::from_parts(parts, axum::body::Body::from(bytes));
+    };
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/yaml"),
+    );
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, axum::body::Body::from(yaml))
+}
+
 /// Negotiates `accept` for `endpoint`: the conversion asked for, or 406 NotAcceptable.
 pub(crate) fn negotiate(accept: &str, endpoint: Endpoint) -> Result<Negotiated, ApiError> {
     if accept.trim().is_empty() {
         return Ok(Negotiated::PLAIN);
     }
-    let mut clauses: Vec<Clause<'_>> = accept.split(',').map(Clause::parse).collect();
-    // Highest `q` first; a stable sort keeps the header's order among equals.
-    clauses.sort_by(|a, b| b.q.total_cmp(&a.q));
-    let clauses: Vec<Clause<'_>> = clauses.into_iter().filter(|c| c.q > 0.0).collect();
+    let clauses = ranked(accept);
     if endpoint != Endpoint::Other && !clauses.iter().any(Clause::encodable) {
         let mut offered = ENCODED.to_owned();
         if endpoint == Endpoint::BuiltinCollection {

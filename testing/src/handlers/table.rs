@@ -7,11 +7,12 @@
 //!   does: an `integer` cell is a number, a `date` cell the age of the timestamp it names
 //!   (`duration.HumanDuration`), a `string` cell the printed value, and a value of the wrong
 //!   type or a path that finds nothing `null`.
-//! - ConfigMaps: kube-apiserver's printer (`pkg/printers/internalversion/printers.go`): `Name`,
-//!   `Data` (the number of keys), `Age`.
+//! - ConfigMaps, Secrets, ServiceAccounts, Namespaces, Services, Pods and Deployments:
+//!   kube-apiserver's printers (`pkg/printers/internalversion/printers.go`, in
+//!   [`crate::handlers::printers`]).
 //! - Other built-in kinds: apiserver's `pkg/registry/rest/table.go` `DefaultTableConvertor`:
-//!   `Name` and `Created At` (RFC 3339). The real server has a printer for each of them
-//!   (`Deployment`: `Ready`, `Up-to-date`, ...), which the fake leaves out.
+//!   `Name` and `Created At` (RFC 3339). The real server has a printer for most of them
+//!   (a StatefulSet's `Ready`, a Job's `Status`, ...), which the fake leaves out.
 //!
 //! Each row carries the object per the `includeObject` parameter: `Metadata` (the default) a
 //! `PartialObjectMetadata`, `Object` the whole object, `None` nothing (apimachinery
@@ -21,16 +22,14 @@
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
-use crate::handlers::watch::Presented;
+use crate::handlers::presented::Presented;
+use crate::handlers::printers::Builtin;
 use crate::machinery::api_error::ApiError;
 use crate::machinery::meta;
 use crate::machinery::registry::{CREATION_TIMESTAMP_DOC, PrinterColumn, ResourceType};
 
 /// The documentation of `metadata.name`, the `Name` column's description.
 const NAME_DOC: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
-
-/// The documentation of a ConfigMap's `data`, its `Data` column's description.
-const CONFIG_MAP_DATA_DOC: &str = "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.";
 
 /// What each row carries (`includeObject`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,6 +76,16 @@ impl TableRequest {
         )
     }
 
+    /// The one-row Table a watch event carries: the object's, without `columnDefinitions`
+    /// (`null`) unless `headers`.
+    pub(crate) fn event(&self, rt: &ResourceType, object: &Presented<'_>, headers: bool) -> Value {
+        let mut table = self.object(rt, object);
+        if !headers {
+            table["columnDefinitions"] = Value::Null;
+        }
+        table
+    }
+
     /// The Table of a list, with the list's `metadata`.
     pub(crate) fn list(
         &self,
@@ -120,8 +129,8 @@ impl TableRequest {
 enum Printer<'a> {
     /// A CRD version's columns after `Name`.
     Custom(&'a [PrinterColumn]),
-    /// kube-apiserver's ConfigMap printer.
-    ConfigMap,
+    /// One of kube-apiserver's printers of built-in kinds.
+    Builtin(Builtin),
     /// `DefaultTableConvertor`.
     Default,
 }
@@ -135,8 +144,8 @@ impl<'a> Printer<'a> {
     fn of(rt: &'a ResourceType) -> Self {
         if !rt.printer_columns.is_empty() {
             Self::Custom(&rt.printer_columns)
-        } else if rt.group.is_empty() && rt.kind == "ConfigMap" {
-            Self::ConfigMap
+        } else if let Some(printer) = Builtin::of(rt) {
+            Self::Builtin(printer)
         } else {
             Self::Default
         }
@@ -150,10 +159,12 @@ impl<'a> Printer<'a> {
                     .iter()
                     .map(|c| column(&c.name, &c.type_, &c.format, &c.description, c.priority)),
             ),
-            Self::ConfigMap => {
-                columns.push(column("Data", "string", "", CONFIG_MAP_DATA_DOC, 0));
-                columns.push(column("Age", "string", "", CREATION_TIMESTAMP_DOC, 0));
-            }
+            Self::Builtin(printer) => columns.extend(
+                printer
+                    .columns()
+                    .into_iter()
+                    .map(|(name, priority, doc)| column(name, "string", "", doc, priority)),
+            ),
             Self::Default => {
                 columns.push(column("Created At", "date", "", CREATION_TIMESTAMP_DOC, 0));
             }
@@ -168,15 +179,7 @@ impl<'a> Printer<'a> {
             Self::Custom(custom) => {
                 cells.extend(custom.iter().map(|c| cell(c, find(obj, &c.json_path), now)));
             }
-            Self::ConfigMap => {
-                let count = |field: &str| {
-                    obj.get(field)
-                        .and_then(Value::as_object)
-                        .map_or(0, |m| m.len())
-                };
-                cells.push(json!(count("data") + count("binaryData")));
-                cells.push(json!(age(created, now)));
-            }
+            Self::Builtin(printer) => cells.extend(printer.cells(obj, age(created, now))),
             Self::Default => cells.push(json!(created)),
         }
         cells

@@ -12,16 +12,17 @@
 //! - `allowWatchBookmarks`: `BOOKMARK` events every configured interval and when the stream ends;
 //! - `timeoutSeconds` ends the stream.
 
-use std::borrow::Cow;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
 use serde::ser::{Serialize, SerializeMap, Serializer};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use crate::handlers::presented::present;
+use crate::handlers::table::TableRequest;
 use crate::machinery::registry::ResourceType;
 use crate::rules::State;
 use crate::store::WatchItem;
@@ -38,89 +39,11 @@ pub(crate) struct StreamOptions {
     pub(crate) as_list: bool,
     /// The served version's schema (defaults applied to every object sent).
     pub(crate) schema: Option<std::sync::Arc<kbr_runtime::crd::ObjectSchema>>,
+    /// `as=Table`: every event's object is sent as a one-row Table.
+    pub(crate) table: Option<TableRequest>,
     pub(crate) bookmarks: bool,
     pub(crate) bookmark_interval: Option<Duration>,
     pub(crate) timeout: Option<Duration>,
-}
-
-/// An object the way the request asked for it (version, metadata-only), with the defaults of
-/// the version's schema applied, as the API server reads from storage; it serializes straight
-/// from the stored object (only a schema with defaults makes a copy to default).
-pub(crate) struct Presented<'a> {
-    obj: Cow<'a, Value>,
-    /// The `apiVersion` written on the object (not used for metadata-only).
-    api_version: String,
-    kind: &'a str,
-    partial: bool,
-}
-
-/// [`Presented`] view of `obj` for `rt`.
-pub(crate) fn present<'a>(
-    obj: &'a Value,
-    rt: &'a ResourceType,
-    partial: bool,
-    schema: Option<&kbr_runtime::crd::ObjectSchema>,
-) -> Presented<'a> {
-    if partial {
-        return Presented {
-            obj: Cow::Borrowed(obj),
-            api_version: String::new(),
-            kind: "",
-            partial,
-        };
-    }
-    Presented {
-        obj: crate::rules::crd::schemas::defaulted(obj, schema),
-        api_version: rt.api_version(),
-        kind: &rt.kind,
-        partial,
-    }
-}
-
-impl Presented<'_> {
-    /// The object as stored, its defaults applied (its name and namespace are the sent ones).
-    pub(crate) fn object(&self) -> &Value {
-        &self.obj
-    }
-}
-
-impl Serialize for Presented<'_> {
-    /// The object's fields in key order (a `serde_json::Map` is sorted), with `apiVersion` and
-    /// `kind` the served ones; metadata-only: a `PartialObjectMetadata` of its `metadata`.
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        if self.partial {
-            let mut map = serializer.serialize_map(Some(3))?;
-            map.serialize_entry("apiVersion", "meta.k8s.io/v1")?;
-            map.serialize_entry("kind", "PartialObjectMetadata")?;
-            match self.obj.get("metadata") {
-                Some(metadata) => map.serialize_entry("metadata", metadata)?,
-                None => map.serialize_entry("metadata", &Map::new())?,
-            }
-            return map.end();
-        }
-        let Value::Object(fields) = &*self.obj else {
-            return self.obj.serialize(serializer);
-        };
-        let set = [
-            ("apiVersion", self.api_version.as_str()),
-            ("kind", self.kind),
-        ];
-        let added = set.iter().filter(|(k, _)| !fields.contains_key(*k)).count();
-        let mut map = serializer.serialize_map(Some(fields.len() + added))?;
-        let mut pending = set.iter().peekable();
-        for (key, value) in fields {
-            while let Some((k, v)) = pending.next_if(|(k, _)| *k <= key.as_str()) {
-                map.serialize_entry(k, v)?;
-            }
-            if !set.iter().any(|(k, _)| k == key) {
-                map.serialize_entry(key, value)?;
-            }
-        }
-        for (k, v) in pending {
-            map.serialize_entry(k, v)?;
-        }
-        map.end()
-    }
 }
 
 /// A watch event (`metav1.WatchEvent`): keys in the order `serde_json` writes them.
@@ -147,12 +70,29 @@ impl<T: Serialize> Serialize for Event<'_, T> {
 /// conversion chose cannot encode the unconverted object either (`versioning.codec.doEncode`:
 /// its kind is not registered there), so `WatchServer.HandleHTTP` ends the stream at the first
 /// object event (bookmarks too). `ERROR` events carry a `Status`, which passes.
-fn encode(item: &WatchItem, opts: &StreamOptions) -> Option<Bytes> {
+///
+/// Asked for `as=Table`, each object (a bookmark's too) is sent as a one-row Table, the
+/// column definitions only in the first event (`watchEmbeddedEncoder` in `response.go` turns
+/// `NoHeaders` on after it); `headers` says whether they are still to be sent.
+fn encode(item: &WatchItem, opts: &StreamOptions, headers: &mut bool) -> Option<Bytes> {
     if opts.as_list && !matches!(item, WatchItem::Error(_)) {
         return None;
     }
+    let as_table = |object: &Value, headers: &mut bool| {
+        let table = opts.table.as_ref()?;
+        let presented = present(object, &opts.rt, false, opts.schema.as_deref());
+        let row = table.event(&opts.rt, &presented, *headers);
+        *headers = false;
+        Some(row)
+    };
     let event = match item {
         WatchItem::Event(kind, obj) => {
+            if let Some(table) = as_table(obj, headers) {
+                return Some(line(&Event {
+                    kind: kind.as_str(),
+                    object: table,
+                }));
+            }
             let object = present(obj, &opts.rt, opts.partial, opts.schema.as_deref());
             return Some(line(&Event {
                 kind: kind.as_str(),
@@ -175,9 +115,11 @@ fn encode(item: &WatchItem, opts: &StreamOptions) -> Option<Bytes> {
             } else {
                 (opts.rt.api_version(), opts.rt.kind.clone())
             };
-            json!({"type": "BOOKMARK", "object": {
-                "apiVersion": api_version, "kind": kind, "metadata": metadata
-            }})
+            let object = json!({"apiVersion": api_version, "kind": kind, "metadata": metadata});
+            match as_table(&object, headers) {
+                Some(table) => json!({"type": "BOOKMARK", "object": table}),
+                None => json!({"type": "BOOKMARK", "object": object}),
+            }
         }
         WatchItem::Error(err) => json!({"type": "ERROR", "object": err.to_status()}),
     };
@@ -225,6 +167,7 @@ pub(crate) fn body(
         // Locals drop in reverse order: the receiver first, then the guard wakes the waiters.
         let _closed = NotifyOnDrop(closed);
         let mut rx = rx;
+        let mut headers = true;
         let deadline = opts.timeout.map(|t| tokio::time::Instant::now() + t);
         let mut tick = opts
             .bookmark_interval
@@ -235,7 +178,7 @@ pub(crate) fn body(
                 item = rx.recv() => match item {
                     Some(item) => {
                         let ends = matches!(item, WatchItem::Error(_));
-                        let Some(line) = encode(&item, &opts) else {
+                        let Some(line) = encode(&item, &opts, &mut headers) else {
                             return;
                         };
                         if out.send(line).await.is_err() || ends {
@@ -248,7 +191,7 @@ pub(crate) fn body(
                 () = sleep_until(deadline) => {
                     if opts.bookmarks {
                         for item in bookmark_now(&state, &mut rx) {
-                            let Some(line) = encode(&item, &opts) else {
+                            let Some(line) = encode(&item, &opts, &mut headers) else {
                                 return;
                             };
                             if out.send(line).await.is_err() {
@@ -262,7 +205,7 @@ pub(crate) fn body(
                 () = out.closed() => return,
             };
             for item in batch {
-                let Some(line) = encode(&item, &opts) else {
+                let Some(line) = encode(&item, &opts, &mut headers) else {
                     return;
                 };
                 if out.send(line).await.is_err() {

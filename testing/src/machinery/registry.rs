@@ -54,6 +54,20 @@ pub struct ResourceType {
     pub storage_version: String,
 }
 
+/// The groups of the kinds kube-apiserver serves itself; every other kind is a custom resource.
+const BUILT_IN_GROUPS: &[&str] = &[
+    "",
+    "apps",
+    "batch",
+    "autoscaling",
+    "coordination.k8s.io",
+    "events.k8s.io",
+    "apiextensions.k8s.io",
+    "admissionregistration.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+];
+
 /// One column of a Table (`metav1.TableColumnDefinition` plus the JSONPath of a CRD's
 /// `additionalPrinterColumns` entry that fills it).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -169,6 +183,12 @@ impl ResourceType {
         self.selectable_fields
             .push(path.trim_start_matches('.').to_owned());
         self
+    }
+
+    /// Whether this is a custom resource (served through a CRD or registered by hand): its
+    /// group is none of those kube-apiserver serves itself (`BUILT_IN_GROUPS`).
+    pub(crate) fn is_custom_resource(&self) -> bool {
+        !BUILT_IN_GROUPS.contains(&self.group.as_str())
     }
 
     /// `group/version`, or `version` for the core group.

@@ -1,146 +1,29 @@
-//! Label and field selectors, as in `?labelSelector=` and `?fieldSelector=`.
+//! Label and field selectors of one request, as in `?labelSelector=` and `?fieldSelector=`.
 //!
-//! Mirrors `k8s.io/apimachinery/pkg/labels` (`=`, `==`, `!=`, `in`, `notin`, `key`, `!key`) and
-//! the field selectors every resource supports (`metadata.name`, `metadata.namespace`, with `=`,
-//! `==`, `!=`) plus a CRD's `selectableFields`. Other fields (`spec.nodeName` of Pods,
-//! `status.phase`, …) are rejected with 400 BadRequest, as the apiserver does for fields a kind
-//! does not index.
+//! The label selector is parsed as apimachinery's `labels.Parse` does ([`LabelSelector`]); the
+//! field selector with kbr's one field-selector grammar ([`kbr_runtime::field_selector`],
+//! apimachinery's `fields.ParseSelector`), each of its fields then checked and read as the
+//! kind's field label conversion function does ([`FieldLabels`]).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
-use kube::core::{Expression, SelectorExt as _};
 use serde_json::Value;
 
 use crate::machinery::api_error::ApiError;
+use crate::machinery::field_labels::FieldLabels;
+use crate::machinery::label_selector::LabelSelector;
+use crate::machinery::registry::ResourceType;
 use kbr_runtime::field_selector::FieldSelector;
 
-/// A parsed label selector; the empty selector matches everything. The requirements are
-/// kube's [`Expression`]s and match as [`kube::core::Selector`] does, the label-selector
-/// semantics the rest of kbr (cached reads, predicates) uses; only the string syntax is parsed
-/// here (kube-core has no parser for it).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct LabelSelector(Vec<Expression>);
-
-/// Splits at commas outside parentheses.
-fn split_terms(s: &str) -> Vec<&str> {
-    let mut terms = Vec::new();
-    let (mut depth, mut start) = (0i32, 0usize);
-    for (i, c) in s.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                terms.push(&s[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    terms.push(&s[start..]);
-    terms
-}
-
-fn parse_set(term: &str, rest: &str) -> Result<BTreeSet<String>, ApiError> {
-    let rest = rest.trim();
-    let inner = rest
-        .strip_prefix('(')
-        .and_then(|r| r.strip_suffix(')'))
-        .ok_or_else(|| bad_selector(term, "expected a parenthesised set of values"))?;
-    Ok(inner
-        .split(',')
-        .map(|v| v.trim().to_owned())
-        .filter(|v| !v.is_empty())
-        .collect())
-}
-
-fn bad_selector(term: &str, why: &str) -> ApiError {
-    ApiError::bad_request(format!("unable to parse requirement: {term:?}: {why}"))
-}
-
-fn valid_key(key: &str) -> bool {
-    !key.is_empty()
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
-}
-
-impl LabelSelector {
-    /// Parses `a=b,c!=d,e in (x,y),f notin (z),g,!h`.
-    pub(crate) fn parse(s: &str) -> Result<Self, ApiError> {
-        let mut reqs = Vec::new();
-        if s.trim().is_empty() {
-            return Ok(Self(reqs));
-        }
-        for raw in split_terms(s) {
-            let term = raw.trim();
-            let req = if let Some(key) = term.strip_prefix('!') {
-                Expression::DoesNotExist(key.trim().to_owned())
-            } else if let Some((k, v)) = term.split_once("!=") {
-                Expression::NotEqual(k.trim().to_owned(), v.trim().to_owned())
-            } else if let Some((k, v)) = term.split_once("==") {
-                Expression::Equal(k.trim().to_owned(), v.trim().to_owned())
-            } else if let Some((k, v)) = term.split_once('=') {
-                Expression::Equal(k.trim().to_owned(), v.trim().to_owned())
-            } else if let Some((k, rest)) = term.split_once(" notin ") {
-                Expression::NotIn(k.trim().to_owned(), parse_set(term, rest)?)
-            } else if let Some((k, rest)) = term.split_once(" in ") {
-                Expression::In(k.trim().to_owned(), parse_set(term, rest)?)
-            } else {
-                Expression::Exists(term.to_owned())
-            };
-            let key = match &req {
-                Expression::Equal(k, _)
-                | Expression::NotEqual(k, _)
-                | Expression::In(k, _)
-                | Expression::NotIn(k, _)
-                | Expression::Exists(k)
-                | Expression::DoesNotExist(k) => k,
-            };
-            if !valid_key(key) {
-                return Err(bad_selector(term, "invalid label key"));
-            }
-            reqs.push(req);
-        }
-        Ok(Self(reqs))
-    }
-
-    /// Whether `labels` satisfies every requirement (kube's `Selector::matches`).
-    pub(crate) fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        self.0.iter().all(|req| req.matches(labels))
-    }
-
-    fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-/// Parses a field selector with kbr's one field-selector grammar ([`kbr_runtime::field_selector`])
-/// and checks its fields: `metadata.name`, `metadata.namespace` or one of `selectable` (a CRD's
-/// `selectableFields`); any other is a 400 `field label not supported`.
-fn parse_fields(s: &str, selectable: &[String]) -> Result<FieldSelector, ApiError> {
-    let parsed = FieldSelector::parse(s).map_err(|err| ApiError::bad_request(err.to_string()))?;
-    if let Some(r) = parsed.requirements.iter().find(|r| {
-        r.field != "metadata.name"
-            && r.field != "metadata.namespace"
-            && !selectable.contains(&r.field)
-    }) {
-        return Err(ApiError::bad_request(format!(
-            "field label not supported: {}",
-            r.field
-        )));
+/// Parses a field selector and converts its fields as `labels` says (a 400 for a field the
+/// kind does not take, in the selector's order).
+fn parse_fields(s: &str, labels: &FieldLabels) -> Result<FieldSelector, ApiError> {
+    let mut parsed =
+        FieldSelector::parse(s).map_err(|err| ApiError::bad_request(err.to_string()))?;
+    for requirement in &mut parsed.requirements {
+        requirement.field = labels.convert(&requirement.field)?;
     }
     Ok(parsed)
-}
-
-/// Whether `obj` matches `fields`; a missing field reads as `""`, numbers and booleans as text.
-fn fields_match(fields: &FieldSelector, obj: &Value) -> bool {
-    fields.matches(
-        |field| match field.split('.').try_fold(obj, |v, seg| v.get(seg)) {
-            Some(Value::String(s)) => Some(s.clone()),
-            Some(Value::Null) | None => None,
-            Some(other) => Some(other.to_string()),
-        },
-    )
 }
 
 /// Label plus field selector of one list, watch or deletecollection request.
@@ -148,19 +31,23 @@ fn fields_match(fields: &FieldSelector, obj: &Value) -> bool {
 pub(crate) struct Selectors {
     pub(crate) labels: LabelSelector,
     pub(crate) fields: FieldSelector,
+    /// How the kind reads its selectable fields.
+    field_labels: FieldLabels,
 }
 
 impl Selectors {
-    /// Parses the two query parameters (either may be absent); `selectable` are the fields
-    /// beyond `metadata.name`/`metadata.namespace` the resource allows.
+    /// Parses the two query parameters (either may be absent; the label selector first, as
+    /// `ListOptions` are converted) for a request on `rt`.
     pub(crate) fn parse(
         labels: Option<&str>,
         fields: Option<&str>,
-        selectable: &[String],
+        rt: &ResourceType,
     ) -> Result<Self, ApiError> {
+        let field_labels = FieldLabels::of(rt);
         Ok(Self {
             labels: LabelSelector::parse(labels.unwrap_or(""))?,
-            fields: parse_fields(fields.unwrap_or(""), selectable)?,
+            fields: parse_fields(fields.unwrap_or(""), &field_labels)?,
+            field_labels,
         })
     }
 
@@ -169,7 +56,10 @@ impl Selectors {
         if self.labels.is_empty() && self.fields.is_empty() {
             return true;
         }
-        if !fields_match(&self.fields, obj) {
+        if !self
+            .fields
+            .matches(|field| Some(self.field_labels.value(field, obj)))
+        {
             return false;
         }
         let meta = obj.get("metadata");
@@ -195,33 +85,121 @@ mod tests {
         json!({"metadata": {"name": "a", "namespace": "ns", "labels": labels}})
     }
 
+    fn widgets() -> ResourceType {
+        ResourceType::new("example.com", "v1", "Widget", "widgets")
+            .with_selectable_field(".spec.color")
+            .with_selectable_field(".spec.size")
+    }
+
     #[test]
     fn label_operators() {
-        let o = obj(json!({"app": "web", "tier": "front"}));
-        let m = |s: &str| Selectors::parse(Some(s), None, &[]).map(|sel| sel.matches(&o));
+        let o = obj(json!({"app": "web", "tier": "front", "n": "5"}));
+        let m = |s: &str| Selectors::parse(Some(s), None, &widgets()).map(|sel| sel.matches(&o));
         assert_eq!(m("app=web"), Ok(true));
         assert_eq!(m("app==web,tier=front"), Ok(true));
         assert_eq!(m("app!=web"), Ok(false));
         assert_eq!(m("app in (db, web)"), Ok(true));
         assert_eq!(m("app notin (web)"), Ok(false));
         assert_eq!(m("missing notin (web)"), Ok(true));
+        assert_eq!(m("app notin ()"), Ok(true));
         assert_eq!(m("tier"), Ok(true));
         assert_eq!(m("!tier"), Ok(false));
         assert_eq!(m("!missing,app in (web),tier!=back"), Ok(true));
-        assert!(m("a b c").is_err());
+        assert_eq!(m("n>4,n<6"), Ok(true));
+        assert_eq!(m("n>5"), Ok(false));
+        assert_eq!(m("app>1"), Ok(false));
+        let error = |s: &str| m(s).err().map(|e| e.message);
+        assert_eq!(
+            error("a b c").as_deref(),
+            Some("unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt")
+        );
+        assert_eq!(
+            error("a===b").as_deref(),
+            Some("unable to parse requirement: found '=', expected: identifier")
+        );
+        assert_eq!(
+            error("a in b").as_deref(),
+            Some("unable to parse requirement: found 'b' expected: '('")
+        );
+        assert_eq!(
+            error("a in (b").as_deref(),
+            Some("unable to parse requirement: found '', expected: ',' or ')'")
+        );
+        assert_eq!(
+            error("a=b c").as_deref(),
+            Some("found 'c', expected: ',' or 'end of string'")
+        );
+        assert_eq!(
+            error("a,,b").as_deref(),
+            Some("found ',', expected: identifier after ','")
+        );
+        assert_eq!(
+            error(",").as_deref(),
+            Some("found ',', expected: !, identifier, or 'end of string'")
+        );
+        assert_eq!(
+            error("a<x").as_deref(),
+            Some(
+                "unable to parse requirement: values[0]: Invalid value: \"x\": for 'Gt', 'Lt' operators, the value must be an integer"
+            )
+        );
+        assert!(error("-a=b").is_some_and(|e| e.starts_with(
+            "unable to parse requirement: <nil>: Invalid value: \"-a\": name part must consist"
+        )));
+        assert!(error("a=-b").is_some_and(|e| e.starts_with(
+            "unable to parse requirement: values[0][a]: Invalid value: \"-b\": a valid label must be"
+        )));
     }
 
     #[test]
     fn field_selectors() {
         let mut o = obj(json!({}));
         o["spec"] = json!({"color": "red", "size": 3});
-        let selectable = ["spec.color".to_owned(), "spec.size".to_owned()];
-        let m = |s: &str| Selectors::parse(None, Some(s), &selectable).map(|sel| sel.matches(&o));
+        let m = |s: &str| Selectors::parse(None, Some(s), &widgets()).map(|sel| sel.matches(&o));
         assert_eq!(m("metadata.name=a"), Ok(true));
         assert_eq!(m("metadata.name!=a"), Ok(false));
         assert_eq!(m("metadata.namespace==ns,metadata.name=a"), Ok(true));
         assert_eq!(m("spec.color=red,spec.size=3"), Ok(true));
         assert_eq!(m("spec.color!=red"), Ok(false));
-        assert!(m("spec.nodeName=x").is_err());
+        assert_eq!(
+            m("spec.nodeName=x").err().map(|e| e.message).as_deref(),
+            Some("field label not supported: spec.nodeName")
+        );
+    }
+
+    #[test]
+    fn built_in_kinds_take_their_own_fields() {
+        let message = |rt: &ResourceType, s: &str| {
+            Selectors::parse(None, Some(s), rt).err().map(|e| e.message)
+        };
+        let pods = ResourceType::new("", "v1", "Pod", "pods");
+        let pod = json!({"metadata": {"name": "p"}, "spec": {"nodeName": "n1"},
+                         "status": {"podIPs": [{"ip": "10.1.0.1"}]}});
+        let m = |s: &str| Selectors::parse(None, Some(s), &pods).map(|sel| sel.matches(&pod));
+        assert_eq!(m("spec.nodeName=n1"), Ok(true));
+        assert_eq!(m("spec.host=n1"), Ok(true));
+        assert_eq!(m("spec.hostNetwork=false"), Ok(true));
+        assert_eq!(m("status.podIP=10.1.0.1"), Ok(true));
+        assert_eq!(
+            message(&pods, "spec.foo=x").as_deref(),
+            Some("field label not supported: spec.foo")
+        );
+        let jobs = ResourceType::new("batch", "v1", "Job", "jobs");
+        assert_eq!(
+            Selectors::parse(None, Some("status.successful=0"), &jobs)
+                .map(|sel| sel.matches(&json!({"metadata": {"name": "j"}}))),
+            Ok(true)
+        );
+        assert_eq!(
+            message(&jobs, "spec.foo=x").as_deref(),
+            Some("field label \"spec.foo\" not supported for Job")
+        );
+        let config_maps = ResourceType::new("", "v1", "ConfigMap", "configmaps");
+        assert_eq!(
+            message(&config_maps, "spec.foo=x").as_deref(),
+            Some(
+                "\"spec.foo\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""
+            )
+        );
     }
 }

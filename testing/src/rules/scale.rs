@@ -37,51 +37,6 @@ fn pointer(path: &str) -> String {
         .collect()
 }
 
-/// A `LabelSelector` as `labels.Selector.String()` writes it: requirements sorted by key,
-/// `k=v`, `k in (a,b)`, `k notin (a)`, `k`, `!k`, joined by commas.
-fn selector_string(selector: &Value) -> String {
-    let mut requirements: Vec<(String, String)> = Vec::new();
-    for (key, value) in selector
-        .get("matchLabels")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-    {
-        let value = value.as_str().unwrap_or_default();
-        requirements.push((key.clone(), format!("{key}={value}")));
-    }
-    for expression in selector
-        .get("matchExpressions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let key = expression.get("key").and_then(Value::as_str).unwrap_or("");
-        let mut values: Vec<&str> = expression
-            .get("values")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
-        values.sort_unstable();
-        let text = match expression.get("operator").and_then(Value::as_str) {
-            Some("In") => format!("{key} in ({})", values.join(",")),
-            Some("NotIn") => format!("{key} notin ({})", values.join(",")),
-            Some("Exists") => key.to_owned(),
-            Some("DoesNotExist") => format!("!{key}"),
-            _ => continue,
-        };
-        requirements.push((key.to_owned(), text));
-    }
-    requirements.sort();
-    requirements
-        .into_iter()
-        .map(|(_, text)| text)
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
 fn scale_of(rt: &ResourceType) -> Result<&ScaleSubresource, ApiError> {
     rt.scale
         .as_ref()
@@ -115,7 +70,7 @@ pub(crate) fn read(rt: &ResourceType, obj: &Value) -> Result<Value, ApiError> {
         .and_then(|path| obj.pointer(&pointer(path)))
         .map(|value| match value {
             Value::String(text) => text.clone(),
-            other => selector_string(other),
+            other => crate::machinery::label_selector::selector_text(other),
         })
         .filter(|text| !text.is_empty());
     if let Some(selector) = selector {
@@ -228,20 +183,5 @@ impl State {
         let new = write(rt, &old, scale)?;
         let stored = self.write_over(rt, key, &old, new, Part::Main, opts)?;
         read(rt, &stored)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::selector_string;
-
-    #[test]
-    fn selectors_are_written_as_the_api_server_writes_them() {
-        let selector = json!({"matchLabels": {"b": "2", "a": "1"},
-            "matchExpressions": [{"key": "c", "operator": "In", "values": ["y", "x"]},
-                                 {"key": "d", "operator": "DoesNotExist"}]});
-        assert_eq!(selector_string(&selector), "a=1,b=2,c in (x,y),!d");
     }
 }

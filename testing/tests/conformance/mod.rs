@@ -51,6 +51,7 @@ pub mod namespaces;
 mod objects;
 pub mod patches;
 pub mod raw;
+pub mod reads;
 mod requests;
 pub mod reviews;
 pub mod scale;
@@ -228,6 +229,13 @@ macro_rules! for_each_case {
             crd_install::embedded_resources_must_be_objects_with_fields,
             crd_install::embedded_resources_need_api_version_and_kind,
             crd_install::embedded_resource_metadata_is_validated,
+            reads::built_in_list_items_carry_no_api_version_or_kind,
+            reads::label_selectors_parse_as_apimachinery_does,
+            reads::field_selectors_follow_each_kinds_field_labels,
+            reads::watches_as_tables_send_one_row_tables,
+            reads::version_and_discovery_verbs_are_kube_apiservers,
+            reads::yaml_is_answered_in_yaml,
+            reads::built_in_tables_use_kube_apiservers_printers,
         }
     };
 }

@@ -113,24 +113,11 @@ pub(crate) fn tracks_generation(rt: &ResourceType) -> bool {
     }
 }
 
-/// The groups of the kinds kube-apiserver serves itself; every other kind is a custom resource.
-const BUILT_IN_GROUPS: &[&str] = &[
-    "",
-    "apps",
-    "batch",
-    "autoscaling",
-    "coordination.k8s.io",
-    "events.k8s.io",
-    "apiextensions.k8s.io",
-    "admissionregistration.k8s.io",
-    "authentication.k8s.io",
-    "authorization.k8s.io",
-];
-
 /// Whether `rt` is a custom resource (served through a CRD or registered by hand), whose
-/// strategy is apiextensions-apiserver's `customresource/strategy.go`.
+/// strategy is apiextensions-apiserver's `customresource/strategy.go`
+/// ([`ResourceType::is_custom_resource`]).
 pub(crate) fn is_custom_resource(rt: &ResourceType) -> bool {
-    !BUILT_IN_GROUPS.contains(&rt.group.as_str())
+    rt.is_custom_resource()
 }
 
 /// Whether a `PUT` of `rt` without `metadata.resourceVersion` overwrites the stored object
