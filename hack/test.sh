@@ -231,13 +231,37 @@ fi
 # Issue 38: the golden multi-cluster project (kbr init --multicluster, the directory provider):
 # its manager, its controllers as multi-cluster reconcilers, the role of each member cluster
 # (config/member) and its three-cluster controller test, on three fake API servers and, with
-# envtest, on three control planes.
+# envtest, on three control planes; and its end-to-end suite on envtest, which registers the
+# control plane as a member cluster of the manager (a kubeconfig of the member ServiceAccount in
+# the `kubeconfigs` Secret, its keys written where the manager process reads them) and checks
+# the samples are reconciled there. The other providers (kubeconfig-secrets, capi): the golden
+# project edited to each, built and linted with its suite, and the suite run on envtest (the
+# kubeconfig in a labelled Secret; a Cluster API `Cluster` reporting its control plane
+# initialized, with its `<name>-kubeconfig` Secret).
 check_project testdata/project-multicluster
 kubectl kustomize testdata/project-multicluster/config/member > /dev/null
 if [[ -n $envtest_assets ]]; then
   step "testdata/project-multicluster: its controller tests on three envtest control planes"
   (cd testdata/project-multicluster && on_envtest cargo test --test controller)
+  step "testdata/project-multicluster: the end-to-end suite on envtest, the control plane registered as a member cluster"
+  (cd testdata/project-multicluster && cargo clippy --all-targets --all-features -- -D warnings \
+    && on_envtest cargo test --features e2e --test e2e -- --nocapture)
 fi
+for provider in kubeconfig-secrets capi; do
+  step "testdata/project-multicluster edited to --multicluster=$provider: built and linted with its end-to-end suite"
+  fleet="$stages/multicluster-$provider"
+  mkdir -p "$fleet"
+  (cd testdata/project-multicluster && git ls-files --cached --others --exclude-standard -z | xargs -0 cp --parents -t "$fleet")
+  cp testdata/project-multicluster/Cargo.lock "$fleet/"
+  (cd "$fleet" && "$kbr" edit --runtime-path "$repo/runtime" >/dev/null && "$kbr" edit --multicluster="$provider" >/dev/null \
+    && make --no-print-directory manifests >/dev/null \
+    && cargo fmt --check && cargo clippy --all-targets --all-features -- -D warnings)
+  kubectl kustomize "$fleet/config/default" > /dev/null
+  if [[ -n $envtest_assets ]]; then
+    step "the --multicluster=$provider project: the end-to-end suite on envtest"
+    (cd "$fleet" && on_envtest cargo test --features e2e --test e2e -- --nocapture)
+  fi
+done
 
 # The published path (issue 34): what a user of the registry gets, with nothing of this
 # repository beside it. The packages are made from the working tree as it is.

@@ -101,7 +101,9 @@ pub struct EditArgs {
 
     /// Run the controllers on every member cluster a provider finds, the manager on the
     /// management cluster (a preview): `directory` (the default) reads one kubeconfig per file
-    /// from a directory mounted from a Secret. Not with --namespaced or --sharding.
+    /// from a directory mounted from a Secret, `kubeconfig-secrets` one per labelled kubeconfig
+    /// Secret in the manager's namespace, `capi` one per Cluster API `Cluster`. Not with
+    /// --namespaced or --sharding.
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "directory", value_name = "PROVIDER")]
     pub multicluster: Option<String>,
 
@@ -208,7 +210,9 @@ pub struct InitArgs {
 
     /// Run the controllers on every member cluster a provider finds, the manager on the
     /// management cluster (a preview): `directory` (the default) reads one kubeconfig per file
-    /// from a directory mounted from a Secret. Not with --namespaced or --sharding.
+    /// from a directory mounted from a Secret, `kubeconfig-secrets` one per labelled kubeconfig
+    /// Secret in the manager's namespace, `capi` one per Cluster API `Cluster`. Not with
+    /// --namespaced or --sharding.
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "directory", value_name = "PROVIDER")]
     pub multicluster: Option<String>,
 

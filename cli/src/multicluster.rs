@@ -2,10 +2,10 @@
 //! provider (Kubernetes SIG Multicluster's multicluster-runtime, on `kbr_runtime::multicluster`).
 //!
 //! PROJECT records the provider as the top-level key `multicluster: <provider>`; `kbr alpha
-//! generate` replays it as `kbr init --multicluster=<provider>`. The providers of issue 38 are
-//! `directory`, `kubeconfig-secrets` and `capi`; this kbr scaffolds `directory`, and each other
-//! one is one more [`Provider`] variant (its PROJECT value, its flag value, its `src/main.rs`
-//! wiring and its management-cluster RBAC).
+//! generate` replays it as `kbr init --multicluster=<provider>`. Each [`Provider`] variant is a
+//! PROJECT value and a flag value; the templates give each its `src/main.rs` wiring, its
+//! management-cluster RBAC (`config/rbac`), the registration of a member in the README and in
+//! the end-to-end suite (`tests/e2e/member.rs`).
 
 use std::fmt;
 
@@ -19,11 +19,25 @@ pub enum Provider {
     /// directory (multicluster-runtime's `providers/file`); the scaffold mounts the files from
     /// a Secret.
     Directory,
+    /// `kbr_runtime::multicluster::KubeconfigSecretProvider`: one cluster per kubeconfig Secret
+    /// labelled `sigs.k8s.io/multicluster-runtime-kubeconfig: "true"` in the manager's namespace
+    /// (multicluster-runtime's `providers/kubeconfig`); the manager lists and watches Secrets
+    /// there with a namespaced Role.
+    KubeconfigSecrets,
+    /// `kbr_runtime::multicluster::ClusterApiProvider`: one cluster per Cluster API `Cluster`
+    /// whose control plane is initialized, through its `<name>-kubeconfig` Secret
+    /// (multicluster-runtime's `providers/cluster-api`); the manager reads Clusters and Secrets
+    /// in every namespace with a ClusterRole.
+    Capi,
 }
 
 impl Provider {
     /// Every provider this kbr scaffolds, in the order `--help` and errors list them.
-    pub const ALL: &[Provider] = &[Provider::Directory];
+    pub const ALL: &[Provider] = &[
+        Provider::Directory,
+        Provider::KubeconfigSecrets,
+        Provider::Capi,
+    ];
 
     /// The provider `--multicluster` means without a value.
     pub const DEFAULT: Provider = Provider::Directory;
@@ -32,6 +46,8 @@ impl Provider {
     pub fn as_str(self) -> &'static str {
         match self {
             Provider::Directory => "directory",
+            Provider::KubeconfigSecrets => "kubeconfig-secrets",
+            Provider::Capi => "capi",
         }
     }
 
@@ -83,10 +99,10 @@ mod tests {
         for provider in Provider::ALL {
             assert_eq!(Provider::parse(provider.as_str()), Ok(*provider));
         }
-        let err = Provider::parse("capi").unwrap_err();
+        let err = Provider::parse("kcp").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "--multicluster=\"capi\" is not a cluster provider kbr scaffolds; accepted: directory"
+            "--multicluster=\"kcp\" is not a cluster provider kbr scaffolds; accepted: directory, kubeconfig-secrets, capi"
         );
     }
 }

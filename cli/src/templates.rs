@@ -83,6 +83,9 @@ templates! {
     E2eMetrics(p: ProjectContext) => "init/tests/e2e/metrics.rs";
     /// `tests/e2e/process.rs`: the manager as a process with its ServiceAccount's token.
     E2eProcess(p: ProjectContext) => "init/tests/e2e/process.rs";
+    /// `tests/e2e/member.rs` (`init --multicluster`): the cluster under test registered as a
+    /// member cluster, as the project's cluster provider finds members.
+    E2eMember(p: ProjectContext) => "init/tests/e2e/member.rs";
     /// `.github/workflows/auto_update.yml` (the autoupdate plugin).
     WorkflowAutoUpdate(p: ProjectContext) => "plugins/autoupdate/auto_update.yml";
     /// `tests/e2e/grafana.rs` (the grafana plugin): every dashboard query against Prometheus.
@@ -119,6 +122,11 @@ templates! {
     RbacLeaderElectionRole(p: ProjectContext) => "init/config/rbac/leader_election_role.yaml";
     /// `config/rbac/leader_election_role_binding.yaml`.
     RbacLeaderElectionRoleBinding(p: ProjectContext) => "init/config/rbac/leader_election_role_binding.yaml";
+    /// `config/rbac/provider_role.yaml` (`--multicluster=kubeconfig-secrets|capi`): what the
+    /// cluster provider reads.
+    RbacProviderRole(p: ProjectContext) => "init/config/rbac/provider_role.yaml";
+    /// `config/rbac/provider_role_binding.yaml` (`--multicluster=kubeconfig-secrets|capi`).
+    RbacProviderRoleBinding(p: ProjectContext) => "init/config/rbac/provider_role_binding.yaml";
     /// `config/rbac/shard_lease_role.yaml` (a project made with `--sharding`).
     RbacShardLeaseRole(p: ProjectContext) => "init/config/rbac/shard_lease_role.yaml";
     /// `config/rbac/shard_lease_role_binding.yaml` (a project made with `--sharding`).

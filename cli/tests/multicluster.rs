@@ -10,12 +10,13 @@ use std::fs;
 use common::{KNATIVE_APIS, assert_fails, create_api, empty_dir, kbr, kbr_ok, snapshot};
 
 /// The accepted providers, as the one-line error lists them.
-const REFUSED: &str = "is not a cluster provider kbr scaffolds; accepted: directory";
+const REFUSED: &str =
+    "is not a cluster provider kbr scaffolds; accepted: directory, kubeconfig-secrets, capi";
 
 #[test]
 fn an_unknown_provider_is_refused_in_one_line_and_writes_nothing() {
     let (_tmp, dir) = empty_dir("fleet");
-    for value in ["capi", "kubeconfig-secrets", ""] {
+    for value in ["kcp", "kubeconfig", ""] {
         let flag = format!("--multicluster={value}");
         assert_fails(
             &dir,
@@ -28,8 +29,8 @@ fn an_unknown_provider_is_refused_in_one_line_and_writes_nothing() {
     kbr_ok(&dir, &["init", "--domain", "example.com"]);
     assert_fails(
         &dir,
-        &["edit", "--multicluster=capi"],
-        &format!("failed to edit the project: --multicluster=\"capi\" {REFUSED}"),
+        &["edit", "--multicluster=kcp"],
+        &format!("failed to edit the project: --multicluster=\"kcp\" {REFUSED}"),
     );
 }
 
@@ -86,6 +87,79 @@ fn init_records_the_provider_and_scaffolds_the_fleet_manager() {
     );
     assert_eq!(create_api(&named, KNATIVE_APIS[0], &[]).code, 0);
     assert_eq!(snapshot(&named), snapshot(&dir));
+}
+
+/// Reads `path` of the project in `dir`.
+fn read(dir: &std::path::Path, path: &str) -> String {
+    fs::read_to_string(dir.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn each_provider_gets_its_wiring_its_rbac_and_its_registration() {
+    // (value, the provider in src/main.rs, the kind of its role, what the role grants)
+    let providers = [
+        (
+            "kubeconfig-secrets",
+            "KubeconfigSecretProvider::new(&manager, &namespace)",
+            "kind: Role\n",
+            "  - secrets\n  verbs:\n  - get\n  - list\n  - watch\n",
+        ),
+        (
+            "capi",
+            "ClusterApiProvider::new(&manager)",
+            "kind: ClusterRole\n",
+            "- cluster.x-k8s.io\n  resources:\n  - clusters\n",
+        ),
+    ];
+    for (value, provider, role_kind, grants) in providers {
+        let (_tmp, dir) = empty_dir("fleet");
+        let flag = format!("--multicluster={value}");
+        kbr_ok(&dir, &["init", "--domain", "example.com", &flag]);
+        assert!(
+            read(&dir, "PROJECT").contains(&format!("\nmulticluster: {value}\n")),
+            "{value}"
+        );
+        let main = read(&dir, "src/main.rs");
+        assert!(main.contains(provider), "{value}: {main}");
+        assert!(!main.contains("DirectoryProvider"), "{value}: {main}");
+        let role = read(&dir, "config/rbac/provider_role.yaml");
+        assert!(role.contains(role_kind), "{value}: {role}");
+        assert!(role.contains(grants), "{value}: {role}");
+        let binding = read(&dir, "config/rbac/provider_role_binding.yaml");
+        assert!(binding.contains("name: controller-manager\n"), "{binding}");
+        let rbac = read(&dir, "config/rbac/kustomization.yaml");
+        assert!(rbac.contains("\n- provider_role.yaml\n"), "{value}: {rbac}");
+        let manager = read(&dir, "config/manager/manager.yaml");
+        assert!(!manager.contains("secretName: kubeconfigs"), "{manager}");
+        assert_eq!(
+            manager.contains("- name: POD_NAMESPACE\n"),
+            value == "kubeconfig-secrets",
+            "{value}: {manager}"
+        );
+        let readme = read(&dir, "README.md");
+        let how = match value {
+            "capi" => "(`status.initialization.controlPlaneInitialized`)",
+            _ => "sigs.k8s.io/multicluster-runtime-kubeconfig=true",
+        };
+        assert!(readme.contains(how), "{value}: {readme}");
+        let e2e = read(&dir, "tests/e2e/member.rs");
+        assert!(!e2e.contains("kubeconfigs"), "{value}: {e2e}");
+
+        // `kbr edit` to another provider gives what `kbr init` gives with it.
+        let out = kbr(&dir, &["edit", "--multicluster=directory"]);
+        assert_eq!(out.code, 0, "{out:?}");
+        let (_tmp, directory) = empty_dir("fleet");
+        kbr_ok(
+            &directory,
+            &["init", "--domain", "example.com", "--multicluster"],
+        );
+        assert_eq!(snapshot(&dir), snapshot(&directory), "{value} -> directory");
+    }
+    // The directory provider reads files: no role of its own in the management cluster.
+    let (_tmp, dir) = empty_dir("fleet");
+    kbr_ok(&dir, &["init", "--domain", "example.com", "--multicluster"]);
+    assert!(!dir.join("config/rbac/provider_role.yaml").exists());
+    assert!(read(&dir, "tests/e2e/member.rs").contains("kubeconfigs"));
 }
 
 #[test]

@@ -20,7 +20,7 @@ use kbr_runtime::multicluster::{
     self, ClusterApiProvider, Clusters, KUBECONFIG_SECRET_KEY, KUBECONFIG_SECRET_LABEL,
     KubeconfigSecretProvider, Provider,
 };
-use kbr_runtime::{ManagerError, ManagerOptions, Scheme};
+use kbr_runtime::{ManagerOptions, Scheme};
 use kbr_testing::{Fleet, TestEnv};
 use multicluster_support::*;
 use runtime_support::*;
@@ -206,27 +206,41 @@ async fn kubeconfig_secrets_engage_reengage_and_disengage_clusters() -> TestResu
     Ok(())
 }
 
+/// The provider reads its namespace with a cache of its own: the manager (and so every member
+/// cluster's cache) watches only `default`, the kubeconfig Secrets are in `fleet-system`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_kubeconfig_secret_namespace_the_cache_does_not_watch_stops_the_manager() -> TestResult {
-    let env = TestEnv::start(Scheme::new()).await?;
-    let options = ManagerOptions {
-        namespaces: kbr_runtime::cache::Namespaces::one("default"),
-        ..options()
+async fn kubeconfig_secrets_outside_the_managers_namespaces_engage_their_clusters() -> TestResult {
+    let fleet = Fleet::start(2, &Scheme::new()).await?;
+    fleet["cluster-1"]
+        .client()
+        .create(&configmap("default", "a", "1"))
+        .await?;
+    let management = fleet["cluster-0"].kube_client();
+    let namespace = kbr_runtime::k8s_openapi::api::core::v1::Namespace {
+        metadata: kbr_runtime::kube::api::ObjectMeta {
+            name: Some("fleet-system".into()),
+            ..Default::default()
+        },
+        ..Default::default()
     };
-    let local = manager_on(&env, options);
-    let provider = KubeconfigSecretProvider::new(&local, "fleet-system");
-    let manager = multicluster::Manager::new(local, provider);
-    let ended = within(
-        "the manager to stop",
-        manager.start_with_shutdown(std::future::pending()),
-    )
-    .await;
-    match ended {
-        Err(ManagerError::Other(error)) => {
-            assert!(error.to_string().contains("\"fleet-system\""), "{error}");
-        }
-        other => panic!("expected the provider's error, got {other:?}"),
-    }
+    Api::all(management.clone())
+        .create(&PostParams::default(), &namespace)
+        .await?;
+    let connector = fleet.connector();
+    let mut f = start(&fleet, |local| {
+        KubeconfigSecretProvider::new(local, "fleet-system").connector(connector)
+    })
+    .await?;
+    let secrets: Api<Secret> = Api::namespaced(management, "fleet-system");
+    let kubeconfig = fleet.kubeconfig("cluster-1")?;
+    let label = [(KUBECONFIG_SECRET_LABEL, "true")];
+    let mut labelled = secret("east", KUBECONFIG_SECRET_KEY, &kubeconfig, &label);
+    labelled.metadata.namespace = Some("fleet-system".into());
+    secrets.create(&PostParams::default(), &labelled).await?;
+    reconciled(&mut f.rx, &[("east", "a")]).await;
+    stamped(&fleet["cluster-1"], "a", "east").await;
+    assert_eq!(f.clusters.names(), ["east"]);
+    f.running.stop().await?;
     Ok(())
 }
 

@@ -283,7 +283,8 @@ fn relative_path(from: &Path, to: &Path) -> String {
 
 /// Every file `kbr init` writes besides PROJECT: (path, content); with `--sharding`, the shard
 /// Lease role and its binding too; with `--multicluster`, what each member cluster needs
-/// (`config/member`); with the autoupdate plugin its workflow; with the grafana
+/// (`config/member`) and the suite's registration of a member (`tests/e2e/member.rs`), and the
+/// cluster provider's role unless it reads files; with the autoupdate plugin its workflow; with the grafana
 /// plugin the runtime dashboard and the custom-metrics configuration.
 pub fn files(p: &ProjectContext) -> Result<Vec<(&'static str, String)>, askama::Error> {
     /// Renders each template type with `p`.
@@ -354,6 +355,13 @@ pub fn files(p: &ProjectContext) -> Result<Vec<(&'static str, String)>, askama::
             "config/member/service_account.yaml" => MemberServiceAccount,
             "config/member/role.yaml" => RbacRole,
             "config/member/role_binding.yaml" => MemberRoleBinding,
+            "tests/e2e/member.rs" => E2eMember,
+        ]);
+    }
+    if p.kubeconfig_secrets_provider || p.capi_provider {
+        files.extend(render_all![
+            "config/rbac/provider_role.yaml" => RbacProviderRole,
+            "config/rbac/provider_role_binding.yaml" => RbacProviderRoleBinding,
         ]);
     }
     if p.autoupdate {

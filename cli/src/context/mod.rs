@@ -45,6 +45,12 @@ pub struct ProjectContext {
     /// Whether the member clusters come from kubeconfig files in a directory
     /// (`init --multicluster=directory`).
     pub directory_provider: bool,
+    /// Whether the member clusters come from labelled kubeconfig Secrets in the manager's
+    /// namespace (`init --multicluster=kubeconfig-secrets`).
+    pub kubeconfig_secrets_provider: bool,
+    /// Whether the member clusters are the Cluster API `Cluster`s of the management cluster
+    /// (`init --multicluster=capi`).
+    pub capi_provider: bool,
     /// Whether the project has the autoupdate plugin (`.github/workflows/auto_update.yml`).
     pub autoupdate: bool,
     /// Whether the project has the grafana plugin (`grafana/`).
@@ -77,6 +83,8 @@ impl ProjectContext {
             sharding: project.sharding,
             multicluster: project.multicluster.is_some(),
             directory_provider: project.multicluster == Some(Provider::Directory),
+            kubeconfig_secrets_provider: project.multicluster == Some(Provider::KubeconfigSecrets),
+            capi_provider: project.multicluster == Some(Provider::Capi),
             autoupdate: project.plugins.autoupdate.is_some(),
             grafana: project.plugins.grafana.is_some(),
             leader_election_id: format!(

@@ -429,6 +429,11 @@ impl Cache {
         self.lock().unsynced_kinds()
     }
 
+    /// Tells every informer to stop, without waiting (for a `Drop`).
+    pub(crate) fn signal_stop(&self) {
+        self.core.settings.stop.send_replace(true);
+    }
+
     /// Stops every informer and waits for their tasks to end.
     pub(crate) async fn stop(&self) {
         self.core.settings.stop.send_replace(true);

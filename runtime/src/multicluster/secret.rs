@@ -7,7 +7,7 @@ use tokio::sync::mpsc;
 
 use super::kubeconfig::{Connector, Engagements, watch_keys};
 use super::{Aware, Provider};
-use crate::cache::{Cache, Informer};
+use crate::cache::{Cache, CacheConfig, DecodeReporter, Informer};
 
 /// The label marking a Secret as a cluster's kubeconfig, with the value `"true"`:
 /// multicluster-runtime's `kubeconfig.DefaultKubeconfigSecretLabel`.
@@ -22,11 +22,12 @@ pub const KUBECONFIG_SECRET_KEY: &str = "kubeconfig";
 /// conventions — a Secret labelled [`KUBECONFIG_SECRET_LABEL`]` = "true"` holding a kubeconfig
 /// under [`KUBECONFIG_SECRET_KEY`] is the cluster named after the Secret.
 ///
-/// It watches Secrets through the management cluster's (the local manager's) informer
-/// [`Cache`], so its Secrets must be in one of the manager's
-/// [`namespaces`](crate::ManagerOptions::namespaces) (all by default; [`Provider::run`]
-/// fails with [`KubeconfigSecretProviderError::NamespaceNotCached`] otherwise), and the
-/// manager needs RBAC to list and watch Secrets there. A Secret that appears engages its
+/// It watches the Secrets of its one namespace of the management cluster (the local manager's
+/// cluster) with an informer [`Cache`] of its own, restricted to that namespace whatever the
+/// manager's [`namespaces`](crate::ManagerOptions::namespaces) (which the member clusters'
+/// caches use): the manager needs RBAC to list and watch Secrets there only, a `Role` in that
+/// namespace suffices. The cache starts when the provider runs and stops when it ends or is
+/// dropped. A Secret that appears engages its
 /// cluster through the kubeconfig's current context (see [`Connector`]); a change of the
 /// kubeconfig (new credentials, another server) re-engages it; deleting the Secret, marking it
 /// for deletion, or removing the label (or setting it to anything but `"true"`) disengages it.
@@ -54,26 +55,41 @@ pub struct KubeconfigSecretProvider {
     connector: Connector,
 }
 
-/// Why [`KubeconfigSecretProvider`] stopped.
+/// Why [`KubeconfigSecretProvider`] stopped: never (it runs until the manager shuts down).
 #[derive(Debug, thiserror::Error)]
-pub enum KubeconfigSecretProviderError {
-    /// The manager's cache does not watch the provider's namespace, so it would never see a
-    /// Secret (add it to [`ManagerOptions::namespaces`](crate::ManagerOptions::namespaces)).
-    #[error("the manager's cache does not watch namespace {0:?}, where the kubeconfig Secrets are")]
-    NamespaceNotCached(String),
+#[error("the kubeconfig Secret provider never fails")]
+pub enum KubeconfigSecretProviderError {}
+
+/// Stops the provider's cache when the provider ends or its future is dropped (the manager
+/// shutting down): its informers' tasks end with it.
+struct StopOnDrop(Cache);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.signal_stop();
+    }
 }
 
 impl KubeconfigSecretProvider {
     /// Clusters from the kubeconfig Secrets in `namespace` of `manager`'s cluster (the
-    /// management cluster: pass the local manager the multi-cluster manager wraps). Registers
-    /// the Secret informer on its cache now, so it starts with the manager.
+    /// management cluster: pass the local manager the multi-cluster manager wraps), read with
+    /// the manager's own client and [`default_transform`](crate::ManagerOptions::default_transform)
+    /// in a cache of that namespace only.
     #[must_use]
     pub fn new(manager: &crate::Manager, namespace: impl Into<String>) -> Self {
-        let cache = manager.cache();
+        let namespace = namespace.into();
+        let cache = Cache::new(
+            manager.kube_client(),
+            CacheConfig {
+                namespaces: vec![namespace.clone()],
+                default_transform: manager.options().default_transform.clone(),
+                decode: DecodeReporter::default(),
+            },
+        );
         Self {
             secrets: cache.informer::<Secret>(),
             cache,
-            namespace: namespace.into(),
+            namespace,
             label: KUBECONFIG_SECRET_LABEL.to_string(),
             key: KUBECONFIG_SECRET_KEY.to_string(),
             connector: Connector::default(),
@@ -122,11 +138,6 @@ impl Provider for KubeconfigSecretProvider {
     type Error = KubeconfigSecretProviderError;
 
     async fn run(self, aware: Aware) -> Result<(), Self::Error> {
-        if !self.cache.watches_namespace(&self.namespace) {
-            return Err(KubeconfigSecretProviderError::NamespaceNotCached(
-                self.namespace.clone(),
-            ));
-        }
         let (keys, mut queue) = mpsc::unbounded_channel();
         let namespace = self.namespace.clone();
         let _handler = watch_keys(
@@ -138,6 +149,8 @@ impl Provider for KubeconfigSecretProvider {
             keys,
         );
         let store = self.secrets.store();
+        self.cache.start();
+        let _stop = StopOnDrop(self.cache.clone());
         let mut engagements = Engagements::default();
         while let Some(name) = queue.recv().await {
             let listening = match self.kubeconfig(&store, &name) {

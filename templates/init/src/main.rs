@@ -16,14 +16,31 @@ use std::path::PathBuf;
 use clap::Parser;
 {%- if p.directory_provider %}
 use kbr_runtime::multicluster::{self, DirectoryProvider};
+{%- else if p.kubeconfig_secrets_provider %}
+use kbr_runtime::multicluster::{self, KubeconfigSecretProvider};
+{%- else if p.capi_provider %}
+use kbr_runtime::multicluster::{self, ClusterApiProvider};
 {%- endif %}
 use kbr_runtime::webhook::WebhookServer;
 use kbr_runtime::{Manager, ManagerArgs, ManagerOptions};
 
+{% if p.kubeconfig_secrets_provider -%}
+/// The namespace `make deploy` runs the manager in (config/default).
+const MANAGER_NAMESPACE: &str = "{{ p.project_name }}-system";
+
+{% endif -%}
 {% if p.directory_provider -%}
 /// Runs the {{ p.project_name }} controllers on every cluster of a directory of kubeconfig files; the
 /// manager itself runs against the cluster of the current kubeconfig (or the in-cluster
 /// configuration): the management cluster.
+{%- else if p.kubeconfig_secrets_provider -%}
+/// Runs the {{ p.project_name }} controllers on every cluster of a kubeconfig Secret of the management
+/// cluster: the cluster of the current kubeconfig (or the in-cluster configuration), where the
+/// manager itself runs.
+{%- else if p.capi_provider -%}
+/// Runs the {{ p.project_name }} controllers on every Cluster API `Cluster` of the management cluster
+/// whose control plane is initialized; the manager itself runs against the management cluster,
+/// the cluster of the current kubeconfig (or the in-cluster configuration).
 {%- else -%}
 /// Runs the {{ p.project_name }} controllers against the cluster of the current kubeconfig (or the
 /// in-cluster configuration).
@@ -46,6 +63,14 @@ struct Args {
     /// config/manager/manager.yaml mounts the `kubeconfigs` Secret here.
     #[arg(long, env = "KUBECONFIG_DIR", default_value = "/etc/kubeconfigs")]
     kubeconfig_dir: PathBuf,
+{%- else if p.kubeconfig_secrets_provider %}
+
+    /// The namespace of the member clusters' kubeconfig Secrets: each Secret labelled
+    /// `sigs.k8s.io/multicluster-runtime-kubeconfig: "true"` is the cluster named after it,
+    /// its kubeconfig under the key `kubeconfig`. config/manager/manager.yaml sets the
+    /// manager's own (POD_NAMESPACE), where config/rbac/provider_role.yaml lets it read them.
+    #[arg(long, env = "POD_NAMESPACE", default_value = MANAGER_NAMESPACE)]
+    kubeconfig_secret_namespace: String,
 {%- endif %}
 }
 
@@ -93,6 +118,25 @@ async fn main() -> anyhow::Result<()> {
 
     let directory = args.kubeconfig_dir.display();
     tracing::info!(%directory, "starting manager");
+{%- else if p.kubeconfig_secrets_provider %}
+
+    // The controllers run on the member clusters, one instance each, and only on the leader;
+    // the management cluster's manager serves the probes, metrics and webhooks.
+    let namespace = args.kubeconfig_secret_namespace;
+    let provider = KubeconfigSecretProvider::new(&manager, &namespace);
+    let mut manager = multicluster::Manager::new(manager, provider);
+    {{ p.crate_name }}::setup_multicluster_controllers(&mut manager);
+
+    tracing::info!(%namespace, "starting manager");
+{%- else if p.capi_provider %}
+
+    // The controllers run on the member clusters, one instance each, and only on the leader;
+    // the management cluster's manager serves the probes, metrics and webhooks.
+    let provider = ClusterApiProvider::new(&manager);
+    let mut manager = multicluster::Manager::new(manager, provider);
+    {{ p.crate_name }}::setup_multicluster_controllers(&mut manager);
+
+    tracing::info!("starting manager");
 {%- else %}
 
     tracing::info!("starting manager");

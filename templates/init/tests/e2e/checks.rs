@@ -13,6 +13,9 @@ use kbr_runtime::serde_json::{self, Value};
 
 use crate::cluster::Cluster;
 use crate::manifests::{self, Manifests};
+{%- if p.multicluster %}
+use crate::member;
+{%- endif %}
 use crate::metrics;
 use crate::process;
 
@@ -178,7 +181,11 @@ async fn metrics_authorization(cluster: &Cluster, manifests: &Manifests) -> anyh
 
 /// Every sample of `config/samples` is applied in the manager's namespace and reconciled: the
 /// controller of each sample's kind (PROJECT's `controllerName`, else the lower-cased kind)
-/// counts successful reconciles in `controller_runtime_reconcile_total`, read with the metrics
+/// counts successful reconciles in `controller_runtime_reconcile_total`
+{%- if p.multicluster %} with the `cluster` label of the member
+/// cluster the suite registered (the cluster itself, [`member::engaged_name`]),
+{%- else %},
+{%- endif %} read with the metrics
 /// reader's `token`.
 async fn samples_reconciled(cluster: &Cluster, token: &str) -> anyhow::Result<()> {
     let samples = Manifests::render("config/samples")?;
@@ -210,6 +217,9 @@ async fn samples_reconciled(cluster: &Cluster, token: &str) -> anyhow::Result<()
         samples.objects.len(),
         cluster.namespace()
     );
+{%- if p.multicluster %}
+    let member = member::engaged_name(cluster.namespace());
+{%- endif %}
     let deadline = Instant::now() + RECONCILE_TIMEOUT;
     loop {
         let text = match metrics::get(cluster.metrics(), Some(token)).await? {
@@ -223,6 +233,9 @@ async fn samples_reconciled(cluster: &Cluster, token: &str) -> anyhow::Result<()
                 !successes.iter().any(|(labels, value)| {
                     labels.get("controller") == Some(controller)
                         && labels.get("result").map(String::as_str) == Some("success")
+{%- if p.multicluster %}
+                        && labels.get("cluster") == Some(&member)
+{%- endif %}
                         && *value > 0.0
                 })
             })
@@ -232,10 +245,18 @@ async fn samples_reconciled(cluster: &Cluster, token: &str) -> anyhow::Result<()
                 .iter()
                 .filter(|(labels, _)| labels.get("result").map(String::as_str) == Some("success"))
             {
+{%- if p.multicluster %}
+                println!(
+                    "samples: controller {} reconciled successfully {value} time(s) in member cluster {:?}",
+                    labels["controller"],
+                    labels.get("cluster").map_or("", String::as_str)
+                );
+{%- else %}
                 println!(
                     "samples: controller {} reconciled successfully {value} time(s)",
                     labels["controller"]
                 );
+{%- endif %}
             }
             return Ok(());
         }

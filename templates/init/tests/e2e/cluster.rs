@@ -17,6 +17,9 @@ use kbr_runtime::tls::SelfSignedCertificate;
 use kbr_testing::envtest::{self, ControlPlane, Environment};
 
 use crate::manifests::{self, Manifests, kubectl};
+{%- if p.multicluster %}
+use crate::member::{self, Endpoint};
+{%- endif %}
 use crate::process::{self, ManagerProcess, Webhooks};
 
 /// cert-manager, installed on a cluster when the manifests use it (Kubebuilder's e2e suite
@@ -127,6 +130,18 @@ impl Cluster {
             println!("envtest: not applied (kind not served here): {skipped}");
         }
 
+{%- if p.multicluster %}
+        // The control plane is its own member cluster, reached where the manager process runs.
+        let endpoint = Endpoint {
+            server: plane.url().to_string().trim_end_matches('/').to_owned(),
+            ca_pem: plane.ca_pem().to_owned(),
+        };
+        let mounted = dir.join("kubeconfigs");
+        let env = member::register(&admin, &namespace, Some(endpoint), Some(&mounted)).await?;
+{%- else %}
+        let env: Vec<(String, String)> = Vec::new();
+{%- endif %}
+
         let deployment = manifests.deployment()?;
         let account = deployment["spec"]["template"]["spec"]["serviceAccountName"]
             .as_str()
@@ -148,7 +163,8 @@ impl Cluster {
         println!(
             "envtest: the manager runs as ServiceAccount {namespace}/{account} (TokenRequest API)"
         );
-        let manager = ManagerProcess::start(deployment, &kubeconfig, Some(&webhooks), &dir).await?;
+        let manager =
+            ManagerProcess::start(deployment, &kubeconfig, Some(&webhooks), &env, &dir).await?;
         manifests::apply(&admin, &configurations, &namespace).await?;
         Ok(Self::Envtest {
             manager,
@@ -186,8 +202,12 @@ impl Cluster {
                 ],
             )?;
         }
-        run("make", &["deploy", &image_arg])?;
         let namespace = manifests.namespace()?;
+{%- if p.multicluster %}
+        // The cluster is its own member cluster, registered before the manager starts.
+        member::register(&client, &namespace, None, None).await?;
+{%- endif %}
+        run("make", &["deploy", &image_arg])?;
         let deployment = manifests::name(manifests.deployment()?).to_owned();
         run(
             &kubectl(),
@@ -315,7 +335,10 @@ fn local_webhooks(object: &Value, webhooks: &Webhooks, ca: &str) -> Value {
 }
 
 /// Waits until the CRD `name` is established.
-async fn wait_established(client: &kbr_runtime::kube::Client, name: &str) -> anyhow::Result<()> {
+pub async fn wait_established(
+    client: &kbr_runtime::kube::Client,
+    name: &str,
+) -> anyhow::Result<()> {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     let deadline = Instant::now() + ESTABLISHED_TIMEOUT;
     loop {

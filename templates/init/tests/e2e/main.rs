@@ -8,7 +8,13 @@
 //!   privilege escalation is refused there.
 //! - `/metrics` answers 200 to a ServiceAccount bound to the metrics-reader ClusterRole, 403 to
 //!   one without that binding and 401 without a token.
+{%- if p.multicluster %}
+//! - The cluster is registered as a member cluster (`config/member` applied, a kubeconfig of its
+//!   member ServiceAccount stored where the cluster provider finds members), and every sample of
+//!   `config/samples` is reconciled there by its controller.
+{%- else %}
 //! - Every sample of `config/samples` is reconciled by its controller.
+{%- endif %}
 //! - The webhooks, if any, have their CA injected and answer the API server.
 {%- if p.grafana %}
 //! - Every query of the Grafana dashboards returns data from a Prometheus scraping the manager
@@ -30,6 +36,9 @@ mod cluster;
 mod grafana;
 {%- endif %}
 mod manifests;
+{%- if p.multicluster %}
+mod member;
+{%- endif %}
 mod metrics;
 mod process;
 

@@ -48,8 +48,9 @@ pub struct Webhooks {
 
 impl ManagerProcess {
     /// Starts the manager binary with the arguments and environment of the Deployment's
-    /// `manager` container (its listening addresses and certificates replaced), using the
-    /// kubeconfig `kubeconfig`; logs go to `dir/manager.log`. Waits until `/readyz` answers.
+    /// `manager` container (its listening addresses and certificates replaced) and the variables
+    /// `env`, using the kubeconfig `kubeconfig`; logs go to `dir/manager.log`. Waits until
+    /// `/readyz` answers.
     ///
     /// # Errors
     ///
@@ -59,6 +60,7 @@ impl ManagerProcess {
         deployment: &Value,
         kubeconfig: &Path,
         webhooks: Option<&Webhooks>,
+        env: &[(String, String)],
         dir: &Path,
     ) -> anyhow::Result<Self> {
         let container = &deployment["spec"]["template"]["spec"]["containers"][0];
@@ -88,7 +90,7 @@ impl ManagerProcess {
             .stdin(Stdio::null())
             .stdout(out.try_clone()?)
             .stderr(out);
-        for (name, value) in environment(container, deployment)? {
+        for (name, value) in environment(container, deployment)?.iter().chain(env) {
             command.env(name, value);
         }
         println!("manager: {} {}", env!("CARGO_PKG_NAME"), args.join(" "));

@@ -62,8 +62,9 @@ pub struct Webhooks {
 
 impl ManagerProcess {
     /// Starts the manager binary with the arguments and environment of the Deployment's
-    /// `manager` container (its listening addresses and certificates replaced), using the
-    /// kubeconfig `kubeconfig`; logs go to `dir/manager.log`. Waits until `/readyz` answers.
+    /// `manager` container (its listening addresses and certificates replaced) and the variables
+    /// `env`, using the kubeconfig `kubeconfig`; logs go to `dir/manager.log`. Waits until
+    /// `/readyz` answers.
     ///
     /// # Errors
     ///
@@ -73,6 +74,7 @@ impl ManagerProcess {
         deployment: &Value,
         kubeconfig: &Path,
         webhooks: Option<&Webhooks>,
+        env: &[(String, String)],
         dir: &Path,
     ) -> anyhow::Result<Self> {
         let container = &deployment["spec"]["template"]["spec"]["containers"][0];
@@ -102,7 +104,7 @@ impl ManagerProcess {
             .stdin(Stdio::null())
             .stdout(out.try_clone()?)
             .stderr(out);
-        for (name, value) in environment(container, deployment)? {
+        for (name, value) in environment(container, deployment)?.iter().chain(env) {
             command.env(name, value);
         }
         println!("manager: {} {}", env!("CARGO_PKG_NAME"), args.join(" "));

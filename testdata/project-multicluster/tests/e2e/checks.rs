@@ -27,6 +27,7 @@ use kbr_runtime::serde_json::{self, Value};
 
 use crate::cluster::Cluster;
 use crate::manifests::{self, Manifests};
+use crate::member;
 use crate::metrics;
 use crate::process;
 
@@ -192,7 +193,8 @@ async fn metrics_authorization(cluster: &Cluster, manifests: &Manifests) -> anyh
 
 /// Every sample of `config/samples` is applied in the manager's namespace and reconciled: the
 /// controller of each sample's kind (PROJECT's `controllerName`, else the lower-cased kind)
-/// counts successful reconciles in `controller_runtime_reconcile_total`, read with the metrics
+/// counts successful reconciles in `controller_runtime_reconcile_total` with the `cluster` label of the member
+/// cluster the suite registered (the cluster itself, [`member::engaged_name`]), read with the metrics
 /// reader's `token`.
 async fn samples_reconciled(cluster: &Cluster, token: &str) -> anyhow::Result<()> {
     let samples = Manifests::render("config/samples")?;
@@ -224,6 +226,7 @@ async fn samples_reconciled(cluster: &Cluster, token: &str) -> anyhow::Result<()
         samples.objects.len(),
         cluster.namespace()
     );
+    let member = member::engaged_name(cluster.namespace());
     let deadline = Instant::now() + RECONCILE_TIMEOUT;
     loop {
         let text = match metrics::get(cluster.metrics(), Some(token)).await? {
@@ -237,6 +240,7 @@ async fn samples_reconciled(cluster: &Cluster, token: &str) -> anyhow::Result<()
                 !successes.iter().any(|(labels, value)| {
                     labels.get("controller") == Some(controller)
                         && labels.get("result").map(String::as_str) == Some("success")
+                        && labels.get("cluster") == Some(&member)
                         && *value > 0.0
                 })
             })
@@ -247,8 +251,9 @@ async fn samples_reconciled(cluster: &Cluster, token: &str) -> anyhow::Result<()
                 .filter(|(labels, _)| labels.get("result").map(String::as_str) == Some("success"))
             {
                 println!(
-                    "samples: controller {} reconciled successfully {value} time(s)",
-                    labels["controller"]
+                    "samples: controller {} reconciled successfully {value} time(s) in member cluster {:?}",
+                    labels["controller"],
+                    labels.get("cluster").map_or("", String::as_str)
                 );
             }
             return Ok(());

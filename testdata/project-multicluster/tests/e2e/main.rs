@@ -22,7 +22,9 @@
 //!   privilege escalation is refused there.
 //! - `/metrics` answers 200 to a ServiceAccount bound to the metrics-reader ClusterRole, 403 to
 //!   one without that binding and 401 without a token.
-//! - Every sample of `config/samples` is reconciled by its controller.
+//! - The cluster is registered as a member cluster (`config/member` applied, a kubeconfig of its
+//!   member ServiceAccount stored where the cluster provider finds members), and every sample of
+//!   `config/samples` is reconciled there by its controller.
 //! - The webhooks, if any, have their CA injected and answer the API server.
 //!
 //! On a cluster with nodes (`make test-e2e`, kind) the suite builds the manager's image, loads
@@ -37,6 +39,7 @@
 mod checks;
 mod cluster;
 mod manifests;
+mod member;
 mod metrics;
 mod process;
 

@@ -140,6 +140,7 @@ impl Cluster {
         for skipped in manifests::apply(&admin, &rest, &namespace).await? {
             println!("envtest: not applied (kind not served here): {skipped}");
         }
+        let env: Vec<(String, String)> = Vec::new();
 
         let deployment = manifests.deployment()?;
         let account = deployment["spec"]["template"]["spec"]["serviceAccountName"]
@@ -162,7 +163,8 @@ impl Cluster {
         println!(
             "envtest: the manager runs as ServiceAccount {namespace}/{account} (TokenRequest API)"
         );
-        let manager = ManagerProcess::start(deployment, &kubeconfig, Some(&webhooks), &dir).await?;
+        let manager =
+            ManagerProcess::start(deployment, &kubeconfig, Some(&webhooks), &env, &dir).await?;
         manifests::apply(&admin, &configurations, &namespace).await?;
         Ok(Self::Envtest {
             manager,
@@ -200,8 +202,8 @@ impl Cluster {
                 ],
             )?;
         }
-        run("make", &["deploy", &image_arg])?;
         let namespace = manifests.namespace()?;
+        run("make", &["deploy", &image_arg])?;
         let deployment = manifests::name(manifests.deployment()?).to_owned();
         run(
             &kubectl(),
@@ -329,7 +331,10 @@ fn local_webhooks(object: &Value, webhooks: &Webhooks, ca: &str) -> Value {
 }
 
 /// Waits until the CRD `name` is established.
-async fn wait_established(client: &kbr_runtime::kube::Client, name: &str) -> anyhow::Result<()> {
+pub async fn wait_established(
+    client: &kbr_runtime::kube::Client,
+    name: &str,
+) -> anyhow::Result<()> {
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     let deadline = Instant::now() + ESTABLISHED_TIMEOUT;
     loop {
