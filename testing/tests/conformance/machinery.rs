@@ -156,7 +156,7 @@ fn cells(table: &Value) -> Vec<Vec<Value>> {
 }
 
 /// Whether `cell` is the age of an object created a moment ago (`0s` to `59s`).
-fn fresh_age(cell: &Value) -> bool {
+pub fn fresh_age(cell: &Value) -> bool {
     cell.as_str()
         .and_then(|s| s.strip_suffix('s'))
         .and_then(|s| s.parse::<u32>().ok())

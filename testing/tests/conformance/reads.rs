@@ -6,6 +6,7 @@
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 
+use super::machinery::fresh_age;
 use super::raw::{Answer, JSON, send, send_with};
 use super::{Ctx, TestResult};
 
@@ -706,14 +707,6 @@ fn headed(rest: &[(&str, i64)]) -> Vec<(String, i64)> {
         .collect()
 }
 
-/// Whether `cell` is the age of an object created a moment ago.
-fn fresh(cell: &Value) -> bool {
-    cell.as_str()
-        .and_then(|s| s.strip_suffix('s'))
-        .and_then(|s| s.parse::<u32>().ok())
-        .is_some_and(|s| s < 60)
-}
-
 /// Pins kube-apiserver's printers (`pkg/printers/internalversion/printers.go`) for the kinds
 /// operators own: the columns of Secrets, ServiceAccounts, Namespaces, Services, Pods and
 /// Deployments (`-o wide` ones at priority 1) and the cells of simple objects.
@@ -729,7 +722,7 @@ pub async fn built_in_tables_use_kube_apiservers_printers(ctx: &Ctx) -> TestResu
     let (columns, cells) = table_of(ctx, &format!("{base}/secrets/s")).await?;
     assert_eq!(columns, headed(&[("Type", 0), ("Data", 0), ("Age", 0)]));
     assert_eq!(cells[..3], [json!("s"), json!("Opaque"), json!(2)]);
-    assert!(fresh(&cells[3]), "{cells:?}");
+    assert!(fresh_age(&cells[3]), "{cells:?}");
 
     create(
         ctx,
@@ -858,7 +851,7 @@ pub async fn built_in_tables_use_kube_apiservers_printers(ctx: &Ctx) -> TestResu
         ])
     );
     assert_eq!(cells[..4], [json!("d"), json!("0/3"), json!(0), json!(0)]);
-    assert!(fresh(&cells[4]), "{cells:?}");
+    assert!(fresh_age(&cells[4]), "{cells:?}");
     assert_eq!(
         cells[5..],
         [
