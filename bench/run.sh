@@ -6,7 +6,8 @@
 #   4. generated project: cold and incremental builds, release binary size (bench/build.sh);
 #   5. the sample-controller workload: kbr, kube-runtime, an external controller, the ceiling;
 #   7. a controller restart: FIFO vs priority work queue, and starvation under a stream of changes;
-#   9. failover: two replicas under leader election, cold vs warm standby, SIGKILL vs SIGTERM.
+#   9. failover: two replicas under leader election, cold vs warm standby, SIGKILL vs SIGTERM;
+#  11. fleet: multi-cluster managers over fake clusters, 1 and 3 replicas; a big cluster's effect.
 # Benchmarks, not tests: nothing here fails on a missed target, and CI does not run it.
 #
 #   bash bench/run.sh [--quick] [--runs R] [--sizes N1,N2,..] [--kubeconfig PATH | --envtest]
@@ -14,19 +15,22 @@
 #                     [--restart-sizes N1,..] [--restart-runs R] [--starvation-size N]
 #                     [--controller-cmd CMD --ready-pattern REGEX [--controller-name NAME]]
 #                     [--failover-runs R] [--failover-objects N]
-#                     [--only converge,cache,cli,build,sample,restart,failover]
+#                     [--fleet-clusters C] [--fleet-objects N] [--fleet-big N] [--fleet-runs R]
+#                     [--only converge,cache,cli,build,sample,restart,failover,fleet]
 #
 #   defaults: --runs 5 --sizes 1000,5000,10000 --cli-runs 30 --cold-runs 3 --sample-runs 3
 #   --restart-sizes 10000 --restart-runs 3 --starvation-size 2000 --failover-runs 3
-#   --failover-objects 10000, everything, and the fake API server (offline; a fresh server
+#   --failover-objects 10000, --fleet-clusters 50 --fleet-objects 200 --fleet-big 20000
+#   --fleet-runs 1, everything, and the fake API server (offline; a fresh server
 #   process per measurement).
 #   --quick: a smoke run (--runs 1 --sizes 200 --cli-runs 5 --cold-runs 1 --sample-runs 1
 #   --restart-sizes 300 --restart-runs 1 --starvation-size 300, and 20 hot Foos changed for
-#   at most 10 s instead of 200 for 60 s; --failover-runs 1 --failover-objects 200); later
+#   at most 10 s instead of 200 for 60 s; --failover-runs 1 --failover-objects 200;
+#   --fleet-clusters 10 --fleet-objects 50 --fleet-big 2000); later
 #   options win.
 #   --kubeconfig: measure 1, 2, 5, 7 and 9 against that cluster instead (objects go to fresh
 #   kbr-bench-* namespaces, deleted after each measurement; the BenchWidget and Foo CRDs are
-#   applied and left in place).
+#   applied and left in place). The fleet (11) always runs on in-process fake API servers.
 #   --envtest: measure 1, 2, 5, 7 and 9 on a fresh real control plane per measurement (etcd +
 #   kube-apiserver from $KUBEBUILDER_ASSETS; export KUBEBUILDER_ASSETS="$(bash
 #   ../shared/envtest/setup.sh)") instead of a fresh fake API server process.
@@ -41,14 +45,16 @@ invocation="$*"
 runs=5 sizes=1000,5000,10000 cli_runs=30 cold_runs=3 sample_runs=3 kubeconfig=""
 envtest="" restart_sizes=10000 restart_runs=3 starvation_size=2000 hot=200 stream_secs=60
 failover_runs=3 failover_objects=10000
-only="converge,cache,cli,build,sample,restart,failover"
+fleet_clusters=50 fleet_objects=200 fleet_big=20000 fleet_runs=1
+only="converge,cache,cli,build,sample,restart,failover,fleet"
 external=()
-usage() { sed -n '2,36p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,40p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) runs=1 sizes=200 cli_runs=5 cold_runs=1 sample_runs=1
              restart_sizes=300 restart_runs=1 starvation_size=300 hot=20 stream_secs=10
-             failover_runs=1 failover_objects=200 ;;
+             failover_runs=1 failover_objects=200
+             fleet_clusters=10 fleet_objects=50 fleet_big=2000 ;;
     --runs) runs="$2"; shift ;;
     --sizes) sizes="$2"; shift ;;
     --kubeconfig) kubeconfig="$(realpath "$2")"; shift ;;
@@ -61,6 +67,10 @@ while [[ $# -gt 0 ]]; do
     --starvation-size) starvation_size="$2"; shift ;;
     --failover-runs) failover_runs="$2"; shift ;;
     --failover-objects) failover_objects="$2"; shift ;;
+    --fleet-clusters) fleet_clusters="$2"; shift ;;
+    --fleet-objects) fleet_objects="$2"; shift ;;
+    --fleet-big) fleet_big="$2"; shift ;;
+    --fleet-runs) fleet_runs="$2"; shift ;;
     --controller-cmd|--ready-pattern|--controller-name) external+=("$1" "$2"); shift ;;
     --only) only="$2"; shift ;;
     -h|--help) usage ;;
@@ -177,4 +187,14 @@ if wants failover; then
   echo
   echo "==> failover: $failover_objects objects, $failover_runs rounds per standby kind" >&2
   "$bench" failover --objects "$failover_objects" --runs "$failover_runs" "${target_args[@]}"
+fi
+
+if wants fleet; then
+  echo
+  echo "## Fleet: multi-cluster managers"
+  echo
+  echo "Reproduce: \`bash bench/run.sh --only fleet --fleet-clusters $fleet_clusters --fleet-objects $fleet_objects --fleet-big $fleet_big --fleet-runs $fleet_runs\`"
+  echo
+  echo "==> fleet: $fleet_clusters clusters x $fleet_objects objects, big $fleet_big, $fleet_runs runs" >&2
+  "$bench" fleet --clusters "$fleet_clusters" --objects "$fleet_objects" --big "$fleet_big" --runs "$fleet_runs"
 fi

@@ -2,14 +2,15 @@
 //! the repository root for the method and the results, and `bench/run.sh` for the one command
 //! that produces them.
 //!
-//! Drivers (`converge`, `cache-memory`, `sample`, `restart`, `failover`) print Markdown tables
-//! on stdout and progress on stderr; they start the other subcommands as child processes of
-//! this same binary.
+//! Drivers (`converge`, `cache-memory`, `sample`, `restart`, `failover`, `fleet`) print
+//! Markdown tables on stdout and progress on stderr; they start the other subcommands as child
+//! processes of this same binary (`fleet` runs everything in process).
 
 mod cache_memory;
 mod controllers;
 mod converge;
 mod failover;
+mod fleet;
 mod heap;
 mod output;
 mod populate;
@@ -49,6 +50,10 @@ enum Command {
     /// Failover with two replicas under leader election: cold vs warm standby, SIGKILL vs
     /// SIGTERM of the leader (Markdown).
     Failover(failover::FailoverArgs),
+    /// Multi-cluster managers over a fleet of fake clusters: time to converge and heap per
+    /// cluster with 1 and more replicas, and the small clusters' reconcile latency beside a
+    /// big one (Markdown).
+    Fleet(fleet::FleetArgs),
     /// Run one replica of the failover benchmark until SIGTERM/SIGKILL (or stdin closes).
     FailoverReplica {
         #[command(flatten)]
@@ -116,6 +121,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Sample(args) => print!("{}", sample::run(&args).await?),
         Command::Restart(args) => print!("{}", restart::run(&args).await?),
         Command::Failover(args) => print!("{}", failover::run(&args).await?),
+        Command::Fleet(args) => print!("{}", fleet::run(&args).await?),
         Command::FailoverReplica { replica, target } => {
             process::exit_when_stdin_closes();
             let client = target.client().await?;

@@ -51,6 +51,7 @@ pub(super) fn gvk_of<K: Object>() -> (String, String) {
 trait ErasedInformer: Send + Sync {
     fn kind(&self) -> &str;
     fn has_synced(&self) -> bool;
+    fn last_error(&self) -> Option<String>;
     fn synced(&self) -> watch::Receiver<bool>;
     fn start(&self, settings: &Settings) -> Option<JoinHandle<()>>;
 }
@@ -61,6 +62,9 @@ impl<K: Object> ErasedInformer for Arc<SharedInformer<K>> {
     }
     fn has_synced(&self) -> bool {
         SharedInformer::has_synced(self)
+    }
+    fn last_error(&self) -> Option<String> {
+        SharedInformer::last_error(self)
     }
     fn synced(&self) -> watch::Receiver<bool> {
         SharedInformer::synced(self)
@@ -162,6 +166,20 @@ impl Informers {
             .collect();
         kinds.sort();
         kinds
+    }
+
+    /// The kinds whose informer has not synced, sorted, each with the error of its last failed
+    /// list or watch (`Widget (example.com/v1): <error>`) when there is one.
+    pub(super) fn unsynced_reasons(&self) -> Vec<String> {
+        let mut reasons: Vec<String> = (self.entries.values())
+            .filter(|e| !e.erased.has_synced())
+            .map(|e| match e.erased.last_error() {
+                Some(error) => format!("{}: {error}", e.erased.kind()),
+                None => e.erased.kind().to_string(),
+            })
+            .collect();
+        reasons.sort();
+        reasons
     }
 
     /// The sync flag of an informer that has not synced, if any.

@@ -434,6 +434,13 @@ impl Cache {
         self.core.settings.stop.send_replace(true);
     }
 
+    /// Kinds whose informer has not synced yet, each with the error of its last failed list or
+    /// watch (`Widget (example.com/v1): <error>`) while it keeps retrying: what a cluster
+    /// lacks, for a multi-cluster manager's `/readyz`.
+    pub(crate) fn unsynced_reasons(&self) -> Vec<String> {
+        self.lock().unsynced_reasons()
+    }
+
     /// Stops every informer and waits for their tasks to end.
     pub(crate) async fn stop(&self) {
         self.core.settings.stop.send_replace(true);

@@ -93,6 +93,7 @@ mod dynamic;
 mod index;
 mod metadata;
 mod options;
+mod rate_limit;
 
 use std::fmt::Debug;
 
@@ -102,6 +103,7 @@ use serde::Serialize;
 
 use self::cached::{get_cached, list_cached};
 pub use self::options::ListOptions;
+pub use self::rate_limit::RateLimit;
 use crate::Error;
 use crate::cache::Cache;
 use crate::scoped::{self, Scoped, is_namespaced, kind_of};

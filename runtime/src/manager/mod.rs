@@ -66,6 +66,7 @@ use tokio::sync::watch;
 pub use self::args::ManagerArgs;
 pub use self::error::ManagerError;
 use self::lease::ManagerLease;
+pub(crate) use self::lease::lease_namespace;
 pub use self::options::{
     ManagerOptions, OnMissingRbac, ServingAddresses, watch_namespaces_from_env,
 };
@@ -460,6 +461,15 @@ impl Manager {
         check: impl Fn() -> Result<(), String> + Send + Sync + 'static,
     ) {
         self.checks.readyz.push((name.into(), Arc::new(check)));
+    }
+
+    /// Adds `/readyz` checks named only when the probe runs (the multi-cluster manager's
+    /// `cluster/<name>`, one per engaged cluster): `set` returns `(name, result)` pairs.
+    pub(crate) fn add_readyz_checks(
+        &mut self,
+        set: impl Fn() -> Vec<(String, Result<(), String>)> + Send + Sync + 'static,
+    ) {
+        self.checks.readyz_sets.push(Arc::new(set));
     }
 
     /// A handle resolving to the addresses the servers bound once the manager started

@@ -33,11 +33,17 @@ const TLS_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
 /// A named health check: `Ok(())` healthy, `Err(reason)` failing (controller-runtime's `healthz.Checker`).
 pub(crate) type Check = Arc<dyn Fn() -> Result<(), String> + Send + Sync>;
 
+/// Named checks whose names are known only when the probe runs (one per engaged cluster of a
+/// multi-cluster manager): each call returns `(name, result)` pairs, as many [`Check`]s would.
+pub(crate) type CheckSet = Arc<dyn Fn() -> Vec<(String, Result<(), String>)> + Send + Sync>;
+
 /// The checks behind `/healthz` and `/readyz`.
 #[derive(Clone, Default)]
 pub(crate) struct Checks {
     pub(crate) healthz: Vec<(String, Check)>,
     pub(crate) readyz: Vec<(String, Check)>,
+    /// `/readyz` checks listed after `readyz`, their names from the set at each probe.
+    pub(crate) readyz_sets: Vec<CheckSet>,
 }
 
 #[derive(serde::Deserialize)]
@@ -45,13 +51,21 @@ struct ProbeQuery {
     verbose: Option<String>,
 }
 
-/// Runs `checks` like the apiserver's healthz handler: `200 ok` when all pass, `500` with one
+/// Runs `checks`, then `sets`, like the apiserver's healthz handler (`k8s.io/apiserver`
+/// `pkg/server/healthz/healthz.go`, `handleRootHealth`): `200 ok` when all pass, `500` with one
 /// `[-]name failed: reason` line per failing check otherwise; `?verbose` lists every check.
-fn probe(checks: &[(String, Check)], kind: &str, verbose: bool) -> (StatusCode, String) {
+fn probe(
+    checks: &[(String, Check)],
+    sets: &[CheckSet],
+    kind: &str,
+    verbose: bool,
+) -> (StatusCode, String) {
     let mut body = String::new();
     let mut failed = false;
-    for (name, check) in checks {
-        match check() {
+    let results = (checks.iter().map(|(name, check)| (name.clone(), check())))
+        .chain(sets.iter().flat_map(|set| set()));
+    for (name, result) in results {
+        match result {
             Ok(()) => body.push_str(&format!("[+]{name} ok\n")),
             Err(reason) => {
                 failed = true;
@@ -74,14 +88,19 @@ async fn healthz(
     State(checks): State<Arc<Checks>>,
     Query(q): Query<ProbeQuery>,
 ) -> impl IntoResponse {
-    probe(&checks.healthz, "healthz", q.verbose.is_some())
+    probe(&checks.healthz, &[], "healthz", q.verbose.is_some())
 }
 
 async fn readyz(
     State(checks): State<Arc<Checks>>,
     Query(q): Query<ProbeQuery>,
 ) -> impl IntoResponse {
-    probe(&checks.readyz, "readyz", q.verbose.is_some())
+    probe(
+        &checks.readyz,
+        &checks.readyz_sets,
+        "readyz",
+        q.verbose.is_some(),
+    )
 }
 
 async fn serve_metrics(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {

@@ -162,6 +162,29 @@ impl Clusters {
             .await;
     }
 
+    /// One `/readyz` check per engaged cluster, sorted by name: `cluster/<name>`, failing
+    /// while an informer of the cluster's cache has not synced, with what the cluster lacks
+    /// (each unsynced kind and the error of its last list or watch: an unreachable server, a
+    /// kind not served because its CRD is missing, a list forbidden).
+    pub(super) fn readiness(&self) -> Vec<(String, Result<(), String>)> {
+        let fleet = self.fleet.borrow().clone();
+        fleet
+            .into_iter()
+            .map(|(name, cluster)| {
+                let cache = cluster.cache();
+                let ready = if cache.has_synced() {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "informers not synced: {}",
+                        cache.unsynced_reasons().join("; ")
+                    ))
+                };
+                (format!("cluster/{name}"), ready)
+            })
+            .collect()
+    }
+
     /// Lists `cluster` under its name, replacing an earlier engagement of it.
     pub(super) fn insert(&self, cluster: Cluster) {
         self.fleet.send_modify(|fleet| {

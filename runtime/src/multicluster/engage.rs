@@ -2,7 +2,8 @@
 //! cluster gets a cache of its own and one instance of every multi-cluster controller, started
 //! with the same machinery a single-cluster [`Manager`](crate::Manager) uses
 //! ([`Runnable`]: register informers, start sources, run workers); disengaging stops them,
-//! drains in-flight reconciles, drops their work queues and stops the cache.
+//! drains in-flight reconciles, drops their work queues and stops the cache. Under sharding
+//! only the clusters of this replica's shard are engaged (see [`super::ring`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -14,8 +15,10 @@ use tokio::task::JoinSet;
 use tracing::Instrument as _;
 
 use super::provider::ClusterEvent;
+use super::ring::Ring;
 use super::{Cluster, Clusters};
 use crate::cache::{Cache, CacheConfig, DecodeReporter, DefaultTransform};
+use crate::client::RateLimit;
 use crate::controller::{RunContext, Runnable};
 use crate::leaderelection::LeaseState;
 use crate::metrics::Metrics;
@@ -33,6 +36,10 @@ pub(super) struct Engine {
     pub(super) drain_timeout: Duration,
     pub(super) controllers: Vec<ControllerFactory>,
     pub(super) clusters: Clusters,
+    /// Under sharding: which clusters are this replica's. `None`: all of them.
+    pub(super) ring: Option<Ring>,
+    /// The client-side rate limit of each cluster's client, if any.
+    pub(super) rate_limit: Option<RateLimit>,
 }
 
 /// One engaged cluster: its public handle, its controllers' stop and their tasks.
@@ -48,21 +55,42 @@ struct Engagement {
 static ENGAGEMENTS: AtomicU64 = AtomicU64::new(1);
 
 impl Engine {
-    /// Applies the provider's `events` until `stop` turns true or every sender is gone and the
-    /// provider ended; then disengages every cluster.
+    /// Applies the provider's `events` until `stop` turns true, engaging the clusters this
+    /// replica owns (all of them without a ring) and following the ring's changes; then
+    /// disengages every cluster. When the provider ends, the fleet stays as it was reported.
     pub(super) async fn run(
-        self,
+        mut self,
         mut events: mpsc::UnboundedReceiver<ClusterEvent>,
         mut stop: watch::Receiver<bool>,
     ) {
+        let mut ring = self.ring.take();
+        // Every cluster the provider reports, owned here or not.
+        let mut reported: HashMap<String, kube::Client> = HashMap::new();
         let mut engaged: HashMap<String, Engagement> = HashMap::new();
         let mut disengaging = JoinSet::new();
+        let mut discovering = true;
         loop {
             tokio::select! {
                 () = stopped(&mut stop) => break,
                 Some(()) = async { disengaging.join_next().await.map(|_| ()) } => {}
-                event = events.recv() => match event {
+                () = ring_changed(&mut ring) => {
+                    for (name, kube) in &reported {
+                        let owned = ring.as_ref().is_none_or(|ring| ring.owns(name));
+                        if owned && !engaged.contains_key(name) {
+                            let engagement = self.engage(name, kube.clone());
+                            engaged.insert(name.clone(), engagement);
+                        } else if !owned && let Some(old) = engaged.remove(name) {
+                            tracing::info!(cluster = %name, "the cluster moved to another shard");
+                            disengaging.spawn(self.disengage(old));
+                        }
+                    }
+                }
+                event = events.recv(), if discovering => match event {
                     Some(ClusterEvent::Engage { name, kube }) => {
+                        reported.insert(name.clone(), kube.clone());
+                        if !ring.as_ref().is_none_or(|ring| ring.owns(&name)) {
+                            continue;
+                        }
                         // The new engagement is listed before the old one ends, so the
                         // cluster stays listed across a re-engagement.
                         let engagement = self.engage(&name, kube);
@@ -72,15 +100,13 @@ impl Engine {
                         }
                     }
                     Some(ClusterEvent::Disengage { name }) => {
+                        reported.remove(&name);
                         if let Some(old) = engaged.remove(&name) {
                             disengaging.spawn(self.disengage(old));
                         }
                     }
                     // The provider ended and dropped its handle: the fleet stays as it is.
-                    None => {
-                        stopped(&mut stop).await;
-                        break;
-                    }
+                    None => discovering = false,
                 },
             }
         }
@@ -94,6 +120,11 @@ impl Engine {
     /// whose informers start now.
     fn engage(&self, name: &str, kube: kube::Client) -> Engagement {
         let id = ENGAGEMENTS.fetch_add(1, Ordering::Relaxed);
+        // One bucket per engagement: the cluster's informers, controllers and writes share it.
+        let kube = match &self.rate_limit {
+            Some(limit) => limit.apply(kube),
+            None => kube,
+        };
         let cache = Cache::new(
             kube.clone(),
             CacheConfig {
@@ -189,6 +220,14 @@ impl Engine {
             cluster.end();
             tracing::info!(cluster = %name, "disengaged cluster");
         }
+    }
+}
+
+/// Resolves when `ring`'s members change; never without a ring.
+async fn ring_changed(ring: &mut Option<Ring>) {
+    match ring {
+        Some(ring) => ring.changed().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -9,7 +9,9 @@ use tokio::sync::watch;
 
 use super::engage::{ControllerFactory, Engine};
 use super::provider::Aware;
+use super::ring;
 use super::{Cluster, Clusters, Provider};
+use crate::client::RateLimit;
 use crate::controller::Runnable;
 use crate::{Controller, ManagerError, Reconciler};
 
@@ -34,8 +36,25 @@ use crate::{Controller, ManagerError, Reconciler};
 /// [`default_transform`](crate::ManagerOptions::default_transform); its clients' writes are
 /// guarded by the local manager's [Lease](crate::Manager::lease). Each cluster's controller
 /// series carry a `cluster` label (see [`crate::metrics`]) and are removed when it is
-/// disengaged; each reconcile logs inside a `cluster{cluster}` span. Not yet: a per-cluster
-/// `/readyz` check, sharding clusters across replicas.
+/// disengaged; each reconcile logs inside a `cluster{cluster}` span.
+///
+/// `/readyz` has a check `cluster/<name>` per engaged cluster, failing while any informer of
+/// the cluster has not synced, with what it lacks: `[-]cluster/east failed: informers not
+/// synced: Widget (example.com/v1): <the last list error>`. Such a cluster's other
+/// controllers run meanwhile (each controller waits only for its own kinds), and so do the
+/// other clusters'.
+///
+/// **Scale-out.** With [`sharding`](crate::ManagerOptions::sharding) set on the local
+/// manager (no kinds needed; not with leader election), the fleet is sharded across the
+/// replicas of the ring (issue 19): every replica runs the provider and engages only the
+/// clusters that rendezvous hashing of their names assigns to its shard among the ring's live
+/// members. A replica joining takes ~1/N of the clusters; one whose shard Lease lapses (it
+/// crashed, or could not renew) leaves the ring `lease_duration` after its last renewal and
+/// the others engage its clusters; one stopping gracefully releases its Lease once its
+/// clusters drained, and they are taken over at the others' next look at the ring (every
+/// `retry_period`). While a cluster moves between two live replicas, the new owner may engage
+/// it up to one `retry_period` before the old one notices and disengages it: reconciles of
+/// the two can overlap for that long (writes still conflict on resourceVersions).
 ///
 /// ```no_run
 /// use std::sync::Arc;
@@ -69,6 +88,7 @@ pub struct Manager {
     >,
     controllers: Vec<ControllerFactory>,
     clusters: Clusters,
+    rate_limit: Option<RateLimit>,
 }
 
 impl std::fmt::Debug for Manager {
@@ -93,6 +113,7 @@ impl Manager {
             }),
             controllers: Vec::new(),
             clusters: Clusters::default(),
+            rate_limit: None,
         }
     }
 
@@ -115,6 +136,15 @@ impl Manager {
         self.controllers.push(Arc::new(move |cluster: &Cluster| {
             Box::new(build(cluster)) as Box<dyn Runnable>
         }));
+    }
+
+    /// Limits each engaged cluster's client to `limit` (client-go's `rest.Config` `QPS` and
+    /// `Burst`, which multicluster-runtime's providers set per cluster): its informers'
+    /// lists and watches, its controllers' reads and writes share one token bucket per
+    /// cluster, so a busy cluster spends its own budget and never another's. Default: no
+    /// limit (kube-rs has none).
+    pub fn cluster_rate_limit(&mut self, limit: RateLimit) {
+        self.rate_limit = Some(limit);
     }
 
     /// The engaged clusters: a handle that stays valid while the manager runs, for
@@ -150,9 +180,17 @@ impl Manager {
             provider,
             controllers,
             clusters,
+            rate_limit,
         } = self;
+        let fleet = clusters.clone();
+        local.add_readyz_checks(move || fleet.readiness());
         let options = local.options();
-        let engine = Engine {
+        let sharding = options.sharding.clone().map(|sharding| {
+            let kube = local.kube_client();
+            let namespace = crate::manager::lease_namespace(&kube, sharding.namespace.as_deref());
+            (sharding, local.client().uncached(), namespace)
+        });
+        let mut engine = Engine {
             namespaces: options.namespaces.to_vec(),
             default_transform: options.default_transform.clone(),
             metrics: local.metrics_handle(),
@@ -160,11 +198,19 @@ impl Manager {
             drain_timeout: options.graceful_shutdown_timeout,
             controllers,
             clusters,
+            ring: None,
+            rate_limit,
         };
-        // Like controllers, only on the leader: two replicas must not reconcile one fleet.
+        // Like controllers, only on the leader: two replicas must not reconcile one fleet
+        // (under sharding, with no leader election, it runs on every replica: each engages
+        // its shard of the fleet).
         local.add_runnable("multicluster", true, move |shutdown| async move {
             let (aware, events) = Aware::channel();
             let (stop, stopped) = watch::channel(false);
+            if let Some((sharding, client, namespace)) = sharding {
+                let ring = ring::follow(&sharding, client, namespace, stopped.clone())?;
+                engine.ring = Some(ring);
+            }
             let discover = async move {
                 let result = tokio::select! {
                     result = provider(aware) => match result {

@@ -16,6 +16,15 @@
 //! one. *Disengaging* a cluster stops its controllers, drains in-flight reconciles, drops its
 //! queued keys and stops its informers, while the others run on.
 //!
+//! **Isolation.** A cluster that is unreachable or lacks a kind is engaged all the same: each
+//! of its controllers waits for its own informers (which retry with backoff) and starts once
+//! they sync — a CRD installed later is picked up without a re-engagement — while its other
+//! controllers and the other clusters run. `/readyz` has a `cluster/<name>` check per engaged
+//! cluster naming what it lacks. Each cluster's client can get its own token bucket
+//! ([`Manager::cluster_rate_limit`]). **Scale-out**: under
+//! [`ManagerOptions::sharding`](crate::ManagerOptions::sharding) the replicas of a ring share
+//! the fleet, each engaging the clusters assigned to its shard (see [`Manager`]).
+//!
 //! A multi-cluster [`Reconciler`] gets a [`Request`] naming the cluster of its object
 //! (`mcreconcile.Request`); [`ForCluster`] runs it as one cluster's [`crate::Reconciler`], and
 //! [`Cluster::local`] runs it unchanged on a single-cluster manager. [`Clusters`]
@@ -34,6 +43,7 @@
 //! | `providers/kubeconfig` (Secrets labelled `sigs.k8s.io/multicluster-runtime-kubeconfig`) | [`KubeconfigSecretProvider`] |
 //! | `providers/cluster-api` (`Cluster` objects and their `<name>-kubeconfig` Secrets) | [`ClusterApiProvider`] |
 //! | the providers' `RESTOptions` / `NewCluster` hooks | [`Connector`] |
+//! | a cluster's `rest.Config` `QPS`/`Burst` | [`Manager::cluster_rate_limit`] |
 
 mod cluster;
 mod cluster_api;
@@ -43,6 +53,7 @@ mod kubeconfig;
 mod manager;
 mod provider;
 mod reconcile;
+mod ring;
 mod secret;
 
 pub use self::cluster::{Cluster, Clusters};

@@ -66,3 +66,21 @@ pub(super) fn split_decoded<K: Object>(
         watcher::Event::InitDone => watcher::Event::InitDone,
     })
 }
+
+/// A watcher error in one line, for `/readyz`: what failed and the API server's message and
+/// code (`list: the server could not find the requested resource (...) (404)`), without the
+/// debug dump of its `Status` that the error's own text carries.
+pub(super) fn describe(error: &watcher::Error) -> String {
+    let (what, source) = match error {
+        watcher::Error::InitialListFailed(e) => ("list", e),
+        watcher::Error::WatchStartFailed(e) | watcher::Error::WatchFailed(e) => ("watch", e),
+        watcher::Error::WatchError(status) => {
+            return format!("watch: {} ({})", status.message, status.code);
+        }
+        other => return other.to_string(),
+    };
+    match source {
+        kube::Error::Api(status) => format!("{what}: {} ({})", status.message, status.code),
+        other => format!("{what}: {other}"),
+    }
+}

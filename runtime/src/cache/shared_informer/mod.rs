@@ -61,6 +61,8 @@ pub(crate) struct SharedInformer<K: Object> {
     started: AtomicBool,
     /// `true` once the first full list is in the store.
     synced: watch::Sender<bool>,
+    /// The error of the last failed list or watch, until the next event arrives.
+    last_error: Mutex<Option<String>>,
 }
 
 impl<K: Object> SharedInformer<K> {
@@ -95,6 +97,7 @@ impl<K: Object> SharedInformer<K> {
             transform: Mutex::new(transform),
             started: AtomicBool::new(false),
             synced: watch::channel(false).0,
+            last_error: Mutex::new(None),
         }
     }
 
@@ -149,6 +152,22 @@ impl<K: Object> SharedInformer<K> {
 
     pub(crate) fn has_synced(&self) -> bool {
         self.lock().has_synced()
+    }
+
+    /// Why the last list or watch failed (e.g. the kind is not served: its CRD is missing),
+    /// if no event arrived since: what a not-ready cluster lacks, for `/readyz`.
+    pub(crate) fn last_error(&self) -> Option<String> {
+        self.last_error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn set_last_error(&self, error: Option<String>) {
+        *self
+            .last_error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = error;
     }
 
     /// Marks the informer started; `false` if it already was.
@@ -227,11 +246,13 @@ impl<K: Object> SharedInformer<K> {
                 next = events.next() => match next {
                     None => break,
                     Some((index, Ok(event))) => {
+                        self.set_last_error(None);
                         if let Some(item) = self.receive(index, event, &transform) {
                             reporter.report::<K>(&item);
                         }
                     }
                     Some((_, Err(error))) => {
+                        self.set_last_error(Some(list_watch::describe(&error)));
                         tracing::warn!(kind = %self.kind, %error, "watch failed; retrying with backoff");
                     }
                 }
