@@ -5,8 +5,10 @@
 //! every create and defaulted on every listed item — created with POST, and created by
 //! server-side apply (field manager `bench`, two entries of the list-map each).
 //!
-//! Run with: `cargo run --release -p kbr-runtime --all-features --example fake_apiserver_bench`
-//! (the figures in BENCHMARKS.md; tests run the dev profile: drop `--release` for those).
+//! Run with: `cargo run --release -p kbr-testing --example fake_apiserver_bench` (the figures in
+//! BENCHMARKS.md; tests run the dev profile: drop `--release` for those). Arguments choose
+//! workloads (`configmaps`, `widgets`, `apply`, `schema`; all when none is given), so one
+//! workload can run alone under `valgrind --tool=callgrind` or `perf stat`.
 #![recursion_limit = "256"] // the CRD below is one deep json! literal
 
 use std::time::{Duration, Instant};
@@ -141,11 +143,15 @@ fn report(label: &str, (created, listed): (Duration, Duration)) {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let server = FakeApiServer::new();
-    report(
-        "ConfigMaps",
-        run(Api::default_namespaced(server.kube_client()), config_map).await?,
-    );
+    let chosen: Vec<String> = std::env::args().skip(1).collect();
+    let wanted = |name: &str| chosen.is_empty() || chosen.iter().any(|c| c == name);
+    if wanted("configmaps") {
+        let server = FakeApiServer::new();
+        report(
+            "ConfigMaps",
+            run(Api::default_namespaced(server.kube_client()), config_map).await?,
+        );
+    }
 
     let resource = ApiResource {
         group: "bench.kbr.dev".into(),
@@ -154,37 +160,46 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         kind: "Widget".into(),
         plural: "widgets".into(),
     };
-    let server = FakeApiServer::new();
-    server
-        .register_type(ResourceType::new("bench.kbr.dev", "v1", "Widget", "widgets").with_status());
-    let api = Api::namespaced_with(server.kube_client(), "default", &resource);
-    report("Widgets, no schema", run(api, widget).await?);
+    if wanted("widgets") {
+        let server = FakeApiServer::new();
+        server.register_type(
+            ResourceType::new("bench.kbr.dev", "v1", "Widget", "widgets").with_status(),
+        );
+        let api = Api::namespaced_with(server.kube_client(), "default", &resource);
+        report("Widgets, no schema", run(api, widget).await?);
+    }
 
-    let server = FakeApiServer::new();
-    server.install_crd(&crd())?;
-    let api: Api<DynamicObject> = Api::namespaced_with(server.kube_client(), "default", &resource);
-    report(
-        "Widgets, schema + CEL rule, by server-side apply",
-        run_apply(api.clone()).await?,
-    );
-    let applied = api.get("a-00001").await?;
-    assert_eq!(
-        applied.data["spec"]["entries"][0],
-        json!({"name": "a", "value": "1"})
-    );
+    if wanted("apply") {
+        let server = FakeApiServer::new();
+        server.install_crd(&crd())?;
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(server.kube_client(), "default", &resource);
+        report(
+            "Widgets, schema + CEL rule, by server-side apply",
+            run_apply(api.clone()).await?,
+        );
+        let applied = api.get("a-00001").await?;
+        assert_eq!(
+            applied.data["spec"]["entries"][0],
+            json!({"name": "a", "value": "1"})
+        );
+    }
 
-    let server = FakeApiServer::new();
-    server.install_crd(&crd())?;
-    let api: Api<DynamicObject> = Api::namespaced_with(server.kube_client(), "default", &resource);
-    report(
-        "Widgets, schema + CEL rule",
-        run(api.clone(), widget).await?,
-    );
-    let one = api.get("w-00000").await?;
-    assert_eq!(
-        one.data["spec"],
-        json!({"replicas": 1, "name": "widget", "policy": "Always", "paused": false,
-               "bounds": {"low": 1, "high": 2}})
-    );
+    if wanted("schema") {
+        let server = FakeApiServer::new();
+        server.install_crd(&crd())?;
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(server.kube_client(), "default", &resource);
+        report(
+            "Widgets, schema + CEL rule",
+            run(api.clone(), widget).await?,
+        );
+        let one = api.get("w-00000").await?;
+        assert_eq!(
+            one.data["spec"],
+            json!({"replicas": 1, "name": "widget", "policy": "Always", "paused": false,
+                   "bounds": {"low": 1, "high": 2}})
+        );
+    }
     Ok(())
 }

@@ -17,9 +17,11 @@ use serde_json::Value;
 
 use super::schema::{Atom, Converter, DEDUCED, Named, Ty, UNTYPED_ATOMIC};
 
-/// The definitions by name, and the definition of each `group/version/Kind`.
+/// The definitions by name, and the merge type of each `group/version/Kind`: a reference to
+/// its definition, made once so that it resolves once ([`Named`]) and every write only clones
+/// an `Arc`.
 struct Registry {
-    kinds: HashMap<String, Arc<str>>,
+    kinds: HashMap<String, Ty>,
     definitions: HashMap<String, Arc<Atom>>,
 }
 
@@ -30,7 +32,10 @@ static REGISTRY: LazyLock<Registry> = LazyLock::new(|| {
         .as_object()
         .into_iter()
         .flatten()
-        .filter_map(|(gvk, name)| Some((gvk.clone(), Arc::from(name.as_str()?))))
+        .filter_map(|(gvk, name)| {
+            let name: Arc<str> = Arc::from(name.as_str()?);
+            Some((gvk.clone(), Ty::Named(Arc::new(Named::new(name, None)))))
+        })
         .collect();
     let definitions = doc["definitions"]
         .as_object()
@@ -48,8 +53,10 @@ pub(crate) fn definition(name: &str) -> Option<Arc<Atom>> {
 
 /// The merge type of the built-in kind `group/version/kind`, when the fake knows it.
 pub(crate) fn kind_type(group: &str, version: &str, kind: &str) -> Option<Ty> {
-    let name = REGISTRY.kinds.get(&format!("{group}/{version}/{kind}"))?;
-    Some(Ty::Named(Arc::new(Named::new(name.clone(), None))))
+    REGISTRY
+        .kinds
+        .get(&format!("{group}/{version}/{kind}"))
+        .cloned()
 }
 
 // Resolving a named type needs the definitions above; the other types resolve to themselves.

@@ -26,6 +26,7 @@
 //! (`reconcile_schema.go`), unions.
 
 mod builtin;
+mod created;
 mod element;
 mod fieldset;
 mod managed;
@@ -205,6 +206,36 @@ impl FieldManager {
         }
     }
 
+    /// [`FieldManager::record_update`] of the first manager over an empty `live` (a create),
+    /// its field set written straight into `FieldsV1` ([`created`]); the entry set on `new`.
+    /// False, with `new` unchanged, where that walk does not apply.
+    fn record_create(&self, live: &Value, new: &mut Value, manager: &str) -> bool {
+        if !self.subresource.is_empty() || !live.as_object().is_some_and(|m| m.is_empty()) {
+            return false;
+        }
+        let Some(fields) = created::create_fields_v1(new, &self.ty, &STRIP, &self.reset) else {
+            return false;
+        };
+        let entries = (!fields.is_empty()).then(|| {
+            let name = if manager.is_empty() {
+                "unknown"
+            } else {
+                manager
+            };
+            // `managed::encode` of the one entry `record_update` makes.
+            json!([{
+                "manager": name,
+                "operation": "Update",
+                "apiVersion": self.rt.api_version(),
+                "time": meta::now(),
+                "fieldsType": "FieldsV1",
+                "fieldsV1": Value::Object(fields),
+            }])
+        });
+        meta::set(new, "managedFields", entries);
+        true
+    }
+
     /// `FieldManager.UpdateNoErrors`: sets `new.metadata.managedFields` for `manager`'s create
     /// (`live` without a uid), update or non-apply patch of `live`. `new` may carry
     /// managedFields of its own: they replace the stored ones (`[]` resets them), except
@@ -226,6 +257,9 @@ impl FieldManager {
         meta::set(new, "managedFields", None);
         // skipNonApplied: an existing object without managedFields is not tracked.
         if managed.fields.is_empty() && !meta::uid(live).is_empty() {
+            return;
+        }
+        if managed.fields.is_empty() && self.record_create(live, new, manager) {
             return;
         }
         // The live object's managedFields are an atomic list nobody owns: comparing it as is

@@ -55,7 +55,9 @@ pub(crate) fn default(rt: &ResourceType, obj: &mut Value) {
         Kind::Secret => core::config::default_secret(obj),
         k if k.is_apps() => apps::default(k, obj),
         k if k.is_batch() => batch::default(k, obj),
-        _ => {}
+        // Nothing changed since the walk above, which leaves nothing for a second one to do
+        // (it walks what it inserts): skipped.
+        _ => return,
     }
     openapi::apply(&rt.group, &rt.version, &rt.kind, obj);
 }
