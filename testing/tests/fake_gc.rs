@@ -306,3 +306,27 @@ async fn a_namespace_terminates_until_its_last_object_goes() -> TestResult {
     create_namespace(&server, "slow").await?;
     Ok(())
 }
+
+#[tokio::test]
+async fn deleting_a_namespace_of_thousands_of_objects_sweeps_it_in_one_pass() -> TestResult {
+    // Each removal re-triggers the namespace controller; the sweep already running keeps the
+    // work, so thousands of objects neither nest one sweep per object (which overflowed the
+    // worker's stack) nor rescan the namespace per object.
+    let server = FakeApiServer::new();
+    let namespaces: Api<Namespace> = Api::all(server.kube_client());
+    create_namespace(&server, "big").await?;
+    let inside: Api<ConfigMap> = Api::namespaced(server.kube_client(), "big");
+    for i in 0..3000 {
+        inside
+            .create(&PostParams::default(), &config_map(&format!("cm-{i}")))
+            .await?;
+    }
+    namespaces.delete("big", &DeleteParams::default()).await?;
+    assert!(!exists(&inside, "cm-0").await?);
+    assert!(!exists(&inside, "cm-2999").await?);
+    assert!(
+        !exists(&namespaces, "big").await?,
+        "the emptied Namespace loses its kubernetes finalizer and goes"
+    );
+    Ok(())
+}

@@ -55,6 +55,10 @@ pub(crate) struct State {
     pub(crate) merge_types: MergeTypes,
     /// The Services' cluster IPs and node ports.
     pub(crate) allocations: Allocations,
+    /// Namespaces whose contents [`State::sweep_namespace`] is deleting right now: removing
+    /// one of them triggers the sweep again, which then leaves the work to the running one
+    /// (one pass over the contents, not one nested pass per object).
+    pub(crate) sweeping: std::collections::BTreeSet<String>,
 }
 
 impl State {
@@ -67,6 +71,7 @@ impl State {
             schemas: Schemas::default(),
             merge_types: MergeTypes::default(),
             allocations: Allocations::default(),
+            sweeping: std::collections::BTreeSet::new(),
         }
     }
 }

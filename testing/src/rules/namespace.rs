@@ -171,6 +171,9 @@ impl State {
         if !self.store.get(&key).is_some_and(|ns| meta::is_deleting(ns)) {
             return;
         }
+        if !self.sweeping.insert(name.to_owned()) {
+            return;
+        }
         for content in self.store.all_in_namespace(name) {
             if self
                 .store
@@ -180,6 +183,7 @@ impl State {
                 self.finalize_or_remove(content);
             }
         }
+        self.sweeping.remove(name);
         if !self.store.all_in_namespace(name).is_empty() {
             return;
         }
