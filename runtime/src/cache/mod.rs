@@ -448,8 +448,8 @@ impl Cache {
     /// when the server is back — even for a kind nobody writes. A watch that the server ends
     /// with 410 `Expired` (its routine "relist" request) is not a failure. Each engaged
     /// cluster of a [`multicluster::Manager`](crate::multicluster::Manager) has this check
-    /// as `cluster/<name>`; the single-cluster manager does not add it (see
-    /// [`Manager`](crate::Manager)'s readiness).
+    /// as `cluster/<name>`; the single-cluster manager does not add it for its own cache, but
+    /// one line does (see "Readiness after the first sync" in [`crate::manager`]).
     ///
     /// # Errors
     /// The reason the cache is not ready, as above.
