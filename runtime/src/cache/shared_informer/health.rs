@@ -144,15 +144,22 @@ mod tests {
         Status::failure(message, "").with_code(code).boxed()
     }
 
+    /// An API error answer `code` with `message`.
+    fn api(code: u16, message: &str) -> kube::Error {
+        kube::Error::Api(status(code, message))
+    }
+
+    /// What partition `index`'s failure reads as, or `""`.
+    fn failure_after(health: &Health, index: usize, error: &Error) -> String {
+        health.failed(index, error);
+        health.failure().unwrap_or_default()
+    }
+
     #[test]
     fn a_failure_lasts_until_the_partition_reaches_the_server_again() {
         let health = Health::new(vec![None]);
         assert_eq!(health.failure(), None);
-        health.failed(
-            0,
-            &Error::WatchStartFailed(kube::Error::Api(status(503, "down"))),
-        );
-        let failure = health.failure().unwrap_or_default();
+        let failure = failure_after(&health, 0, &Error::WatchStartFailed(api(503, "down")));
         assert!(
             failure.starts_with("watch: down (503), failing for "),
             "{failure}"
@@ -169,16 +176,9 @@ mod tests {
         }
         // A later error keeps the failure's start; a success ends it.
         let since = health.with(|f| f[0].as_ref().map(|f| f.since));
-        health.failed(
-            0,
-            &Error::InitialListFailed(kube::Error::Api(status(500, "etcd"))),
-        );
+        let failure = failure_after(&health, 0, &Error::InitialListFailed(api(500, "etcd")));
         assert_eq!(health.with(|f| f[0].as_ref().map(|f| f.since)), since);
-        assert!(
-            health
-                .failure()
-                .is_some_and(|f| f.starts_with("list: etcd (500)"))
-        );
+        assert!(failure.starts_with("list: etcd (500)"), "{failure}");
         health.succeeded(0);
         assert_eq!(health.failure(), None);
     }
@@ -186,23 +186,16 @@ mod tests {
     #[test]
     fn an_expired_watch_is_a_relist_not_a_failure() {
         let health = Health::new(vec![None]);
-        health.failed(
-            0,
-            &Error::WatchError(status(410, "too old resource version")),
-        );
-        assert_eq!(health.failure(), None);
-        health.failed(0, &Error::WatchError(status(500, "internal")));
-        assert!(health.failure().is_some());
+        let expired = Error::WatchError(status(410, "too old resource version"));
+        assert_eq!(failure_after(&health, 0, &expired), "");
+        let internal = Error::WatchError(status(500, "internal"));
+        assert!(failure_after(&health, 0, &internal).starts_with("watch: internal (500)"));
     }
 
     #[test]
     fn a_failing_namespace_is_named_when_the_informer_watches_several() {
         let health = Health::new(vec![Some("a".into()), Some("b".into())]);
-        health.failed(
-            1,
-            &Error::WatchFailed(kube::Error::Api(status(403, "forbidden"))),
-        );
-        let failure = health.failure().unwrap_or_default();
+        let failure = failure_after(&health, 1, &Error::WatchFailed(api(403, "forbidden")));
         assert!(
             failure.starts_with("namespace b: watch: forbidden (403)"),
             "{failure}"
