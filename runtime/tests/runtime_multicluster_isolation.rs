@@ -1,7 +1,8 @@
 //! Isolation between the clusters of a multi-cluster manager (issue 38, item 3): a cluster
-//! that lacks a CRD is engaged for the kinds it has, `/readyz` names it and what it lacks, and
-//! a cluster with thousands of queued objects does not starve one with ten (each cluster has
-//! its own work queue and workers).
+//! that lacks a CRD is engaged for the kinds it has, `/readyz` names it and what it lacks; a
+//! cluster whose API server dies after its first sync is named in `/readyz` with the error
+//! until it is back; and a cluster with thousands of queued objects does not starve one with
+//! ten (each cluster has its own work queue and workers).
 
 mod multicluster_support;
 mod runtime_support;
@@ -9,9 +10,10 @@ mod runtime_support;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use kbr_runtime::k8s_openapi::api::core::v1::ConfigMap;
 use kbr_runtime::multicluster;
 use kbr_runtime::{Action, Controller, CustomResource, ManagerOptions, Scheme};
-use kbr_testing::{Fleet, TestEnv};
+use kbr_testing::{FakeApiServer, Fleet, TestEnv};
 use multicluster_support::*;
 use runtime_support::*;
 use tokio::sync::mpsc;
@@ -139,6 +141,101 @@ async fn a_cluster_without_a_crd_is_engaged_for_the_kinds_it_has() -> TestResult
         verbose.contains(&format!("[+]cluster/{bare} ok")),
         "{verbose}"
     );
+    running.stop().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_whose_api_server_dies_after_its_sync_is_named_in_readyz_until_it_is_back()
+-> TestResult {
+    let fleet = Fleet::start(1, &Scheme::new()).await?;
+    // The doomed cluster: on envtest a control plane of its own, killed by dropping it; on the
+    // fake one whose every request fails with 503 for a while, then is served again (the
+    // same server, same address, same history: a restarted API server).
+    let envtest = TestEnv::envtest_available();
+    let doomed = if envtest {
+        TestEnv::from_control_plane(kbr_testing::envtest::Environment::new().start().await?)
+    } else {
+        TestEnv::from_fake(FakeApiServer::new())
+    };
+    for env in [&fleet["cluster-0"], &doomed] {
+        env.client().create(&configmap("default", "a", "1")).await?;
+    }
+    let management = &fleet["cluster-0"];
+    let options = ManagerOptions {
+        health_probe_bind_address: "127.0.0.1:0".into(),
+        ..options_on(management, &["default"])
+    };
+    let (provider, control) = fleet.provider();
+    let mut manager = multicluster::Manager::new(manager_on(management, options), provider);
+    let (mut stamps, _) = add_stamping(&mut manager);
+    control.engage("doomed", &doomed);
+    let addresses = manager.local().serving_addresses();
+    let running = Running::start_with(|shutdown| manager.start_with_shutdown(shutdown));
+    let probe = bound(addresses).await.health_probe.ok_or("probes served")?;
+    reconciled(&mut stamps, &[("cluster-0", "a"), ("doomed", "a")]).await;
+    let (_, body) = readyz_once(probe, "both clusters ready", |status, _| status == 200).await;
+    assert_eq!(body, "ok");
+
+    // The API server goes away after the first sync: the informers keep their synced store,
+    // their watches end, and every re-watch fails.
+    let doomed_kube = doomed.client();
+    let faults = doomed.fake().map(FakeApiServer::faults);
+    match &faults {
+        Some(faults) => {
+            faults.fail_next(usize::MAX, None, "*", 503);
+            faults.close_watches();
+        }
+        None => drop(doomed),
+    }
+    let failing = "[-]cluster/doomed failed: informers failing: ConfigMap";
+    let (status, body) = readyz_once(probe, "readyz to name the dead cluster", |_, body| {
+        body.contains(failing)
+    })
+    .await;
+    eprintln!("/readyz once a cluster's API server died after its sync:\n{body}");
+    assert_eq!(status, 500, "{body}");
+    assert!(body.contains("[+]cluster/cluster-0 ok"), "{body}");
+    assert!(
+        body.contains(": watch: ") && body.contains(", failing for "),
+        "{body}"
+    );
+    if !envtest {
+        assert!(
+            body.contains("(503)"),
+            "the server's answer is named: {body}"
+        );
+    }
+    // The healthy cluster is still reconciled.
+    management
+        .client()
+        .create(&configmap("default", "b", "1"))
+        .await?;
+    reconciled(&mut stamps, &[("cluster-0", "b")]).await;
+
+    if envtest {
+        // A killed envtest control plane cannot come back on its address.
+        assert!(
+            doomed_kube
+                .get::<ConfigMap>(Some("default"), "a")
+                .await
+                .is_err()
+        );
+        running.stop().await?;
+        return Ok(());
+    }
+    // The server is back. Nothing changes in the cluster, so no watch event arrives: the
+    // accepted re-watch alone turns the cluster ready.
+    if let Some(faults) = &faults {
+        faults.clear();
+    }
+    let (_, body) = readyz_once(probe, "readyz to turn ready again", |status, _| {
+        status == 200
+    })
+    .await;
+    assert_eq!(body, "ok");
+    let (_, verbose) = http_get(probe, "/readyz?verbose").await;
+    assert!(verbose.contains("[+]cluster/doomed ok"), "{verbose}");
     running.stop().await?;
     Ok(())
 }

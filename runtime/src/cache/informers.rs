@@ -51,7 +51,7 @@ pub(super) fn gvk_of<K: Object>() -> (String, String) {
 trait ErasedInformer: Send + Sync {
     fn kind(&self) -> &str;
     fn has_synced(&self) -> bool;
-    fn last_error(&self) -> Option<String>;
+    fn failure(&self) -> Option<String>;
     fn synced(&self) -> watch::Receiver<bool>;
     fn start(&self, settings: &Settings) -> Option<JoinHandle<()>>;
 }
@@ -63,8 +63,8 @@ impl<K: Object> ErasedInformer for Arc<SharedInformer<K>> {
     fn has_synced(&self) -> bool {
         SharedInformer::has_synced(self)
     }
-    fn last_error(&self) -> Option<String> {
-        SharedInformer::last_error(self)
+    fn failure(&self) -> Option<String> {
+        SharedInformer::failure(self)
     }
     fn synced(&self) -> watch::Receiver<bool> {
         SharedInformer::synced(self)
@@ -168,14 +168,28 @@ impl Informers {
         kinds
     }
 
-    /// The kinds whose informer has not synced, sorted, each with the error of its last failed
-    /// list or watch (`Widget (example.com/v1): <error>`) when there is one.
+    /// The kinds whose informer has not synced, sorted, each with the error of its failing
+    /// list or watch (`Widget (example.com/v1): <error>, failing for 3s`) when it fails.
     pub(super) fn unsynced_reasons(&self) -> Vec<String> {
         let mut reasons: Vec<String> = (self.entries.values())
             .filter(|e| !e.erased.has_synced())
-            .map(|e| match e.erased.last_error() {
-                Some(error) => format!("{}: {error}", e.erased.kind()),
+            .map(|e| match e.erased.failure() {
+                Some(failure) => format!("{}: {failure}", e.erased.kind()),
                 None => e.erased.kind().to_string(),
+            })
+            .collect();
+        reasons.sort();
+        reasons
+    }
+
+    /// The kinds whose informer synced but whose list or watch has failed since it last
+    /// reached the API server, sorted, each with the error (`ConfigMap: watch: <error>,
+    /// failing for 12s`): a cache serving a stale view.
+    pub(super) fn failing_reasons(&self) -> Vec<String> {
+        let mut reasons: Vec<String> = (self.entries.values())
+            .filter(|e| e.erased.has_synced())
+            .filter_map(|e| {
+                (e.erased.failure()).map(|failure| format!("{}: {failure}", e.erased.kind()))
             })
             .collect();
         reasons.sort();

@@ -434,11 +434,44 @@ impl Cache {
         self.core.settings.stop.send_replace(true);
     }
 
-    /// Kinds whose informer has not synced yet, each with the error of its last failed list or
-    /// watch (`Widget (example.com/v1): <error>`) while it keeps retrying: what a cluster
-    /// lacks, for a multi-cluster manager's `/readyz`.
-    pub(crate) fn unsynced_reasons(&self) -> Vec<String> {
-        self.lock().unsynced_reasons()
+    /// A `/readyz` check of this cache (for
+    /// [`Manager::add_readyz_check`](crate::Manager::add_readyz_check)): `Ok` while the cache
+    /// runs, every informer has synced, and none has failed to list or watch since it last
+    /// reached the API server; else `Err` naming what is wrong — `cache not started`;
+    /// `informers not synced: <kind>[: <error>, failing for <n>s]; …`;
+    /// `informers failing: <kind>: <error>, failing for <n>s; …` (both parts when both hold).
+    ///
+    /// An informer fails from its first list or watch error until the API server answers one
+    /// of its requests again (a relist's page or an accepted re-watch: kube-runtime's watcher
+    /// reports errors but not a re-watch that succeeds, so the informer watches its own
+    /// responses), so a synced cache whose API server went away turns unready, and ready again
+    /// when the server is back — even for a kind nobody writes. A watch that the server ends
+    /// with 410 `Expired` (its routine "relist" request) is not a failure. Each engaged
+    /// cluster of a [`multicluster::Manager`](crate::multicluster::Manager) has this check
+    /// as `cluster/<name>`; the single-cluster manager does not add it for its own cache, but
+    /// one line does (see "Readiness after the first sync" in [`crate::manager`]).
+    ///
+    /// # Errors
+    /// The reason the cache is not ready, as above.
+    pub fn readiness(&self) -> Result<(), String> {
+        let state = self.lock();
+        if !state.started {
+            return Err("cache not started".into());
+        }
+        let (unsynced, failing) = (state.unsynced_reasons(), state.failing_reasons());
+        drop(state);
+        let mut reasons = Vec::new();
+        if !unsynced.is_empty() {
+            reasons.push(format!("informers not synced: {}", unsynced.join("; ")));
+        }
+        if !failing.is_empty() {
+            reasons.push(format!("informers failing: {}", failing.join("; ")));
+        }
+        if reasons.is_empty() {
+            Ok(())
+        } else {
+            Err(reasons.join("; "))
+        }
     }
 
     /// Stops every informer and waits for their tasks to end.

@@ -22,6 +22,32 @@
 //!    and the servers — unless it *lost* its Lease: then it cancels in-flight reconciles at
 //!    once and returns [`ManagerError::LeaderElectionLost`] (see [`crate::leaderelection`]).
 //!
+//! **Readiness after the first sync.** The `informers` check of `/readyz` passes for good once
+//! the cache synced: a manager whose own API server goes away later stays ready, as
+//! controller-runtime's does (its readiness is `healthz.Ping` plus the caches' start;
+//! client-go's reflector logs a failing list or watch and keeps `HasSynced` true;
+//! kubernetes/kubernetes#128233 notes that no controller manager's probe follows its
+//! informers). On purpose: a not-ready pod leaves its Services' endpoints, and the Service in
+//! front of a manager is its webhook server's, which the API server calls and which does not
+//! need the manager's own connection. If only the manager's path to the API server broke (a
+//! partitioned node, expired credentials), unready replicas would take the webhooks down and,
+//! with `failurePolicy: Fail`, every write of their kinds with them; if the API server itself
+//! is down, nobody calls the webhooks and nothing can update the endpoints anyway. To follow
+//! the API server all the same, add the cache's own check, which fails while an informer's
+//! list or watch fails and passes again once the server answers
+//! ([`Cache::readiness`](crate::cache::Cache::readiness); unlike `informers` it also waits for
+//! informers created later, such as a cold standby's once it leads):
+//!
+//! ```no_run
+//! # fn demo(manager: &mut kbr_runtime::Manager) {
+//! let cache = manager.cache();
+//! manager.add_readyz_check("cache", move || cache.readiness());
+//! # }
+//! ```
+//!
+//! The multi-cluster manager has that check per member cluster (`cluster/<name>`), where a
+//! member's outage is what `/readyz` is asked to name ([`crate::multicluster`]).
+//!
 //! Under leader election (or sharding) a reconcile starts only while the manager's
 //! [Lease](Manager::lease) is provably valid, and writes through its clients are refused once
 //! it is stale: see [`crate::leaderelection`].

@@ -162,26 +162,17 @@ impl Clusters {
             .await;
     }
 
-    /// One `/readyz` check per engaged cluster, sorted by name: `cluster/<name>`, failing
-    /// while an informer of the cluster's cache has not synced, with what the cluster lacks
-    /// (each unsynced kind and the error of its last list or watch: an unreachable server, a
-    /// kind not served because its CRD is missing, a list forbidden).
+    /// One `/readyz` check per engaged cluster, sorted by name: `cluster/<name>`, the
+    /// cluster's [`Cache::readiness`]: failing while an informer of its cache has not synced,
+    /// or has failed to list or watch since it last reached the cluster's API server, with
+    /// what is wrong (each such kind and its error: an unreachable server, a kind not served
+    /// because its CRD is missing, a list forbidden), and passing again once the server
+    /// answers.
     pub(super) fn readiness(&self) -> Vec<(String, Result<(), String>)> {
         let fleet = self.fleet.borrow().clone();
         fleet
             .into_iter()
-            .map(|(name, cluster)| {
-                let cache = cluster.cache();
-                let ready = if cache.has_synced() {
-                    Ok(())
-                } else {
-                    Err(format!(
-                        "informers not synced: {}",
-                        cache.unsynced_reasons().join("; ")
-                    ))
-                };
-                (format!("cluster/{name}"), ready)
-            })
+            .map(|(name, cluster)| (format!("cluster/{name}"), cluster.cache().readiness()))
             .collect()
     }
 

@@ -38,9 +38,13 @@ use crate::{Controller, ManagerError, Reconciler};
 /// series carry a `cluster` label (see [`crate::metrics`]) and are removed when it is
 /// disengaged; each reconcile logs inside a `cluster{cluster}` span.
 ///
-/// `/readyz` has a check `cluster/<name>` per engaged cluster, failing while any informer of
-/// the cluster has not synced, with what it lacks: `[-]cluster/east failed: informers not
-/// synced: Widget (example.com/v1): <the last list error>`. Such a cluster's other
+/// `/readyz` has a check `cluster/<name>` per engaged cluster ([`Cache::readiness`](crate::cache::Cache::readiness) of its
+/// cache), failing while any informer of the cluster has not synced, with what it lacks
+/// (`[-]cluster/east failed: informers not synced: Widget (example.com/v1): list: <error>,
+/// failing for 3s`), and while a synced informer's list or watch has failed since it last
+/// reached the cluster's API server — a server that died after the first sync
+/// (`[-]cluster/east failed: informers failing: ConfigMap: watch: <error>, failing for 40s`);
+/// it passes again once the server answers, with no change in the cluster needed. Such a cluster's other
 /// controllers run meanwhile (each controller waits only for its own kinds), and so do the
 /// other clusters'.
 ///

@@ -20,7 +20,9 @@
 //! of its controllers waits for its own informers (which retry with backoff) and starts once
 //! they sync — a CRD installed later is picked up without a re-engagement — while its other
 //! controllers and the other clusters run. `/readyz` has a `cluster/<name>` check per engaged
-//! cluster naming what it lacks. Each cluster's client can get its own token bucket
+//! cluster naming what it lacks — a kind that has not synced, or whose list or watch has failed
+//! since it last reached the cluster's API server (a server that died after the first sync),
+//! with the error — and passing again once the server answers ([`Cache::readiness`](crate::cache::Cache::readiness)). Each cluster's client can get its own token bucket
 //! ([`Manager::cluster_rate_limit`]). **Scale-out**: under
 //! [`ManagerOptions::sharding`](crate::ManagerOptions::sharding) the replicas of a ring share
 //! the fleet, each engaging the clusters assigned to its shard (see [`Manager`]).

@@ -22,6 +22,7 @@
 //! logged and the event goes on to the others.
 
 mod dispatch;
+mod health;
 mod list_watch;
 mod reflector;
 mod store;
@@ -38,6 +39,7 @@ use kube::runtime::watcher;
 use tokio::sync::watch;
 
 pub(crate) use self::dispatch::Handler;
+use self::health::Health;
 pub(crate) use self::list_watch::{ListWatch, full_objects};
 use self::reflector::Reflector;
 use super::decode::{DecodeReporter, Decoded, Undecodable};
@@ -61,8 +63,8 @@ pub(crate) struct SharedInformer<K: Object> {
     started: AtomicBool,
     /// `true` once the first full list is in the store.
     synced: watch::Sender<bool>,
-    /// The error of the last failed list or watch, until the next event arrives.
-    last_error: Mutex<Option<String>>,
+    /// Whether each partition's list+watch has failed since it last reached the API server.
+    health: Arc<Health>,
 }
 
 impl<K: Object> SharedInformer<K> {
@@ -82,6 +84,7 @@ impl<K: Object> SharedInformer<K> {
             } else {
                 vec![None]
             };
+        let health = Arc::new(Health::new(namespaces.clone()));
         let reflector = Reflector::new(namespaces);
         Self {
             // `Secret (metadata)` for a metadata-only informer, in logs and readiness.
@@ -97,7 +100,7 @@ impl<K: Object> SharedInformer<K> {
             transform: Mutex::new(transform),
             started: AtomicBool::new(false),
             synced: watch::channel(false).0,
-            last_error: Mutex::new(None),
+            health,
         }
     }
 
@@ -154,20 +157,12 @@ impl<K: Object> SharedInformer<K> {
         self.lock().has_synced()
     }
 
-    /// Why the last list or watch failed (e.g. the kind is not served: its CRD is missing),
-    /// if no event arrived since: what a not-ready cluster lacks, for `/readyz`.
-    pub(crate) fn last_error(&self) -> Option<String> {
-        self.last_error
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    fn set_last_error(&self, error: Option<String>) {
-        *self
-            .last_error
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = error;
+    /// Why the informer's list or watch fails, if it failed since it last reached the API
+    /// server (the kind is not served: its CRD is missing; the server is unreachable), with
+    /// how long it has failed: what a not-ready cluster lacks, for `/readyz`. See
+    /// `shared_informer::health` for what ends a failure.
+    pub(crate) fn failure(&self) -> Option<String> {
+        self.health.failure()
     }
 
     /// Marks the informer started; `false` if it already was.
@@ -228,7 +223,9 @@ impl<K: Object> SharedInformer<K> {
         let transform = self.transform();
         let config = options.watcher_config();
         let streams = namespaces.into_iter().enumerate().map(|(index, ns)| {
-            (self.list_watch)(client.clone(), ns.as_deref(), config.clone())
+            // Each partition's own client: its accepted (re)watches end its failures.
+            let client = self.health.observing(client.clone(), index);
+            (self.list_watch)(client, ns.as_deref(), config.clone())
                 .default_backoff()
                 .map(move |event| (index, event))
                 .boxed()
@@ -246,13 +243,15 @@ impl<K: Object> SharedInformer<K> {
                 next = events.next() => match next {
                     None => break,
                     Some((index, Ok(event))) => {
-                        self.set_last_error(None);
+                        if Health::proves_connected(&event) {
+                            self.health.succeeded(index);
+                        }
                         if let Some(item) = self.receive(index, event, &transform) {
                             reporter.report::<K>(&item);
                         }
                     }
-                    Some((_, Err(error))) => {
-                        self.set_last_error(Some(list_watch::describe(&error)));
+                    Some((index, Err(error))) => {
+                        self.health.failed(index, &error);
                         tracing::warn!(kind = %self.kind, %error, "watch failed; retrying with backoff");
                     }
                 }
