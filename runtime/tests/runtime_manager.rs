@@ -61,6 +61,20 @@ async fn probes_and_metrics_after_reconciles() -> TestResult {
         let (status, body) = http_get(probes, "/readyz").await;
         assert_eq!(status, 500, "{body}");
         assert!(body.contains("[-]informers failed"), "{body}");
+        // controller-runtime's probe handler: a check can be excluded, or asked alone.
+        let (status, body) = http_get(probes, "/readyz?exclude=informers&verbose").await;
+        assert_eq!(status, 200, "{body}");
+        assert!(body.contains("[+]informers excluded: ok"), "{body}");
+        let (status, body) = http_get(probes, "/readyz?exclude=nope").await;
+        assert_eq!(status, 500, "{body}");
+        assert!(
+            body.contains(r#"warn: some health checks cannot be excluded: no matches for "nope""#),
+            "{body}"
+        );
+        let (status, body) = http_get(probes, "/readyz/informers").await;
+        assert_eq!(status, 500, "{body}");
+        assert!(body.starts_with("internal server error: "), "{body}");
+        assert_eq!(http_get(probes, "/readyz/nope").await.0, 404);
         server.faults().clear();
     }
     eventually("readyz to pass", || async {
@@ -69,6 +83,10 @@ async fn probes_and_metrics_after_reconciles() -> TestResult {
     .await;
     let (_, verbose) = http_get(probes, "/readyz?verbose").await;
     assert!(verbose.contains("[+]informers ok"), "{verbose}");
+    assert_eq!(
+        http_get(probes, "/readyz/informers").await,
+        (200, "ok".to_string())
+    );
 
     env.client().create(&configmap("default", "m", "1")).await?;
     within("reconcile", rx.recv()).await;

@@ -206,6 +206,21 @@ async fn a_cluster_whose_api_server_dies_after_its_sync_is_named_in_readyz_until
             "the server's answer is named: {body}"
         );
     }
+    // The probe can leave the dead cluster out (controller-runtime's `?exclude=`), and
+    // answers for it alone on its own path.
+    let (status, body) = http_get(probe, "/readyz?exclude=cluster/doomed&verbose").await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("[+]cluster/doomed excluded: ok"), "{body}");
+    let (status, body) = http_get(probe, "/readyz/cluster/doomed").await;
+    assert_eq!(status, 500, "{body}");
+    assert!(
+        body.starts_with("internal server error: informers failing: ConfigMap"),
+        "{body}"
+    );
+    assert_eq!(
+        http_get(probe, "/readyz/cluster/cluster-0").await,
+        (200, "ok".into())
+    );
     // The healthy cluster is still reconciled.
     management
         .client()

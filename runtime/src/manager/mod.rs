@@ -4,7 +4,8 @@
 //! informer cache (one list+watch per kind), the metrics registry — and runs them together:
 //!
 //! 1. `/healthz` + `/readyz` on [`health_probe_bind_address`](ManagerOptions::health_probe_bind_address)
-//!    and `/metrics` on [`metrics_bind_address`](ManagerOptions::metrics_bind_address);
+//!    (with controller-runtime's `?verbose`, `?exclude=<check>` and `/readyz/<check>`) and
+//!    `/metrics` on [`metrics_bind_address`](ManagerOptions::metrics_bind_address);
 //! 2. the permission check: the RBAC rules of its wiring ([`Manager::rbac_rules`]), asked
 //!    with `SelfSubjectAccessReview`s before any informer lists, on every replica (leader,
 //!    warm or cold standby);

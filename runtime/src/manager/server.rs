@@ -3,11 +3,12 @@
 //! HTTP, or with `metrics_secure` HTTPS (a [`CertWatcher`] or a [`SelfSignedCertificate`], like
 //! the webhook server) behind the TokenReview/SubjectAccessReview filter.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{Query, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::get;
@@ -46,25 +47,67 @@ pub(crate) struct Checks {
     pub(crate) readyz_sets: Vec<CheckSet>,
 }
 
-#[derive(serde::Deserialize)]
+/// What a probe's query asks for (controller-runtime's `pkg/healthz` `Handler`): `?verbose`
+/// lists every check on success too; each `?exclude=<name>` (repeatable) skips that check, which
+/// is then listed as `[+]<name> excluded: ok`. A multi-cluster manager's probe can leave a member
+/// cluster out this way (`/readyz?exclude=cluster/<name>`) while it is being repaired.
+#[derive(Default)]
 struct ProbeQuery {
-    verbose: Option<String>,
+    verbose: bool,
+    exclude: BTreeSet<String>,
 }
 
-/// Runs `checks`, then `sets`, like the apiserver's healthz handler (`k8s.io/apiserver`
-/// `pkg/server/healthz/healthz.go`, `handleRootHealth`): `200 ok` when all pass, `500` with one
-/// `[-]name failed: reason` line per failing check otherwise; `?verbose` lists every check.
+impl ProbeQuery {
+    /// The query's `(key, value)` pairs, percent-decoded, in order (`?verbose` is `("verbose", "")`).
+    fn from_pairs(pairs: Vec<(String, String)>) -> Self {
+        let mut query = Self::default();
+        for (key, value) in pairs {
+            match key.as_str() {
+                "verbose" => query.verbose = true,
+                "exclude" => {
+                    query.exclude.insert(value);
+                }
+                _ => {}
+            }
+        }
+        query
+    }
+}
+
+/// Runs `checks`, then `sets`, like controller-runtime's `pkg/healthz` `Handler` (after the
+/// apiserver's `k8s.io/apiserver` `pkg/server/healthz/healthz.go`): `200 ok` when all pass,
+/// `500` with one `[-]name failed: reason` line per failing check otherwise (kbr gives the
+/// reason where those withhold it: the probe port is not exposed outside the Pod). Checks named
+/// in `?exclude=` are skipped (`[+]name excluded: ok`), and names that match no check are
+/// listed on a `warn:` line; `?verbose` lists every check on success too.
 fn probe(
     checks: &[(String, Check)],
     sets: &[CheckSet],
     kind: &str,
-    verbose: bool,
+    query: ProbeQuery,
 ) -> (StatusCode, String) {
+    let ProbeQuery {
+        verbose,
+        mut exclude,
+    } = query;
     let mut body = String::new();
     let mut failed = false;
-    let results = (checks.iter().map(|(name, check)| (name.clone(), check())))
-        .chain(sets.iter().flat_map(|set| set()));
-    for (name, result) in results {
+    // An excluded check of `checks` is not run; a set runs whole (its names come with it).
+    let own: Vec<(String, Result<(), String>)> = (checks.iter())
+        .map(|(name, check)| {
+            let result = if exclude.contains(name) {
+                Ok(())
+            } else {
+                check()
+            };
+            (name.clone(), result)
+        })
+        .collect();
+    for (name, result) in own.into_iter().chain(sets.iter().flat_map(|set| set())) {
+        if exclude.remove(&name) {
+            body.push_str(&format!("[+]{name} excluded: ok\n"));
+            continue;
+        }
         match result {
             Ok(()) => body.push_str(&format!("[+]{name} ok\n")),
             Err(reason) => {
@@ -72,6 +115,13 @@ fn probe(
                 body.push_str(&format!("[-]{name} failed: {reason}\n"));
             }
         }
+    }
+    if !exclude.is_empty() {
+        let unknown: Vec<String> = exclude.iter().map(|name| format!("{name:?}")).collect();
+        body.push_str(&format!(
+            "warn: some health checks cannot be excluded: no matches for {}\n",
+            unknown.join(",")
+        ));
     }
     if failed {
         body.push_str(&format!("{kind} check failed\n"));
@@ -84,23 +134,61 @@ fn probe(
     }
 }
 
+/// Runs the one check named `name` among `checks` and `sets` (controller-runtime's
+/// `CheckHandler`, served on `/readyz/<name>` and `/healthz/<name>`): `200 ok`, `500 internal
+/// server error: <reason>`, or `404` when no check has that name.
+fn probe_one(checks: &[(String, Check)], sets: &[CheckSet], name: &str) -> (StatusCode, String) {
+    let result = match checks.iter().find(|(check, _)| check == name) {
+        Some((_, check)) => Some(check()),
+        None => (sets.iter().flat_map(|set| set()))
+            .find_map(|(check, result)| (check == name).then_some(result)),
+    };
+    match result {
+        Some(Ok(())) => (StatusCode::OK, "ok".into()),
+        Some(Err(reason)) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("internal server error: {reason}\n"),
+        ),
+        None => (StatusCode::NOT_FOUND, "404 page not found\n".into()),
+    }
+}
+
 async fn healthz(
     State(checks): State<Arc<Checks>>,
-    Query(q): Query<ProbeQuery>,
+    Query(pairs): Query<Vec<(String, String)>>,
 ) -> impl IntoResponse {
-    probe(&checks.healthz, &[], "healthz", q.verbose.is_some())
+    probe(
+        &checks.healthz,
+        &[],
+        "healthz",
+        ProbeQuery::from_pairs(pairs),
+    )
+}
+
+async fn healthz_one(
+    State(checks): State<Arc<Checks>>,
+    Path(name): Path<String>,
+) -> impl IntoResponse {
+    probe_one(&checks.healthz, &[], &name)
 }
 
 async fn readyz(
     State(checks): State<Arc<Checks>>,
-    Query(q): Query<ProbeQuery>,
+    Query(pairs): Query<Vec<(String, String)>>,
 ) -> impl IntoResponse {
     probe(
         &checks.readyz,
         &checks.readyz_sets,
         "readyz",
-        q.verbose.is_some(),
+        ProbeQuery::from_pairs(pairs),
     )
+}
+
+async fn readyz_one(
+    State(checks): State<Arc<Checks>>,
+    Path(name): Path<String>,
+) -> impl IntoResponse {
+    probe_one(&checks.readyz, &checks.readyz_sets, &name)
 }
 
 async fn serve_metrics(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {
@@ -121,7 +209,9 @@ async fn serve_metrics(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse
 pub(crate) fn probe_router(checks: Arc<Checks>) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
+        .route("/healthz/{*name}", get(healthz_one))
         .route("/readyz", get(readyz))
+        .route("/readyz/{*name}", get(readyz_one))
         .with_state(checks)
 }
 
