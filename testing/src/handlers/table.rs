@@ -25,10 +25,11 @@ use serde_json::{Value, json};
 
 use crate::handlers::human_duration::age;
 use crate::handlers::presented::Presented;
-use crate::handlers::printers::Builtin;
+use crate::handlers::printers;
 use crate::machinery::api_error::ApiError;
 use crate::machinery::meta;
 use crate::machinery::registry::{CREATION_TIMESTAMP_DOC, PrinterColumn, ResourceType};
+use crate::rules::builtin::Kind;
 
 /// The documentation of `metadata.name`, the `Name` column's description.
 const NAME_DOC: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
@@ -136,7 +137,7 @@ enum Printer<'a> {
     /// A CRD version's columns after `Name`.
     Custom(&'a [PrinterColumn]),
     /// One of kube-apiserver's printers of built-in kinds.
-    Builtin(Builtin),
+    Builtin(Kind),
     /// `DefaultTableConvertor`.
     Default,
 }
@@ -150,8 +151,8 @@ impl<'a> Printer<'a> {
     fn of(rt: &'a ResourceType) -> Self {
         if !rt.printer_columns.is_empty() {
             Self::Custom(&rt.printer_columns)
-        } else if let Some(printer) = Builtin::of(rt) {
-            Self::Builtin(printer)
+        } else if let Some(kind) = Kind::of(rt) {
+            Self::Builtin(kind)
         } else {
             Self::Default
         }
@@ -165,9 +166,8 @@ impl<'a> Printer<'a> {
                     .iter()
                     .map(|c| column(&c.name, &c.type_, &c.format, &c.description, c.priority)),
             ),
-            Self::Builtin(printer) => columns.extend(
-                printer
-                    .columns()
+            Self::Builtin(kind) => columns.extend(
+                printers::columns(*kind)
                     .into_iter()
                     .map(|(name, type_, priority, doc)| column(name, type_, "", doc, priority)),
             ),
@@ -181,7 +181,7 @@ impl<'a> Printer<'a> {
     /// The row's `conditions` (`TableRowCondition`s), if the printer gives it any.
     fn conditions(&self, obj: &Value) -> Option<Value> {
         match self {
-            Self::Builtin(printer) => printer.conditions(obj),
+            Self::Builtin(kind) => printers::conditions(*kind, obj),
             Self::Custom(_) | Self::Default => None,
         }
     }
@@ -193,7 +193,9 @@ impl<'a> Printer<'a> {
             Self::Custom(custom) => {
                 cells.extend(custom.iter().map(|c| cell(c, find(obj, &c.json_path), now)));
             }
-            Self::Builtin(printer) => cells.extend(printer.cells(obj, age(created, now), now)),
+            Self::Builtin(kind) => {
+                cells.extend(printers::cells(*kind, obj, age(created, now), now))
+            }
             Self::Default => cells.push(json!(created)),
         }
         cells
