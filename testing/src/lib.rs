@@ -141,15 +141,19 @@
 //!   each resource's `shortNames`, `categories` and `storageVersionHash` (conformance
 //!   `machinery.rs`), its `verbs` in kube-apiserver's order (no `deletecollection` for
 //!   Namespaces, `create` only for reviews, apiextensions-apiserver's order for custom
-//!   resources); `/version` is kube-apiserver v1.36.2's (conformance `reads.rs`).
+//!   resources; a `deletecollection` of Namespaces is a 405, conformance `namespaces.rs`);
+//!   `/version` is kube-apiserver v1.36.2's (conformance `reads.rs`).
 //! - **`Accept` negotiation** (`handlers/negotiation.rs`): the first acceptable clause by `q`;
 //!   406 `NotAcceptable` with go-restful's text for a built-in kind and the negotiation's for a
 //!   custom resource, discovery or a conversion not offered (`as=` without `g=meta.k8s.io` and
 //!   `v=v1`/`v1beta1`). `as=Table` (`kubectl get`): a `meta.k8s.io/v1` (or `v1beta1`) Table of
 //!   a get, a list or a write's answer, rows carrying `PartialObjectMetadata`, the object or
 //!   nothing per `includeObject`; custom resources' columns from `additionalPrinterColumns`
-//!   (`Age` when none); ConfigMaps', Secrets', ServiceAccounts', Namespaces', Services', Pods'
-//!   and Deployments' from kube-apiserver's printers (`handlers/printers.rs`); a watch sends
+//!   (`Age` when none); ConfigMaps', Secrets', ServiceAccounts', Namespaces', Services', Pods',
+//!   Deployments', StatefulSets', DaemonSets', ReplicaSets', Jobs' and CronJobs' from
+//!   kube-apiserver's printers (`handlers/printers/`: column types, `-o wide` columns, a Pod's
+//!   init containers, restarts with the age of the last one and `Completed` row condition, a
+//!   Job's status, completions and duration; conformance `tables.rs`); a watch sends
 //!   each event's object as a one-row Table (column definitions in the first event only).
 //!   `application/yaml` is answered in YAML (a watch asked for in YAML is a 406).
 //! - **Deprecated CRD versions**: every request to one carries its `deprecationWarning` (or
@@ -383,10 +387,8 @@
 //!   A continue token that decodes but is not JSON gets serde's text, not Go's.
 //! - JSON and YAML only (no protobuf: it is answered in JSON; no aggregated discovery).
 //!   Built-in kinds without a printer in
-//!   `handlers/printers.rs` (StatefulSets, DaemonSets, ReplicaSets, Jobs, CronJobs, Events,
-//!   Leases, ...) get the default Table (`Name`, `Created At`) where kube-apiserver has a
-//!   printer for each; a Pod's `Restarts` cell lacks the time of the last restart, and init
-//!   containers do not count in its `Status`.
+//!   `handlers/printers/` (Events, Leases, webhook configurations, CRDs, ...) get the default
+//!   Table (`Name`, `Created At`) where kube-apiserver has a printer for each.
 //! - A watch with `allowWatchBookmarks` gets a `BOOKMARK` when its `timeoutSeconds` ends.
 //!   kube-apiserver's watch cache schedules one two seconds before the deadline
 //!   (`cache_watcher.go`, `nextBookmarkTime`) and sends it only when its cache has seen a

@@ -13,6 +13,10 @@ use std::time::Duration;
 use conformance::{Ctx, Server, TestResult};
 use kbr_testing::{TestEnv, envtest};
 
+/// The variable that picks cases: only those whose `module::case` path contains its value
+/// run (e.g. `KBR_CONFORMANCE_FILTER=tables::`); unset or empty, every case runs.
+const FILTER: &str = "KBR_CONFORMANCE_FILTER";
+
 /// Upper bound for one case.
 const CASE_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -48,14 +52,18 @@ macro_rules! envtest_cases {
     ($($module:ident :: $case:ident),* $(,)?) => {
         /// Every case as (name, outcome), run in order against `client`.
         async fn run_all(client: kube::Client) -> Vec<(&'static str, Result<(), String>)> {
+            let filter = std::env::var(FILTER).unwrap_or_default();
             let mut outcomes = Vec::new();
             $(
                 let name = stringify!($case);
-                let outcome = run(client.clone(), name, |ctx: Ctx| async move {
-                    conformance::$module::$case(&ctx).await
-                })
-                .await;
-                outcomes.push((name, outcome));
+                let path = concat!(stringify!($module), "::", stringify!($case));
+                if path.contains(filter.as_str()) {
+                    let outcome = run(client.clone(), name, |ctx: Ctx| async move {
+                        conformance::$module::$case(&ctx).await
+                    })
+                    .await;
+                    outcomes.push((name, outcome));
+                }
             )*
             outcomes
         }

@@ -62,10 +62,9 @@ fn verbs(rt: &ResourceType) -> Value {
         "update",
         "watch",
     ];
-    let namespaces = rt.group.is_empty() && rt.kind == "Namespace";
     json!(
         all.iter()
-            .filter(|v| !(namespaces && **v == "deletecollection"))
+            .filter(|v| rt.deletes_collections() || **v != "deletecollection")
             .collect::<Vec<_>>()
     )
 }

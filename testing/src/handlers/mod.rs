@@ -20,6 +20,7 @@ pub(crate) mod decoding;
 pub(crate) mod discovery;
 pub(crate) mod fault_state;
 pub(crate) mod field_validation;
+pub(crate) mod human_duration;
 pub(crate) mod list_options;
 pub(crate) mod negotiation;
 pub(crate) mod presented;
@@ -232,6 +233,9 @@ fn serve_object(
             parts.method.as_str(),
             uri_path,
         ));
+    }
+    if verb == Verb::DeleteCollection && !rt.deletes_collections() {
+        return Err(ApiError::method_not_offered());
     }
     let mut resource = rt.resource_key();
     if part == Part::Status {

@@ -7,12 +7,13 @@
 //!   does: an `integer` cell is a number, a `date` cell the age of the timestamp it names
 //!   (`duration.HumanDuration`), a `string` cell the printed value, and a value of the wrong
 //!   type or a path that finds nothing `null`.
-//! - ConfigMaps, Secrets, ServiceAccounts, Namespaces, Services, Pods and Deployments:
-//!   kube-apiserver's printers (`pkg/printers/internalversion/printers.go`, in
-//!   [`crate::handlers::printers`]).
+//! - ConfigMaps, Secrets, ServiceAccounts, Namespaces, Services, Pods, Deployments,
+//!   StatefulSets, DaemonSets, ReplicaSets, Jobs and CronJobs: kube-apiserver's printers
+//!   (`pkg/printers/internalversion/printers.go`, in [`crate::handlers::printers`]), a row
+//!   with `conditions` where the printer sets them (a finished Pod's).
 //! - Other built-in kinds: apiserver's `pkg/registry/rest/table.go` `DefaultTableConvertor`:
 //!   `Name` and `Created At` (RFC 3339). The real server has a printer for most of them
-//!   (a StatefulSet's `Ready`, a Job's `Status`, ...), which the fake leaves out.
+//!   (an Event's `Last Seen`, a Lease's `Holder`, ...), which the fake leaves out.
 //!
 //! Each row carries the object per the `includeObject` parameter: `Metadata` (the default) a
 //! `PartialObjectMetadata`, `Object` the whole object, `None` nothing (apimachinery
@@ -22,11 +23,13 @@
 use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
+use crate::handlers::human_duration::age;
 use crate::handlers::presented::Presented;
-use crate::handlers::printers::Builtin;
+use crate::handlers::printers;
 use crate::machinery::api_error::ApiError;
 use crate::machinery::meta;
 use crate::machinery::registry::{CREATION_TIMESTAMP_DOC, PrinterColumn, ResourceType};
+use crate::rules::builtin::Kind;
 
 /// The documentation of `metadata.name`, the `Name` column's description.
 const NAME_DOC: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
@@ -112,7 +115,11 @@ impl TableRequest {
                     Include::Object => serde_json::to_value(item).unwrap_or(Value::Null),
                     Include::Nothing => Value::Null,
                 };
-                json!({"cells": printer.cells(obj, now), "object": object})
+                let mut row = json!({"cells": printer.cells(obj, now), "object": object});
+                if let Some(conditions) = printer.conditions(obj) {
+                    row["conditions"] = conditions;
+                }
+                row
             })
             .collect();
         json!({
@@ -130,7 +137,7 @@ enum Printer<'a> {
     /// A CRD version's columns after `Name`.
     Custom(&'a [PrinterColumn]),
     /// One of kube-apiserver's printers of built-in kinds.
-    Builtin(Builtin),
+    Builtin(Kind),
     /// `DefaultTableConvertor`.
     Default,
 }
@@ -144,8 +151,8 @@ impl<'a> Printer<'a> {
     fn of(rt: &'a ResourceType) -> Self {
         if !rt.printer_columns.is_empty() {
             Self::Custom(&rt.printer_columns)
-        } else if let Some(printer) = Builtin::of(rt) {
-            Self::Builtin(printer)
+        } else if let Some(kind) = Kind::of(rt) {
+            Self::Builtin(kind)
         } else {
             Self::Default
         }
@@ -159,17 +166,24 @@ impl<'a> Printer<'a> {
                     .iter()
                     .map(|c| column(&c.name, &c.type_, &c.format, &c.description, c.priority)),
             ),
-            Self::Builtin(printer) => columns.extend(
-                printer
-                    .columns()
+            Self::Builtin(kind) => columns.extend(
+                printers::columns(*kind)
                     .into_iter()
-                    .map(|(name, priority, doc)| column(name, "string", "", doc, priority)),
+                    .map(|(name, type_, priority, doc)| column(name, type_, "", doc, priority)),
             ),
             Self::Default => {
                 columns.push(column("Created At", "date", "", CREATION_TIMESTAMP_DOC, 0));
             }
         }
         columns
+    }
+
+    /// The row's `conditions` (`TableRowCondition`s), if the printer gives it any.
+    fn conditions(&self, obj: &Value) -> Option<Value> {
+        match self {
+            Self::Builtin(kind) => printers::conditions(*kind, obj),
+            Self::Custom(_) | Self::Default => None,
+        }
     }
 
     fn cells(&self, obj: &Value, now: Timestamp) -> Vec<Value> {
@@ -179,7 +193,9 @@ impl<'a> Printer<'a> {
             Self::Custom(custom) => {
                 cells.extend(custom.iter().map(|c| cell(c, find(obj, &c.json_path), now)));
             }
-            Self::Builtin(printer) => cells.extend(printer.cells(obj, age(created, now))),
+            Self::Builtin(kind) => {
+                cells.extend(printers::cells(*kind, obj, age(created, now), now))
+            }
             Self::Default => cells.push(json!(created)),
         }
         cells
@@ -203,47 +219,6 @@ fn cell(column: &PrinterColumn, value: Option<&Value>, now: Timestamp) -> Value 
         // The JSONPath printer writes any other value as text.
         ("string", other) => json!(other.to_string()),
         _ => Value::Null,
-    }
-}
-
-/// The age of an RFC 3339 `timestamp` at `now` as kubectl shows it; `<invalid>` for one that
-/// is not a timestamp, `<unknown>` for none.
-fn age(timestamp: &str, now: Timestamp) -> String {
-    if timestamp.is_empty() {
-        return "<unknown>".into();
-    }
-    match timestamp.parse::<Timestamp>() {
-        Ok(then) => human_duration(now.as_second() - then.as_second()),
-        Err(_) => "<invalid>".into(),
-    }
-}
-
-/// apimachinery `pkg/util/duration/duration.go`, `HumanDuration`, for whole `seconds`: up to
-/// two units, coarser as the duration grows; up to a second in the future counts as `0s`.
-fn human_duration(seconds: i64) -> String {
-    const MINUTE: i64 = 60;
-    const HOUR: i64 = 60 * MINUTE;
-    const DAY: i64 = 24 * HOUR;
-    const YEAR: i64 = 365 * DAY;
-    let two = |big: i64, big_unit: &str, small: i64, small_unit: &str| {
-        if small == 0 {
-            format!("{big}{big_unit}")
-        } else {
-            format!("{big}{big_unit}{small}{small_unit}")
-        }
-    };
-    match seconds {
-        s if s < -1 => "<invalid>".into(),
-        s if s < 0 => "0s".into(),
-        s if s < 2 * MINUTE => format!("{s}s"),
-        s if s < 10 * MINUTE => two(s / MINUTE, "m", s % MINUTE, "s"),
-        s if s < 3 * HOUR => format!("{}m", s / MINUTE),
-        s if s < 8 * HOUR => two(s / HOUR, "h", s % HOUR / MINUTE, "m"),
-        s if s < 2 * DAY => format!("{}h", s / HOUR),
-        s if s < 8 * DAY => two(s / DAY, "d", s % DAY / HOUR, "h"),
-        s if s < 2 * YEAR => format!("{}d", s / DAY),
-        s if s < 8 * YEAR => two(s / YEAR, "y", s % YEAR / DAY, "d"),
-        s => format!("{}y", s / YEAR),
     }
 }
 
@@ -305,29 +280,7 @@ fn step<'v>(current: &'v Value, inside: &str) -> Option<&'v Value> {
 mod tests {
     use serde_json::json;
 
-    use super::{find, human_duration};
-
-    #[test]
-    fn ages_read_like_kubectls() {
-        let cases = [
-            (-5, "<invalid>"),
-            (-1, "0s"),
-            (0, "0s"),
-            (119, "119s"),
-            (120, "2m"),
-            (150, "2m30s"),
-            (600, "10m"),
-            (3 * 3600 + 60, "3h1m"),
-            (8 * 3600, "8h"),
-            (2 * 86400 + 3600, "2d1h"),
-            (8 * 86400, "8d"),
-            (3 * 365 * 86400 + 86400, "3y1d"),
-            (9 * 365 * 86400, "9y"),
-        ];
-        for (seconds, text) in cases {
-            assert_eq!(human_duration(seconds), text, "{seconds}s");
-        }
-    }
+    use super::find;
 
     #[test]
     fn simple_json_paths_find_the_first_value() {

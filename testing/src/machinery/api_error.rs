@@ -231,6 +231,21 @@ impl ApiError {
         )
     }
 
+    /// 405 for a verb a resource's storage does not offer, where go-restful has no route for
+    /// the method (a `deletecollection` of Namespaces, whose storage is no
+    /// `rest.CollectionDeleter`: `pkg/registry/core/namespace/storage/storage.go`): apiserver
+    /// answers `NewGenericServerResponse(405, ...)`, whose message is only this sentence and
+    /// whose `details` are empty.
+    pub(crate) fn method_not_offered() -> Self {
+        let mut e = Self::new(
+            405,
+            "MethodNotAllowed",
+            "the server does not allow this method on the requested resource".to_owned(),
+        );
+        e.details = Some(json!({}));
+        e
+    }
+
     /// 415 UnsupportedMediaType.
     pub(crate) fn unsupported_media_type(content_type: &str) -> Self {
         Self::new(

@@ -191,6 +191,13 @@ impl ResourceType {
         !BUILT_IN_GROUPS.contains(&self.group.as_str())
     }
 
+    /// Whether the storage deletes collections (`rest.CollectionDeleter`): every kind but
+    /// core Namespaces (`pkg/registry/core/namespace/storage/storage.go`), so discovery lists
+    /// no `deletecollection` for them and the verb is a 405.
+    pub(crate) fn deletes_collections(&self) -> bool {
+        !(self.group.is_empty() && self.kind == "Namespace")
+    }
+
     /// `group/version`, or `version` for the core group.
     pub fn api_version(&self) -> String {
         if self.group.is_empty() {

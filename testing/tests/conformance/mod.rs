@@ -58,6 +58,7 @@ pub mod scale;
 pub mod services;
 pub mod shapes;
 pub mod status;
+pub mod tables;
 pub mod trap;
 pub mod types;
 pub mod updates;
@@ -236,6 +237,11 @@ macro_rules! for_each_case {
             reads::version_and_discovery_verbs_are_kube_apiservers,
             reads::yaml_is_answered_in_yaml,
             reads::built_in_tables_use_kube_apiservers_printers,
+            tables::workload_tables_print_their_replica_counts,
+            tables::job_tables_print_status_completions_and_duration,
+            tables::cron_job_tables_print_schedule_suspend_and_last_schedule,
+            tables::pod_tables_show_restarts_init_containers_and_completion,
+            namespaces::namespaces_cannot_be_deleted_as_a_collection,
         }
     };
 }

@@ -1,6 +1,6 @@
-//! Namespaces: the `NamespaceLifecycle` admission plugin (no content in a Namespace that does
-//! not exist or is terminating; `default`, `kube-system`, `kube-public` never deleted) and a
-//! deleted Namespace's `Terminating` state.
+//! Namespaces: no `deletecollection`, the `NamespaceLifecycle` admission plugin (no content in
+//! a Namespace that does not exist or is terminating; `default`, `kube-system`, `kube-public`
+//! never deleted) and a deleted Namespace's `Terminating` state.
 //!
 //! envtest runs no namespace controller, so a deleted Namespace stays `Terminating` there for
 //! ever, while the fake plays the controller and removes it once it is empty. The cases keep
@@ -188,6 +188,49 @@ pub async fn namespace_names_and_their_name_label(ctx: &Ctx) -> TestResult {
             200,
             &json!({"kubernetes.io/metadata.name": ctx.ns, "team": "a"})
         )
+    );
+    Ok(())
+}
+
+/// Pins that Namespaces have no `deletecollection` (their storage is no
+/// `rest.CollectionDeleter`): a `DELETE` of the collection, with or without a selector, is a
+/// 405 whose message is apiserver's generic one, and deletes nothing.
+pub async fn namespaces_cannot_be_deleted_as_a_collection(ctx: &Ctx) -> TestResult {
+    for uri in [
+        "/api/v1/namespaces".to_owned(),
+        format!(
+            "/api/v1/namespaces?labelSelector=kubernetes.io%2Fmetadata.name%3D{}",
+            ctx.ns
+        ),
+    ] {
+        let answer = send(&ctx.client, "DELETE", &uri, JSON, "").await?;
+        assert_eq!(
+            (
+                answer.code,
+                answer.body["reason"].as_str(),
+                answer.message()
+            ),
+            (
+                405,
+                Some("MethodNotAllowed"),
+                "the server does not allow this method on the requested resource"
+            ),
+            "{uri}: {:?}",
+            answer.body
+        );
+        assert_eq!(answer.body["details"], json!({}));
+    }
+    let ns = send(
+        &ctx.client,
+        "GET",
+        &format!("/api/v1/namespaces/{}", ctx.ns),
+        JSON,
+        "",
+    )
+    .await?;
+    assert_eq!(
+        (ns.code, ns.body["status"]["phase"].as_str()),
+        (200, Some("Active"))
     );
     Ok(())
 }

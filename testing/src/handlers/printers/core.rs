@@ -1,23 +1,22 @@
-//! kube-apiserver's Table printers of the built-in kinds operators use most
-//! (`pkg/printers/internalversion/printers.go`: `printConfigMap`, `printSecret`,
-//! `printServiceAccount`, `printNamespace`, `printService`, `printPod`, `printDeployment`),
-//! registered for `as=Table` by each kind's storage (`pkg/registry/*/storage`,
-//! `printerstorage.TableConvertor`): the columns after `Name` with their priorities and
-//! descriptions (the API's field documentation, as kube-apiserver v1.36 answers them), and each
-//! object's cells after its name. Every column is of type `string`; counts are numbers.
+//! Printers of core/v1 kinds (`pkg/printers/internalversion/printers.go`: `printConfigMap`,
+//! `printSecret`, `printNamespace`, `printService`, `printPod`).
 //!
-//! A Pod's `Status` is the reason a container waits or terminated with, else
-//! `SchedulingGated` while gated, else its `status.reason` or phase; `Terminating` once it is
-//! being deleted; `Restarts` the sum of its
-//! containers' restart counts (without the time of the last restart the real printer adds).
-//! Init containers' statuses and a completed Pod's row `conditions` are not modelled.
+//! A Pod's `Status` follows `printPod`: its `status.reason` or phase, `SchedulingGated` while
+//! gated; then its init containers in order (`Init:<reason>`, `Init:ExitCode:<n>`,
+//! `Init:Signal:<n>` or `Init:<done>/<all>` for the first one not done); once they are done
+//! (or the `Initialized` condition is true) the reason a container waits or terminated with
+//! (`ExitCode:<n>`, `Signal:<n>` without one), `Running` or `NotReady` for a `Completed` Pod
+//! with a container still running; `Terminating` once it is being deleted and not finished
+//! (`Unknown` for a lost node's). `Ready` counts ready running containers (and started
+//! restartable init containers) of all; `Restarts` sums the restart counts that decided the
+//! status, with the age of the latest `lastState.terminated.finishedAt` (`3 (20m ago)`).
 
+use k8s_openapi::jiff::Timestamp;
 use serde_json::{Value, json};
 
-use crate::machinery::label_selector::selector_text;
-use crate::machinery::registry::{CREATION_TIMESTAMP_DOC, ResourceType};
+use super::cells::{AGE, Column, count, format_labels, items, number, or_none, text, timestamp};
+use crate::handlers::human_duration::human_duration;
 
-/// The documentation of a ConfigMap's `data`, its `Data` column's description.
 const CONFIG_MAP_DATA_DOC: &str = "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.";
 const SECRET_TYPE_DOC: &str = "Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types";
 const SECRET_DATA_DOC: &str = "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4";
@@ -33,150 +32,66 @@ const POD_IP_DOC: &str = "podIP address allocated to the pod. Routable at least 
 const NODE_DOC: &str = "NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for scheduling by the scheduler defined in schedulerName. Once this field is set, the kubelet for this node becomes responsible for the lifecycle of this pod. This field should not be used to express a desire for the pod to be scheduled on a specific node. https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#nodename";
 const NOMINATED_NODE_DOC: &str = "nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.";
 const READINESS_GATES_DOC: &str = "If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to \"True\" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates";
-const DEPLOYMENT_READY_DOC: &str = "Number of the pod with ready state";
-const UP_TO_DATE_DOC: &str = "Total number of non-terminating pods targeted by this deployment that have the desired template spec.";
-const AVAILABLE_DOC: &str = "Total number of available non-terminating pods (ready for at least minReadySeconds) targeted by this deployment.";
-const CONTAINERS_DOC: &str = "Names of each container in the template.";
-const IMAGES_DOC: &str = "Images referenced by each container in the template.";
-const DEPLOYMENT_SELECTOR_DOC: &str = "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment. It must match the pod template's labels.";
 const NAMESPACE_STATUS_DOC: &str = "The status of the namespace";
 
-/// A built-in kind with a printer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Builtin {
-    ConfigMap,
-    Secret,
-    ServiceAccount,
-    Namespace,
-    Service,
-    Pod,
-    Deployment,
+const DATA: Column = ("Data", "string", 0, CONFIG_MAP_DATA_DOC);
+
+/// `printConfigMap`'s columns.
+pub(super) const CONFIG_MAP: [Column; 2] = [DATA, AGE];
+/// `printSecret`'s columns.
+pub(super) const SECRET: [Column; 3] = [
+    ("Type", "string", 0, SECRET_TYPE_DOC),
+    ("Data", "string", 0, SECRET_DATA_DOC),
+    AGE,
+];
+/// `printNamespace`'s columns.
+pub(super) const NAMESPACE: [Column; 2] = [("Status", "string", 0, NAMESPACE_STATUS_DOC), AGE];
+/// `printService`'s columns.
+pub(super) const SERVICE: [Column; 6] = [
+    ("Type", "string", 0, SERVICE_TYPE_DOC),
+    ("Cluster-IP", "string", 0, CLUSTER_IP_DOC),
+    ("External-IP", "string", 0, EXTERNAL_IP_DOC),
+    ("Port(s)", "string", 0, PORTS_DOC),
+    AGE,
+    ("Selector", "string", 1, SERVICE_SELECTOR_DOC),
+];
+/// `printPod`'s columns.
+pub(super) const POD: [Column; 8] = [
+    ("Ready", "string", 0, POD_READY_DOC),
+    ("Status", "string", 0, POD_STATUS_DOC),
+    ("Restarts", "string", 0, RESTARTS_DOC),
+    AGE,
+    ("IP", "string", 1, POD_IP_DOC),
+    ("Node", "string", 1, NODE_DOC),
+    ("Nominated Node", "string", 1, NOMINATED_NODE_DOC),
+    ("Readiness Gates", "string", 1, READINESS_GATES_DOC),
+];
+
+/// `printConfigMap`: the number of `data` and `binaryData` keys, age.
+pub(super) fn config_map(obj: &Value, age: String) -> Vec<Value> {
+    vec![
+        json!(count(obj, "data") + count(obj, "binaryData")),
+        json!(age),
+    ]
 }
 
-/// A column after `Name`: its name, priority and description (type `string`, no format).
-pub(crate) type Column = (&'static str, i32, &'static str);
-
-/// `<none>` for an empty text, as the printers write a missing value.
-fn or_none(text: String) -> String {
-    if text.is_empty() {
-        "<none>".to_owned()
-    } else {
-        text
-    }
+/// `printSecret`: type, the number of `data` keys, age.
+pub(super) fn secret(obj: &Value, age: String) -> Vec<Value> {
+    vec![
+        json!(text(obj, "type")),
+        json!(count(obj, "data")),
+        json!(age),
+    ]
 }
 
-/// The string at `path` (dotted) in `obj`, `""` when absent.
-fn text<'a>(obj: &'a Value, path: &str) -> &'a str {
-    path.split('.')
-        .try_fold(obj, |v, seg| v.get(seg))
-        .and_then(Value::as_str)
-        .unwrap_or("")
-}
-
-/// The integer at `path` (dotted) in `obj`, 0 when absent.
-fn number(obj: &Value, path: &str) -> i64 {
-    path.split('.')
-        .try_fold(obj, |v, seg| v.get(seg))
-        .and_then(Value::as_i64)
-        .unwrap_or(0)
-}
-
-/// The items of the list at `path` (dotted) in `obj`.
-fn items<'a>(obj: &'a Value, path: &str) -> &'a [Value] {
-    path.split('.')
-        .try_fold(obj, |v, seg| v.get(seg))
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
-}
-
-/// The number of keys of the map at `field` of `obj`.
-fn count(obj: &Value, field: &str) -> usize {
-    obj.get(field)
-        .and_then(Value::as_object)
-        .map_or(0, |m| m.len())
-}
-
-impl Builtin {
-    /// The printer of `rt`, if kube-apiserver has one the fake models.
-    pub(crate) fn of(rt: &ResourceType) -> Option<Self> {
-        Some(match (rt.group.as_str(), rt.kind.as_str()) {
-            ("", "ConfigMap") => Self::ConfigMap,
-            ("", "Secret") => Self::Secret,
-            ("", "ServiceAccount") => Self::ServiceAccount,
-            ("", "Namespace") => Self::Namespace,
-            ("", "Service") => Self::Service,
-            ("", "Pod") => Self::Pod,
-            ("apps", "Deployment") => Self::Deployment,
-            _ => return None,
-        })
-    }
-
-    /// The columns after `Name`.
-    pub(crate) fn columns(self) -> Vec<Column> {
-        let age = ("Age", 0, CREATION_TIMESTAMP_DOC);
-        match self {
-            Self::ConfigMap => vec![("Data", 0, CONFIG_MAP_DATA_DOC), age],
-            Self::Secret => vec![
-                ("Type", 0, SECRET_TYPE_DOC),
-                ("Data", 0, SECRET_DATA_DOC),
-                age,
-            ],
-            Self::ServiceAccount => vec![age],
-            Self::Namespace => vec![("Status", 0, NAMESPACE_STATUS_DOC), age],
-            Self::Service => vec![
-                ("Type", 0, SERVICE_TYPE_DOC),
-                ("Cluster-IP", 0, CLUSTER_IP_DOC),
-                ("External-IP", 0, EXTERNAL_IP_DOC),
-                ("Port(s)", 0, PORTS_DOC),
-                age,
-                ("Selector", 1, SERVICE_SELECTOR_DOC),
-            ],
-            Self::Pod => vec![
-                ("Ready", 0, POD_READY_DOC),
-                ("Status", 0, POD_STATUS_DOC),
-                ("Restarts", 0, RESTARTS_DOC),
-                age,
-                ("IP", 1, POD_IP_DOC),
-                ("Node", 1, NODE_DOC),
-                ("Nominated Node", 1, NOMINATED_NODE_DOC),
-                ("Readiness Gates", 1, READINESS_GATES_DOC),
-            ],
-            Self::Deployment => vec![
-                ("Ready", 0, DEPLOYMENT_READY_DOC),
-                ("Up-to-date", 0, UP_TO_DATE_DOC),
-                ("Available", 0, AVAILABLE_DOC),
-                age,
-                ("Containers", 1, CONTAINERS_DOC),
-                ("Images", 1, IMAGES_DOC),
-                ("Selector", 1, DEPLOYMENT_SELECTOR_DOC),
-            ],
-        }
-    }
-
-    /// The cells of `obj` after its name; `age` is its `Age` cell.
-    pub(crate) fn cells(self, obj: &Value, age: String) -> Vec<Value> {
-        match self {
-            Self::ConfigMap => vec![
-                json!(count(obj, "data") + count(obj, "binaryData")),
-                json!(age),
-            ],
-            Self::Secret => vec![
-                json!(text(obj, "type")),
-                json!(count(obj, "data")),
-                json!(age),
-            ],
-            Self::ServiceAccount => vec![json!(age)],
-            Self::Namespace => vec![json!(text(obj, "status.phase")), json!(age)],
-            Self::Service => service(obj, age),
-            Self::Pod => pod(obj, age),
-            Self::Deployment => deployment(obj, age),
-        }
-    }
+/// `printNamespace`: phase, age.
+pub(super) fn namespace(obj: &Value, age: String) -> Vec<Value> {
+    vec![json!(text(obj, "status.phase")), json!(age)]
 }
 
 /// `printService`: type, first cluster IP, external IPs (`getServiceExternalIP`), ports
 /// (`makePortString`: `port[:nodePort]/protocol`), age, selector (`labels.FormatLabels`).
-fn service(obj: &Value, age: String) -> Vec<Value> {
+pub(super) fn service(obj: &Value, age: String) -> Vec<Value> {
     let kind = text(obj, "spec.type");
     let cluster_ip = items(obj, "spec.clusterIPs")
         .first()
@@ -217,59 +132,168 @@ fn service(obj: &Value, age: String) -> Vec<Value> {
             }
         })
         .collect();
-    let mut selector: Vec<String> = obj
-        .pointer("/spec/selector")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-        .collect();
-    selector.sort();
     vec![
         json!(kind),
         json!(cluster_ip),
         json!(external),
         json!(or_none(ports.join(","))),
         json!(age),
-        json!(or_none(selector.join(","))),
+        json!(format_labels(obj, "spec.selector")),
     ]
 }
 
+/// Whether the first condition of `conditions` of type `kind` has status `True`.
+fn condition_true(conditions: &[Value], kind: &str) -> bool {
+    conditions
+        .iter()
+        .find(|c| text(c, "type") == kind)
+        .is_some_and(|c| text(c, "status") == "True")
+}
+
+/// An init container with `restartPolicy: Always` (a sidecar), which counts as a container.
+fn restartable(init: &Value) -> bool {
+    text(init, "restartPolicy") == "Always"
+}
+
+/// Restart counts and the latest `lastState.terminated.finishedAt` of some containers.
+#[derive(Default)]
+struct Restarts {
+    count: i64,
+    last: Option<Timestamp>,
+}
+
+impl Restarts {
+    fn add(&mut self, status: &Value) {
+        self.count += number(status, "restartCount");
+        if let Some(finished) = timestamp(status, "lastState.terminated.finishedAt") {
+            self.last = self.last.max(Some(finished));
+        }
+    }
+
+    /// `3`, or `3 (20m ago)` when a last termination is known.
+    fn cell(&self, now: Timestamp) -> String {
+        match self.last {
+            Some(last) if self.count != 0 => format!(
+                "{} ({} ago)",
+                self.count,
+                human_duration(now.as_second() - last.as_second())
+            ),
+            _ => self.count.to_string(),
+        }
+    }
+}
+
+/// `Init:<reason>`-style status of an init container whose state decides it, or `None` for
+/// one that is done (exited 0, or a started sidecar; `ready` counts a ready sidecar).
+fn init_status(
+    status: &Value,
+    sidecar: bool,
+    index: usize,
+    all: usize,
+    ready: &mut usize,
+) -> Option<String> {
+    let terminated = status.pointer("/state/terminated");
+    let exit_code = terminated.map_or(0, |t| number(t, "exitCode"));
+    if terminated.is_some() && exit_code == 0 {
+        return None;
+    }
+    if sidecar && status.get("started") == Some(&json!(true)) {
+        if status.get("ready") == Some(&json!(true)) {
+            *ready += 1;
+        }
+        return None;
+    }
+    let waiting = text(status, "state.waiting.reason");
+    Some(match terminated {
+        Some(t) => match (text(t, "reason"), number(t, "signal")) {
+            ("", 0) => format!("Init:ExitCode:{exit_code}"),
+            ("", signal) => format!("Init:Signal:{signal}"),
+            (reason, _) => format!("Init:{reason}"),
+        },
+        None if !waiting.is_empty() && waiting != "PodInitializing" => format!("Init:{waiting}"),
+        None => format!("Init:{index}/{all}"),
+    })
+}
+
 /// `printPod`: ready containers of all, status, restarts, age, IP, node, nominated node,
-/// readiness gates.
-fn pod(obj: &Value, age: String) -> Vec<Value> {
-    let total = items(obj, "spec.containers").len();
+/// readiness gates (see the module's documentation).
+pub(super) fn pod(obj: &Value, age: String, now: Timestamp) -> Vec<Value> {
+    let inits = items(obj, "spec.initContainers");
+    let sidecar = |name: &str| {
+        inits
+            .iter()
+            .any(|c| text(c, "name") == name && restartable(c))
+    };
+    let total =
+        items(obj, "spec.containers").len() + inits.iter().filter(|c| restartable(c)).count();
+    let phase = text(obj, "status.phase");
     let mut reason = match text(obj, "status.reason") {
-        "" => text(obj, "status.phase").to_owned(),
+        "" => phase.to_owned(),
         reason => reason.to_owned(),
     };
-    let gated = items(obj, "status.conditions")
+    let conditions = items(obj, "status.conditions");
+    let gated = conditions
         .iter()
         .any(|c| text(c, "type") == "PodScheduled" && text(c, "reason") == "SchedulingGated");
     if gated {
         reason = "SchedulingGated".to_owned();
     }
-    let (mut ready, mut restarts) = (0, 0);
-    for status in items(obj, "status.containerStatuses").iter().rev() {
-        restarts += number(status, "restartCount");
-        let waiting = text(status, "state.waiting.reason");
-        let terminated = text(status, "state.terminated.reason");
-        if !waiting.is_empty() {
-            reason = waiting.to_owned();
-        } else if !terminated.is_empty() {
-            reason = terminated.to_owned();
-        } else if status.get("ready") == Some(&json!(true))
-            && status.pointer("/state/running").is_some()
-        {
-            ready += 1;
+    let (mut ready, mut all, mut sidecars) = (0, Restarts::default(), Restarts::default());
+    let mut initializing = false;
+    for (index, status) in items(obj, "status.initContainerStatuses")
+        .iter()
+        .enumerate()
+    {
+        all.add(status);
+        let is_sidecar = sidecar(text(status, "name"));
+        if is_sidecar {
+            sidecars.add(status);
+        }
+        if let Some(init) = init_status(status, is_sidecar, index, inits.len(), &mut ready) {
+            reason = init;
+            initializing = true;
+            break;
         }
     }
+    let restarts = if !initializing || condition_true(conditions, "Initialized") {
+        let mut restarts = sidecars;
+        let mut running = false;
+        for status in items(obj, "status.containerStatuses").iter().rev() {
+            restarts.add(status);
+            let waiting = text(status, "state.waiting.reason");
+            let terminated = status.pointer("/state/terminated");
+            if !waiting.is_empty() {
+                reason = waiting.to_owned();
+            } else if let Some(t) = terminated {
+                reason = match (text(t, "reason"), number(t, "signal")) {
+                    ("", 0) => format!("ExitCode:{}", number(t, "exitCode")),
+                    ("", signal) => format!("Signal:{signal}"),
+                    (terminated, _) => terminated.to_owned(),
+                };
+            } else if status.get("ready") == Some(&json!(true))
+                && status.pointer("/state/running").is_some()
+            {
+                running = true;
+                ready += 1;
+            }
+        }
+        if reason == "Completed" && running {
+            reason = if condition_true(conditions, "Ready") {
+                "Running".to_owned()
+            } else {
+                "NotReady".to_owned()
+            };
+        }
+        restarts
+    } else {
+        all
+    };
     if obj.pointer("/metadata/deletionTimestamp").is_some() {
-        reason = if reason == "NodeLost" {
-            "Unknown".to_owned()
-        } else {
-            "Terminating".to_owned()
-        };
+        if text(obj, "status.reason") == "NodeLost" {
+            reason = "Unknown".to_owned();
+        } else if !matches!(phase, "Succeeded" | "Failed") {
+            reason = "Terminating".to_owned();
+        }
     }
     let ip = items(obj, "status.podIPs")
         .first()
@@ -282,9 +306,10 @@ fn pod(obj: &Value, age: String) -> Vec<Value> {
         let met = gates
             .iter()
             .filter(|g| {
-                items(obj, "status.conditions").iter().any(|c| {
-                    text(c, "type") == text(g, "conditionType") && text(c, "status") == "True"
-                })
+                conditions
+                    .iter()
+                    .find(|c| text(c, "type") == text(g, "conditionType"))
+                    .is_some_and(|c| text(c, "status") == "True")
             })
             .count();
         format!("{met}/{}", gates.len())
@@ -292,7 +317,7 @@ fn pod(obj: &Value, age: String) -> Vec<Value> {
     vec![
         json!(format!("{ready}/{total}")),
         json!(reason),
-        json!(restarts.to_string()),
+        json!(restarts.cell(now)),
         json!(age),
         json!(or_none(ip.to_owned())),
         json!(or_none(text(obj, "spec.nodeName").to_owned())),
@@ -301,31 +326,13 @@ fn pod(obj: &Value, age: String) -> Vec<Value> {
     ]
 }
 
-/// `printDeployment`: ready of desired replicas, up-to-date and available counts, age, the
-/// template's container names and images, the selector.
-fn deployment(obj: &Value, age: String) -> Vec<Value> {
-    let containers = items(obj, "spec.template.spec.containers");
-    let joined = |field: &str| {
-        containers
-            .iter()
-            .map(|c| text(c, field))
-            .collect::<Vec<_>>()
-            .join(",")
+/// A finished Pod's row condition: `Completed`, with the reason `Succeeded` or `Failed`.
+pub(super) fn pod_conditions(obj: &Value) -> Option<Value> {
+    let message = match text(obj, "status.phase") {
+        "Succeeded" => "The pod has completed successfully.",
+        "Failed" => "The pod failed.",
+        _ => return None,
     };
-    let selector = obj
-        .pointer("/spec/selector")
-        .map_or(String::new(), selector_text);
-    vec![
-        json!(format!(
-            "{}/{}",
-            number(obj, "status.readyReplicas"),
-            number(obj, "spec.replicas")
-        )),
-        json!(number(obj, "status.updatedReplicas")),
-        json!(number(obj, "status.availableReplicas")),
-        json!(age),
-        json!(joined("name")),
-        json!(joined("image")),
-        json!(selector),
-    ]
+    Some(json!([{"type": "Completed", "status": "True",
+        "reason": text(obj, "status.phase"), "message": message}]))
 }
