@@ -225,7 +225,9 @@
 //!   finalizer deletes; `Orphan` and `Foreground` add the `orphan` and `foregroundDeletion`
 //!   finalizers (answered with the marked object), which the garbage collector then handles:
 //!   dependents by ownerReference uid collected (`Background`, the default), deleted before
-//!   the owner goes (`Foreground`, waiting for `blockOwnerDeletion`) or orphaned (`Orphan`);
+//!   the owner goes (`Foreground`, waiting for `blockOwnerDeletion`) or orphaned (`Orphan`,
+//!   also a batch/v1 Job's default, with the real server's `Warning`); a collection delete
+//!   answers with the objects as listed before it;
 //!   `DeleteOptions` validated (422s), read from the body when there is one, else from the
 //!   query (`?dryRun=All` with a body is a real delete, as in `handlers/delete.go`); a dry-run
 //!   delete answers what a delete would; deleting a CRD deletes its objects.

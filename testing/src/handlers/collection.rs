@@ -243,7 +243,11 @@ impl Call<'_> {
     }
 
     /// `DELETE` of a collection: deletes every matching object, answers with their states.
-    pub(crate) fn delete_collection(&self, body: &Bytes) -> Result<Response<Body>, ApiError> {
+    pub(crate) fn delete_collection(
+        &self,
+        body: &Bytes,
+        warnings: &mut Warnings,
+    ) -> Result<Response<Body>, ApiError> {
         let selectors = self.selectors()?;
         // The conversion fails only on the response, after the deletes (response.go).
         let converted = self.as_partial.list(&self.rt);
@@ -254,29 +258,31 @@ impl Call<'_> {
             self.query.dry_run(),
         )?;
         let mut state = lock(&self.shared.state);
-        let names: Vec<(String, String)> = state
+        // The answer is the list as it was before the deletes, as the generic registry's
+        // `DeleteCollection` (apiserver `registry/generic/registry/store.go`) returns its list.
+        let listed: Vec<Arc<Value>> = state
             .store
             .range(&self.rt.storage(), self.path.namespace.as_deref(), None)
             .filter(|o| selectors.matches(o))
-            .map(|o| {
-                let ns = meta::text(o, "namespace").unwrap_or("");
-                (ns.to_owned(), meta::name(o).to_owned())
-            })
+            .cloned()
             .collect();
-        let mut deleted = Vec::new();
-        for (ns, name) in names {
-            let key = key(&self.rt, Some(ns.as_str()), &name);
+        for obj in &listed {
+            let ns = meta::text(obj, "namespace").unwrap_or("");
+            let key = key(&self.rt, Some(ns), meta::name(obj));
             match state.delete(&self.rt, key, &opts) {
-                Ok((obj, _)) => deleted.push(obj),
+                Ok(_) => {}
                 Err(e) if e.code == 404 => {}
                 Err(e) => return Err(e),
             }
+        }
+        if let Some(warning) = opts.default_policy_warning(&self.rt) {
+            warnings.add(warning.to_owned());
         }
         converted?;
         let (api_version, kind) = self.list_kind(partial);
         let rv = state.store.current_rv().to_string();
         drop(state);
-        let items: Vec<_> = deleted
+        let items: Vec<_> = listed
             .iter()
             .map(|obj| present(obj, &self.rt, partial, self.schema.as_deref()).list_item(&self.rt))
             .collect();

@@ -386,6 +386,9 @@ fn serve_object(
             let opts = DeleteOptions::parse(body, query.get("propagationPolicy"), dry_run)?;
             let (obj, gone) =
                 lock(&shared.state).delete(&call.rt, key(&call.rt, ns, name), &opts)?;
+            if let Some(warning) = opts.default_policy_warning(&call.rt) {
+                warnings.add(warning.to_owned());
+            }
             // Like the generic registry: a `Status` for an object deleted at once (unless
             // the kind returns deleted objects), else the object's new state; always 200.
             if gone && !crate::rules::builtin::returns_deleted_object(&call.rt) {
@@ -396,7 +399,7 @@ fn serve_object(
             }
             one(&obj, StatusCode::OK)
         }
-        Verb::DeleteCollection => call.delete_collection(body),
+        Verb::DeleteCollection => call.delete_collection(body, warnings),
     }
 }
 

@@ -191,6 +191,7 @@ macro_rules! for_each_case {
             deletion::dry_run_deletes_answer_what_a_delete_would,
             deletion::delete_options_are_validated,
             deletion::a_workload_deleted_with_a_policy_is_marked_with_its_finalizer,
+            deletion::a_job_deleted_without_a_policy_orphans_its_pods_and_warns,
             defaults::pod_templates_default_probes_hooks_and_volumes,
             defaults::pods_get_their_qos_class_and_host_ports,
             defaults::jobs_keep_their_own_labels_and_manual_selectors,

@@ -1,7 +1,8 @@
 //! Deletion (`apiserver/pkg/registry/generic/registry/store.go`, `Delete`, and
 //! `rest/delete.go`): preconditions, `DeleteOptions` validation, finalizers and
 //! `deletionTimestamp`, and the propagation policies' finalizers:
-//! - `Background` (the default): an object without finalizers goes at once (answered with a
+//! - `Background` (the default, but for a batch/v1 Job, whose default is `Orphan` with a
+//!   `Warning`): an object without finalizers goes at once (answered with a
 //!   `Success` Status), one with finalizers is marked deleting (answered with its new state);
 //!   the garbage collector ([`gc`]) then deletes its dependents;
 //! - `Orphan` (or `orphanDependents: true`): the object gets the `orphan` finalizer and is
@@ -46,10 +47,31 @@ pub(crate) enum Propagation {
     Orphan,
 }
 
+impl Propagation {
+    /// The policy of a delete that names none, for the kind of `rt` (the strategy's
+    /// `DefaultGarbageCollectionPolicy`): a batch/v1 Job orphans its Pods, for backward
+    /// compatibility (`pkg/registry/batch/job/strategy.go`); every other kind is collected in
+    /// the background (`rest.DeleteDependents`). kube-apiserver's other orphaning defaults
+    /// are for versions it no longer serves (extensions/v1beta1, apps/v1beta1 and v1beta2).
+    fn default_for(rt: &ResourceType) -> Self {
+        if rt.group == "batch" && rt.version == "v1" && rt.plural == "jobs" {
+            Self::Orphan
+        } else {
+            Self::Background
+        }
+    }
+}
+
+/// The warning a Job's delete carries when it leaves the policy to the orphaning default
+/// (`pkg/registry/batch/job/storage/storage.go`, `deleteOptionWarnings`).
+const JOB_ORPHAN_WARNING: &str = "child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove them or set propagationPolicy=Orphan to suppress this warning";
+
 /// The parts of `DeleteOptions` the fake honours.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct DeleteOptions {
-    pub(crate) propagation: Propagation,
+    /// The policy asked for (`propagationPolicy`, or `orphanDependents`); `None` leaves it to
+    /// the kind's default ([`Propagation::default_for`]).
+    pub(crate) propagation: Option<Propagation>,
     pub(crate) precondition_uid: Option<String>,
     pub(crate) precondition_rv: Option<String>,
     /// `dryRun: [All]`: answer what the delete would do, store nothing.
@@ -106,9 +128,10 @@ impl DeleteOptions {
             )));
         }
         let propagation = match (policy, orphan) {
-            (Some("Foreground"), _) => Propagation::Foreground,
-            (Some("Orphan"), _) | (None, Some(true)) => Propagation::Orphan,
-            (Some("Background"), _) | (None, _) => Propagation::Background,
+            (Some("Foreground"), _) => Some(Propagation::Foreground),
+            (Some("Orphan"), _) | (None, Some(true)) => Some(Propagation::Orphan),
+            (Some("Background"), _) | (None, Some(false)) => Some(Propagation::Background),
+            (None, None) => None,
             (Some(other), _) => {
                 return Err(invalid(FieldError::not_supported(
                     "propagationPolicy",
@@ -129,6 +152,20 @@ impl DeleteOptions {
             precondition_rv: text("resourceVersion"),
             dry_run,
         })
+    }
+
+    /// The policy these options give a delete of the kind of `rt`.
+    fn propagation_for(&self, rt: &ResourceType) -> Propagation {
+        self.propagation
+            .unwrap_or_else(|| Propagation::default_for(rt))
+    }
+
+    /// The `Warning` a delete of the kind of `rt` with these options carries: a Job's, when
+    /// the options leave its Pods to the orphaning default (`REST.Delete` and
+    /// `REST.DeleteCollection` of `pkg/registry/batch/job/storage/storage.go`).
+    pub(crate) fn default_policy_warning(&self, rt: &ResourceType) -> Option<&'static str> {
+        (self.propagation.is_none() && Propagation::default_for(rt) == Propagation::Orphan)
+            .then_some(JOB_ORPHAN_WARNING)
     }
 }
 
@@ -170,7 +207,7 @@ impl State {
         if crate::rules::namespace::is_namespace(&key.storage) {
             return self.delete_namespace(key, &old, dry_run);
         }
-        let policy_finalizer = match opts.propagation {
+        let policy_finalizer = match opts.propagation_for(rt) {
             Propagation::Orphan => Some(ORPHAN_FINALIZER),
             Propagation::Foreground => Some(FOREGROUND_FINALIZER),
             Propagation::Background => None,
