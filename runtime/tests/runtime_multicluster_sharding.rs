@@ -327,22 +327,54 @@ async fn stop_and_check(replicas: Vec<Replica>, timeline: &Timeline) -> TestResu
     Ok(())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_joining_replica_never_reconciles_a_cluster_beside_its_old_owner() -> TestResult {
+/// A fleet being reconciled non-stop by settled replicas.
+struct Running {
+    management: TestEnv,
+    fleet: Fleet,
+    timeline: Timeline,
+    shards: Vec<String>,
+    replicas: Vec<Replica>,
+    /// Which replica holds each cluster.
+    first: BTreeMap<String, String>,
+}
+
+/// A management server, 8 fake clusters with one ConfigMap each and `n` replicas sharing
+/// them, once every cluster is engaged by its replica and reconciled there.
+async fn running(n: usize) -> Result<Running, Box<dyn std::error::Error>> {
     let management = TestEnv::start(Scheme::new()).await?;
     let fleet = Fleet::start_fake(8, &Scheme::new())?;
     for (_, env) in fleet.iter() {
         env.client().create(&configmap("default", "a", "1")).await?;
     }
     let timeline = Timeline::default();
-    let mut shards: Vec<String> = (0..2).map(|i| format!("replica-{i}")).collect();
-    let mut replicas: Vec<Replica> = shards
+    let shards: Vec<String> = (0..n).map(|i| format!("replica-{i}")).collect();
+    let replicas: Vec<Replica> = shards
         .iter()
         .map(|shard| start(&management, &fleet, shard, Some(&timeline)))
         .collect();
     let first = expected(&fleet, &shards);
     settled(&replicas, &first).await;
     busy_since(&timeline, &first, Instant::now()).await;
+    Ok(Running {
+        management,
+        fleet,
+        timeline,
+        shards,
+        replicas,
+        first,
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_joining_replica_never_reconciles_a_cluster_beside_its_old_owner() -> TestResult {
+    let Running {
+        management,
+        fleet,
+        timeline,
+        mut shards,
+        mut replicas,
+        first,
+    } = running(2).await?;
 
     // Three more replicas join, one after another, while every cluster is reconciled
     // non-stop: each join moves some clusters from live replicas to the new one.
@@ -372,20 +404,15 @@ async fn a_joining_replica_never_reconciles_a_cluster_beside_its_old_owner() -> 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replica_leaving_gracefully_hands_its_clusters_over_without_overlap() -> TestResult {
-    let management = TestEnv::start(Scheme::new()).await?;
-    let fleet = Fleet::start_fake(8, &Scheme::new())?;
-    for (_, env) in fleet.iter() {
-        env.client().create(&configmap("default", "a", "1")).await?;
-    }
-    let timeline = Timeline::default();
-    let shards: Vec<String> = (0..3).map(|i| format!("replica-{i}")).collect();
-    let mut replicas: Vec<Replica> = shards
-        .iter()
-        .map(|shard| start(&management, &fleet, shard, Some(&timeline)))
-        .collect();
-    let first = expected(&fleet, &shards);
-    settled(&replicas, &first).await;
-    busy_since(&timeline, &first, Instant::now()).await;
+    // The management server must outlive the replicas: bound, not dropped.
+    let Running {
+        management: _management,
+        fleet,
+        timeline,
+        mut replicas,
+        first,
+        ..
+    } = running(3).await?;
 
     // The replica with the most clusters stops gracefully while they are reconciled.
     let leaving = (0..replicas.len())
