@@ -22,10 +22,11 @@
 //!
 //! 1. **Acknowledge.** A replica writes the members it acts on — its *view*, the live members
 //!    sorted and joined with commas — into its own shard Lease's annotation
-//!    [`RING_ANNOTATION`] (a JSON merge patch of one annotation), and only once every cluster
-//!    it has engaged or is still draining is its own under that view: when the view changes,
-//!    the clusters it loses are disengaged first (reconciles drained or cancelled, caches
-//!    stopped), then the view is acknowledged.
+//!    [`RING_ANNOTATION`] (read, then written back guarded by its resourceVersion: the verbs a
+//!    shard Lease already has), and only once every cluster it has engaged or is still
+//!    draining is its own under that view: when the view changes, the clusters it loses are
+//!    disengaged first (reconciles drained or cancelled, caches stopped), then the view is
+//!    acknowledged.
 //! 2. **Engage only on agreement.** A replica engages a cluster it does not hold only while
 //!    the view is *agreed*: in one list of the ring's Leases, read after its own
 //!    acknowledgement was written, every live member's annotation names this same view.
@@ -35,7 +36,7 @@
 //! (before r_X) until t, X's annotation names views where C is X's — it acknowledges a view
 //! only while all it holds is its own. Symmetrically for Y with w_Y < r_Y and a view where C is
 //! Y's. r_X saw Y's annotation name V, where C is not Y's, so r_X came before w_Y; likewise r_Y
-//! before w_X. Then w_X < r_X < w_Y < r_Y < w_X: impossible. Lists and patches are
+//! before w_X. Then w_X < r_X < w_Y < r_Y < w_X: impossible. Lists and writes are
 //! linearizable reads and writes of the API server (etcd), which is all the argument needs.
 //! Clusters that stay put (most of them: rendezvous hashing moves ~1/N on a change) keep
 //! reconciling through the handover.
@@ -48,8 +49,8 @@
 //! crashed replica's clusters are taken `lease_duration` after its last renewal, as before.
 //!
 //! *Cost.* One annotation of at most the members' names (tens of bytes per replica) and one
-//! patch per replica per membership change; no object or write per cluster, so hundreds of
-//! clusters cost nothing more. The patch makes the Lease's next renewal take its slow path
+//! write per replica per membership change; no object or write per cluster, so hundreds of
+//! clusters cost nothing more. The write makes the Lease's next renewal take its slow path
 //! once (a conflict, a read, a write). *Latency*: a cluster moves once the loser saw the new
 //! view, drained it and acknowledged, and the gainer read that: about two `retry_period`s
 //! plus the drain (BENCHMARKS §11).
@@ -68,7 +69,6 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::Client;
-use crate::client::{Patch, PatchParams};
 use crate::leaderelection::ObservedLease;
 use crate::sharding::{ShardingError, ShardingOptions, assign, leases};
 
@@ -152,20 +152,8 @@ impl Ring {
     /// the next read of the ring.
     pub(super) async fn acknowledge(&mut self) {
         let current = self.current();
-        let patch = serde_json::json!({
-            "metadata": { "annotations": { RING_ANNOTATION: current } }
-        });
-        let written = self
-            .client
-            .patch::<Lease, _>(
-                Some(&self.namespace),
-                &self.shard,
-                &Patch::Merge(&patch),
-                &PatchParams::default(),
-            )
-            .await;
-        match written {
-            Ok(_) => {
+        match self.write_view(&current).await {
+            Ok(()) => {
                 tracing::info!(shard = %self.shard, view = %current, "acknowledged the ring's view");
                 self.acknowledged = Some((current, Instant::now()));
             }
@@ -173,6 +161,17 @@ impl Ring {
                 tracing::debug!(shard = %self.shard, %error, "acknowledging the ring's view failed; retrying");
             }
         }
+    }
+
+    /// Writes `view` into this replica's shard Lease: read, then written back guarded by its
+    /// resourceVersion (the `get` and `update` a shard Lease's RBAC already grants; no
+    /// `patch`). A renewal racing it makes one of the two conflict: the renewal retries at
+    /// once (its slow path), this write at the next read of the ring.
+    async fn write_view(&self, view: &str) -> Result<(), crate::Error> {
+        let mut lease: Lease = self.client.get(Some(&self.namespace), &self.shard).await?;
+        let annotations = lease.metadata.annotations.get_or_insert_default();
+        annotations.insert(RING_ANNOTATION.to_string(), view.to_string());
+        self.client.update(&lease).await.map(|_| ())
     }
 
     /// Resolves at the ring's next read (never, once the watcher ended).
