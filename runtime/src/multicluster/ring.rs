@@ -89,6 +89,40 @@ struct View {
     read_at: Option<Instant>,
 }
 
+impl View {
+    /// Whether the view is agreed for a replica whose last acknowledgement is `acknowledged`
+    /// (the view it wrote, and when the write returned): it acknowledged this view, and in
+    /// this read — sent after that write returned — every live member's Lease names it.
+    fn agreed(&self, acknowledged: Option<&(String, Instant)>) -> bool {
+        let current = self.members.join(",");
+        let Some((mine, at)) = acknowledged else {
+            return false;
+        };
+        *mine == current
+            && self.read_at.is_some_and(|read| read > *at)
+            && self
+                .members
+                .iter()
+                .all(|member| self.acks.get(member) == Some(&current))
+    }
+
+    /// Whether replica `shard`, whose last acknowledgement is `acknowledged`, must
+    /// acknowledge this view: it acknowledged another one (or none), or this read, sent after
+    /// its write, shows its Lease naming another (a write that failed after all, or its Lease
+    /// recreated).
+    fn unacknowledged(&self, shard: &str, acknowledged: Option<&(String, Instant)>) -> bool {
+        let current = self.members.join(",");
+        match acknowledged {
+            None => true,
+            Some((mine, at)) => {
+                *mine != current
+                    || (self.read_at.is_some_and(|read| read > *at)
+                        && self.acks.get(shard) != Some(&current))
+            }
+        }
+    }
+}
+
 /// This replica's share of the fleet: its shard, the ring's live members as it sees them, and
 /// its acknowledgements.
 pub(super) struct Ring {
@@ -113,37 +147,17 @@ impl Ring {
         assign(name, &self.view.borrow().members) == Some(self.shard.as_str())
     }
 
-    /// Whether this replica may engage a cluster it owns but does not hold: every live member
-    /// acknowledged the current view, in a read sent after this replica's own
-    /// acknowledgement of it returned.
+    /// Whether this replica may engage a cluster it owns but does not hold: see
+    /// [`View::agreed`].
     pub(super) fn agreed(&self) -> bool {
-        let view = self.view.borrow();
-        let current = view.members.join(",");
-        let Some((mine, at)) = &self.acknowledged else {
-            return false;
-        };
-        *mine == current
-            && view.read_at.is_some_and(|read| read > *at)
-            && view
-                .members
-                .iter()
-                .all(|member| view.acks.get(member) == Some(&current))
+        self.view.borrow().agreed(self.acknowledged.as_ref())
     }
 
-    /// Whether the current view still needs this replica's acknowledgement: it acknowledged
-    /// another view, or a read after its acknowledgement shows its Lease naming another (a
-    /// write that failed, or its Lease recreated).
+    /// Whether the current view still needs this replica's acknowledgement: see
+    /// [`View::unacknowledged`].
     pub(super) fn unacknowledged(&self) -> bool {
         let view = self.view.borrow();
-        let current = view.members.join(",");
-        match &self.acknowledged {
-            None => true,
-            Some((mine, at)) => {
-                *mine != current
-                    || (view.read_at.is_some_and(|read| read > *at)
-                        && view.acks.get(&self.shard) != Some(&current))
-            }
-        }
+        view.unacknowledged(&self.shard, self.acknowledged.as_ref())
     }
 
     /// Acknowledges the current view: writes it into this replica's shard Lease. Call only
@@ -302,6 +316,68 @@ mod tests {
             ..LeaseSpec::default()
         });
         lease
+    }
+
+    fn view(acks: &[(&str, &str)], read_at: Instant) -> View {
+        View {
+            members: vec!["a".into(), "b".into()],
+            acks: acks
+                .iter()
+                .map(|(m, v)| (m.to_string(), v.to_string()))
+                .collect(),
+            read_at: Some(read_at),
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_view_is_agreed_only_when_every_member_named_it_after_this_replicas_write() {
+        let before = Instant::now();
+        tokio::time::advance(Duration::from_millis(10)).await;
+        let written = ("a,b".to_string(), Instant::now());
+        tokio::time::advance(Duration::from_millis(10)).await;
+        let after = Instant::now();
+        let both = [("a", "a,b"), ("b", "a,b")];
+
+        assert!(view(&both, after).agreed(Some(&written)));
+        assert!(!view(&both, after).agreed(None), "not acknowledged here");
+        assert!(
+            !view(&both, before).agreed(Some(&written)),
+            "a read sent before the write cannot count"
+        );
+        let lagging = [("a", "a,b"), ("b", "a")];
+        assert!(
+            !view(&lagging, after).agreed(Some(&written)),
+            "b has not let go"
+        );
+        assert!(
+            !view(&[("a", "a,b")], after).agreed(Some(&written)),
+            "b never wrote"
+        );
+        let older = ("a".to_string(), written.1);
+        assert!(
+            !view(&both, after).agreed(Some(&older)),
+            "a acknowledged another view"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_view_is_acknowledged_again_until_a_later_read_shows_it() {
+        let written = ("a,b".to_string(), Instant::now());
+        tokio::time::advance(Duration::from_millis(10)).await;
+        let after = Instant::now();
+        assert!(view(&[], after).unacknowledged("a", None));
+        assert!(!view(&[("a", "a,b")], after).unacknowledged("a", Some(&written)));
+        assert!(
+            view(&[("a", "a")], after).unacknowledged("a", Some(&written)),
+            "the write did not land: again"
+        );
+        let stale = view(&[("a", "a")], written.1 - Duration::from_millis(5));
+        assert!(
+            !stale.unacknowledged("a", Some(&written)),
+            "an older read proves nothing"
+        );
+        let older = ("a".to_string(), written.1);
+        assert!(view(&[("a", "a")], after).unacknowledged("a", Some(&older)));
     }
 
     #[tokio::test(start_paused = true)]
