@@ -51,6 +51,45 @@ struct Engagement {
     controllers: JoinSet<()>,
 }
 
+/// The clusters as the engine tracks them.
+#[derive(Default)]
+struct Fleet {
+    /// Every cluster the provider reports, owned here or not.
+    reported: HashMap<String, kube::Client>,
+    engaged: HashMap<String, Engagement>,
+    /// The clusters with an engagement still draining here (its reconciles may run), and how
+    /// many.
+    draining: HashMap<String, usize>,
+    /// The disengagements under way; each returns its cluster's name.
+    disengaging: JoinSet<String>,
+}
+
+impl Fleet {
+    /// Runs `disengagement` of cluster `name` in the background, counting it as draining
+    /// until it ends.
+    fn disengage(
+        &mut self,
+        disengagement: impl Future<Output = ()> + Send + 'static,
+        name: String,
+    ) {
+        *self.draining.entry(name.clone()).or_default() += 1;
+        self.disengaging.spawn(async move {
+            disengagement.await;
+            name
+        });
+    }
+
+    /// One disengagement of cluster `name` ended.
+    fn drained(&mut self, name: &str) {
+        if let Some(count) = self.draining.get_mut(name) {
+            *count -= 1;
+            if *count == 0 {
+                self.draining.remove(name);
+            }
+        }
+    }
+}
+
 /// Engagements are numbered, so a re-engagement is told apart from the one it replaces.
 static ENGAGEMENTS: AtomicU64 = AtomicU64::new(1);
 
@@ -58,51 +97,53 @@ impl Engine {
     /// Applies the provider's `events` until `stop` turns true, engaging the clusters this
     /// replica owns (all of them without a ring) and following the ring's changes; then
     /// disengages every cluster. When the provider ends, the fleet stays as it was reported.
+    ///
+    /// Under a ring a cluster is engaged only while the ring's view is agreed, and the view is
+    /// acknowledged only once every cluster engaged or draining here is this replica's under
+    /// it (the handover of [`super::ring`]).
     pub(super) async fn run(
         mut self,
         mut events: mpsc::UnboundedReceiver<ClusterEvent>,
         mut stop: watch::Receiver<bool>,
     ) {
         let mut ring = self.ring.take();
-        // Every cluster the provider reports, owned here or not.
-        let mut reported: HashMap<String, kube::Client> = HashMap::new();
-        let mut engaged: HashMap<String, Engagement> = HashMap::new();
-        let mut disengaging = JoinSet::new();
+        let mut fleet = Fleet::default();
         let mut discovering = true;
         loop {
             tokio::select! {
                 () = stopped(&mut stop) => break,
-                Some(()) = async { disengaging.join_next().await.map(|_| ()) } => {}
-                () = ring_changed(&mut ring) => {
-                    for (name, kube) in &reported {
-                        let owned = ring.as_ref().is_none_or(|ring| ring.owns(name));
-                        if owned && !engaged.contains_key(name) {
-                            let engagement = self.engage(name, kube.clone());
-                            engaged.insert(name.clone(), engagement);
-                        } else if !owned && let Some(old) = engaged.remove(name) {
-                            tracing::info!(cluster = %name, "the cluster moved to another shard");
-                            disengaging.spawn(self.disengage(old));
-                        }
+                Some(done) = fleet.disengaging.join_next() => {
+                    if let Ok(name) = done {
+                        fleet.drained(&name);
                     }
+                    self.follow(&mut ring, &mut fleet).await;
                 }
+                () = ring_changed(&mut ring) => self.follow(&mut ring, &mut fleet).await,
                 event = events.recv(), if discovering => match event {
                     Some(ClusterEvent::Engage { name, kube }) => {
-                        reported.insert(name.clone(), kube.clone());
-                        if !ring.as_ref().is_none_or(|ring| ring.owns(&name)) {
+                        fleet.reported.insert(name.clone(), kube.clone());
+                        // A cluster held here is re-engaged with its new connection (it stays
+                        // held); one not held waits for the ring's agreement.
+                        let may = match &ring {
+                            None => true,
+                            Some(ring) => ring.owns(&name)
+                                && (fleet.engaged.contains_key(&name) || ring.agreed()),
+                        };
+                        if !may {
                             continue;
                         }
                         // The new engagement is listed before the old one ends, so the
                         // cluster stays listed across a re-engagement.
                         let engagement = self.engage(&name, kube);
-                        if let Some(old) = engaged.insert(name, engagement) {
-                            tracing::info!(cluster = %old.cluster.name(), "re-engaged cluster with a new connection; disengaging the old one");
-                            disengaging.spawn(self.disengage(old));
+                        if let Some(old) = fleet.engaged.insert(name.clone(), engagement) {
+                            tracing::info!(cluster = %name, "re-engaged cluster with a new connection; disengaging the old one");
+                            fleet.disengage(self.disengage(old), name);
                         }
                     }
                     Some(ClusterEvent::Disengage { name }) => {
-                        reported.remove(&name);
-                        if let Some(old) = engaged.remove(&name) {
-                            disengaging.spawn(self.disengage(old));
+                        fleet.reported.remove(&name);
+                        if let Some(old) = fleet.engaged.remove(&name) {
+                            fleet.disengage(self.disengage(old), name);
                         }
                     }
                     // The provider ended and dropped its handle: the fleet stays as it is.
@@ -110,10 +151,46 @@ impl Engine {
                 },
             }
         }
-        for (_, engagement) in engaged.drain() {
-            disengaging.spawn(self.disengage(engagement));
+        for (name, engagement) in std::mem::take(&mut fleet.engaged) {
+            fleet.disengage(self.disengage(engagement), name);
         }
-        while disengaging.join_next().await.is_some() {}
+        while fleet.disengaging.join_next().await.is_some() {}
+    }
+
+    /// Follows the ring after a read of it or a finished disengagement: disengages the
+    /// clusters held here that are no longer this replica's; once every cluster held or
+    /// draining here is its own, acknowledges the view; while the view is agreed, engages the
+    /// reported clusters it owns and does not hold.
+    async fn follow(&self, ring: &mut Option<Ring>, fleet: &mut Fleet) {
+        let Some(ring) = ring else { return };
+        let lost: Vec<String> = fleet
+            .engaged
+            .keys()
+            .filter(|name| !ring.owns(name))
+            .cloned()
+            .collect();
+        for name in lost {
+            if let Some(old) = fleet.engaged.remove(&name) {
+                tracing::info!(cluster = %name, "the cluster moved to another shard");
+                fleet.disengage(self.disengage(old), name);
+            }
+        }
+        let holds_only_own = fleet.draining.keys().all(|name| ring.owns(name));
+        if holds_only_own && ring.unacknowledged() {
+            ring.acknowledge().await;
+        }
+        if ring.agreed() {
+            let gained: Vec<(String, kube::Client)> = fleet
+                .reported
+                .iter()
+                .filter(|(name, _)| ring.owns(name) && !fleet.engaged.contains_key(*name))
+                .map(|(name, kube)| (name.clone(), kube.clone()))
+                .collect();
+            for (name, kube) in gained {
+                let engagement = self.engage(&name, kube);
+                fleet.engaged.insert(name, engagement);
+            }
+        }
     }
 
     /// Engages cluster `name` reached through `kube`: a cache, a client, and every controller,

@@ -56,9 +56,14 @@ use crate::{Controller, ManagerError, Reconciler};
 /// crashed, or could not renew) leaves the ring `lease_duration` after its last renewal and
 /// the others engage its clusters; one stopping gracefully releases its Lease once its
 /// clusters drained, and they are taken over at the others' next look at the ring (every
-/// `retry_period`). While a cluster moves between two live replicas, the new owner may engage
-/// it up to one `retry_period` before the old one notices and disengages it: reconciles of
-/// the two can overlap for that long (writes still conflict on resourceVersions).
+/// `retry_period`). A cluster is never reconciled by two replicas at once, also while it
+/// moves between two live replicas: each replica writes the ring it acts on into its shard
+/// Lease ([`RING_ANNOTATION`](super::RING_ANNOTATION)) once it has disengaged (drained) the
+/// clusters it loses under that ring, and a replica engages a cluster it gains only once
+/// every live member's Lease names the same ring — a handover of about two `retry_period`s
+/// plus the drain (the protocol and its proof: `runtime/src/multicluster/ring.rs`). Every
+/// replica of the ring must be such a manager: a live member that never acknowledges holds
+/// up moves (not the clusters already held) until its Lease lapses.
 ///
 /// ```no_run
 /// use std::sync::Arc;

@@ -67,6 +67,7 @@ pub use self::kubeconfig::{ConnectError, Connector};
 pub use self::manager::Manager;
 pub use self::provider::{Aware, Provider};
 pub use self::reconcile::{ForCluster, Reconciler, Request};
+pub use self::ring::RING_ANNOTATION;
 pub use self::secret::{
     KUBECONFIG_SECRET_KEY, KUBECONFIG_SECRET_LABEL, KubeconfigSecretProvider,
     KubeconfigSecretProviderError,
