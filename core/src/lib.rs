@@ -4,6 +4,7 @@
 //! |---|---|---|
 //! | [`dns`] | DNS-1123 labels and subdomains, DNS-1035 labels, with the API server's messages | apimachinery `pkg/util/validation` |
 //! | [`label`] | label keys (qualified names: also annotation keys and finalizer names) and label values, with the API server's messages | apimachinery `pkg/api/validate/content/kube.go` |
+//! | [`field_path`] | a CEL rule's `fieldPath` (`.name`, `['name']`), with the API server's reasons | apiextensions-apiserver `pkg/apiserver/schema/cel/validation.go` (`ValidFieldPath`) |
 //! | [`kind`] | a custom resource's Kind (PascalCase, its list kind a DNS-1035 label) | Kubebuilder `pkg/model/resource/gvk.go`, apiextensions `ValidateCustomResourceDefinitionNames` |
 //! | [`version`] | API version grammar (`v1`, `v2beta3`) and priority | apimachinery `pkg/version/helpers.go` |
 //! | [`plural`] | a kind's default resource plural | gobuffalo/flect `Pluralize`, as Kubebuilder calls it |
@@ -16,6 +17,7 @@
 #![deny(missing_docs)]
 
 pub mod dns;
+pub mod field_path;
 pub mod kind;
 pub mod label;
 pub mod marker;

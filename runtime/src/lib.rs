@@ -92,6 +92,7 @@ pub mod events;
 pub mod field_selector;
 pub mod finalizer;
 mod flags;
+mod gate;
 pub mod leaderelection;
 pub mod logging;
 pub mod manager;

@@ -113,8 +113,8 @@ pub struct WidgetSpec {
         reason = "FieldValueRequired"
     ))]
     #[kbr(validation(
-        rule = "self == oldSelf || oldSelf == ''",
-        message_expression = "'id changed from ' + oldSelf",
+        rule = "!oldSelf.hasValue() || oldSelf.value() == '' || self == oldSelf.value()",
+        message_expression = "oldSelf.hasValue() ? 'id is immutable' : 'id is new'",
         optional_old_self
     ))]
     #[serde(default)]
@@ -335,8 +335,9 @@ fn cel_rule_markers() {
         json!([
             {"message": "must not be empty", "reason": "FieldValueRequired",
              "rule": "self.size() > 0"},
-            {"messageExpression": "'id changed from ' + oldSelf", "optionalOldSelf": true,
-             "rule": "self == oldSelf || oldSelf == ''"}
+            {"messageExpression": "oldSelf.hasValue() ? 'id is immutable' : 'id is new'",
+             "optionalOldSelf": true,
+             "rule": "!oldSelf.hasValue() || oldSelf.value() == '' || self == oldSelf.value()"}
         ])
     );
     assert_eq!(

@@ -372,6 +372,17 @@ fn cel_rules_are_well_formed_and_correlatable() {
         "x-kubernetes-validations[0]",
         "oldSelf cannot be used on the uncorrelatable portion",
     );
+    // Only a reference to the variable counts (the compiled AST's, as the API server reads it).
+    let literal = json!({"rule": "self.size() > 0 || self == 'oldSelf'", "optionalOldSelf": true});
+    assert_violation(
+        with_rule(literal.clone()),
+        ".spec",
+        "x-kubernetes-validations[0].optionalOldSelf",
+        "Invalid value: true: may not be set if oldSelf is not used in rule",
+    );
+    let items = json!({"type": "array", "items": {"type": "string", "x-kubernetes-validations": [
+        {"rule": "self == 'oldSelf'"}]}});
+    assert_eq!(violations(&root(items)), Vec::<(String, String)>::new());
     let map_list = json!({"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"],
         "items": {"type": "object", "required": ["k"], "properties": {"k": {"type": "string"},
             "v": with_rule(json!({"rule": "self == oldSelf"}))}}});

@@ -274,7 +274,7 @@ impl Checker {
                 self.push_errors(path, malformed);
                 continue;
             }
-            let transition = text.contains("oldSelf");
+            let transition = super::rule_checks::uses_old_self(text);
             if transition && let Some(list) = &context.uncorrelated {
                 self.push(
                     path,

@@ -1,104 +1,34 @@
-//! A CEL rule's `fieldPath`: a JSON path of field (`.name`) and map-key (`['key']`) steps,
-//! resolved against the schema of the node the rule sits on.
+//! A CEL rule's `fieldPath` resolved against the schema of the node the rule sits on.
 //!
 //! Mirrors apiextensions-apiserver's `pkg/apiserver/schema/cel/validation.go`
-//! (`ValidFieldPath`): the path is split into the delimiters `.`, `[`, `]` and what lies
-//! between them (a single-quoted string keeps its delimiters); `.name` and `['name']` step
-//! into a property when the node has `properties`, else into the values of its
-//! `additionalProperties` (a map key); anything else is an error. The API server refuses a CRD
-//! whose rule has a path that does not resolve (`pkg/apis/apiextensions/validation/
-//! validation.go`, `pathValid`: `must be a valid path`) and reports a failing rule at the
-//! resolved path (`compilation.go`, `NormalizedRuleFieldPath`: `field.Path`'s text, a property
-//! as `.name`, a key as `[key]`).
+//! (`ValidFieldPath`): the path's names (the grammar, `.name` and `['name']`, is kbr-core's
+//! [`kbr_core::field_path`], which the derive checks too) each step into a property when the
+//! node has `properties`, else into the values of its `additionalProperties` (a map key);
+//! anything else is an error. The API server refuses a CRD whose rule has a path that does
+//! not resolve (`pkg/apis/apiextensions/validation/validation.go`, `pathValid`: `must be a
+//! valid path`) and reports a failing rule at the resolved path (`compilation.go`,
+//! `NormalizedRuleFieldPath`: `field.Path`'s text, a property as `.name`, a key as `[key]`).
 
 use serde_json::{Map, Value};
-
-/// One token of a path: a delimiter (`.`, `[`, `]`) or the text between two.
-fn tokens(path: &str) -> Vec<&str> {
-    let mut tokens = Vec::new();
-    let mut rest = path;
-    while !rest.is_empty() {
-        let end = if rest.starts_with('\'') {
-            // A quoted string runs to the next quote not preceded by a backslash, else to
-            // the end.
-            let bytes = rest.as_bytes();
-            (1..bytes.len())
-                .find(|&i| bytes[i] == b'\'' && bytes[i - 1] != b'\\')
-                .map_or(rest.len(), |i| i + 1)
-        } else {
-            match rest.find(['.', '[', ']']) {
-                Some(0) => 1,
-                Some(i) => i,
-                None => rest.len(),
-            }
-        };
-        tokens.push(&rest[..end]);
-        rest = &rest[end..];
-    }
-    tokens
-}
-
-/// The text of a single-quoted CEL string literal without its quotes (`unescapeSingleQuote`).
-fn unescape(quoted: &str) -> Result<String, String> {
-    let mut out = String::new();
-    let mut chars = quoted.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        let escaped = chars.next().unwrap_or_default();
-        out.push(match escaped {
-            'a' => '\u{7}',
-            'b' => '\u{8}',
-            'f' => '\u{c}',
-            'n' => '\n',
-            'r' => '\r',
-            't' => '\t',
-            'v' => '\u{b}',
-            '\'' => '\'',
-            '\\' => '\\',
-            other => return Err(format!("invalid escape char \\{other}")),
-        });
-    }
-    Ok(out)
-}
 
 /// Resolves `path` against `schema` (the node of the rule). Returns the path as the API
 /// server reports errors at it (`max`, `limits[a.b]`).
 ///
 /// # Errors
-/// `ValidFieldPath`'s reason: `does not refer to a valid field`, `expected [ or . but got: …`,
-/// `unexpected end of JSON path`, ...
+/// `ValidFieldPath`'s reason: the grammar's ([`kbr_core::field_path::FieldPathError`]), or
+/// `does not refer to a valid field`.
 pub(crate) fn resolve(path: &str, schema: &Map<String, Value>) -> Result<String, String> {
+    const INVALID: &str = "does not refer to a valid field";
     let mut node = Some(schema);
     let mut resolved = String::new();
-    let mut tokens = tokens(path).into_iter();
-    while let Some(token) = tokens.next() {
-        let (name, bracket) = match token {
-            "[" => {
-                let quoted = tokens.next().ok_or("unexpected end of JSON path")?;
-                let inner = quoted
-                    .strip_prefix('\'')
-                    .and_then(|q| q.strip_suffix('\''))
-                    .filter(|_| quoted.len() >= 2)
-                    .ok_or_else(|| format!("expected single quoted string but got {quoted}"))?;
-                let name = unescape(inner).map_err(|e| format!("invalid string literal: {e}"))?;
-                (name, true)
-            }
-            "." => {
-                let name = tokens.next().ok_or("unexpected end of JSON path")?;
-                (name.to_owned(), false)
-            }
-            other => return Err(format!("expected [ or . but got: {other}")),
-        };
-        let current = node.ok_or("does not refer to a valid field")?;
+    for name in kbr_core::field_path::parse(path).map_err(|e| e.to_string())? {
+        let current = node.ok_or(INVALID)?;
         if let Some(properties) = current.get("properties").and_then(Value::as_object) {
             node = Some(
                 properties
                     .get(&name)
                     .and_then(Value::as_object)
-                    .ok_or("does not refer to a valid field")?,
+                    .ok_or(INVALID)?,
             );
             if !resolved.is_empty() {
                 resolved.push('.');
@@ -108,14 +38,7 @@ pub(crate) fn resolve(path: &str, schema: &Map<String, Value>) -> Result<String,
             node = additional.as_object();
             resolved.push_str(&format!("[{name}]"));
         } else {
-            return Err("does not refer to a valid field".to_owned());
-        }
-        if bracket {
-            match tokens.next() {
-                Some("]") => {}
-                Some(other) => return Err(format!("expected ] but got {other}")),
-                None => return Err("unexpected end of JSON path".to_owned()),
-            }
+            return Err(INVALID.to_owned());
         }
     }
     Ok(resolved)

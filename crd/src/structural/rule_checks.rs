@@ -29,6 +29,25 @@ pub(crate) const REASONS: [&str; 4] = [
 /// The detail of `optionalOldSelf` on a rule that does not use `oldSelf`.
 pub(crate) const OPTIONAL_OLD_SELF_UNUSED: &str = "may not be set if oldSelf is not used in rule";
 
+/// Whether `rule` refers to the variable `oldSelf` (a transition rule; what `optionalOldSelf`
+/// needs): apiextensions-apiserver's `pkg/apiserver/schema/cel/compilation.go` sets
+/// `UsesOldSelf` from the compiled AST's references (`checkedExpr.ReferenceMap`, a reference
+/// named `oldSelf`), so `oldSelf` in a string literal (`self.x == 'oldSelf'`), a field named
+/// so (`self.oldSelf`) or a longer identifier does not count. kbr reads the references of
+/// the expression cel-rust parses (`IdedExpr::references`); a rule that does not parse uses
+/// nothing (its compile error is reported instead). Without the `cel` feature there is no
+/// parser, and any `oldSelf` text counts.
+pub(crate) fn uses_old_self(rule: &str) -> bool {
+    #[cfg(feature = "cel")]
+    {
+        crate::cel::parse_as_cel_go(rule).is_some_and(|e| e.references().has_variable("oldSelf"))
+    }
+    #[cfg(not(feature = "cel"))]
+    {
+        rule.contains("oldSelf")
+    }
+}
+
 /// `hasNewlines`: `\n` or `\r` (the newline characters of CEL's grammar).
 fn has_newlines(text: &str) -> bool {
     text.contains(['\n', '\r'])
@@ -117,4 +136,28 @@ pub(crate) fn optional_old_self_error(
             OPTIONAL_OLD_SELF_UNUSED,
         )
     })
+}
+
+#[cfg(all(test, feature = "cel"))]
+mod tests {
+    use super::uses_old_self;
+
+    #[test]
+    fn only_a_reference_to_the_variable_uses_old_self() {
+        for rule in [
+            "oldSelf.x == self.x",
+            "has(oldSelf.x)",
+            "self == oldSelf || true",
+        ] {
+            assert!(uses_old_self(rule), "{rule:?}");
+        }
+        for rule in [
+            "self.x == 'oldSelf'",
+            "self.oldSelf == 1",
+            "self.x.all(oldSelfish, oldSelfish > 0)",
+            "oldSelf ==", // does not parse
+        ] {
+            assert!(!uses_old_self(rule), "{rule:?}");
+        }
+    }
 }

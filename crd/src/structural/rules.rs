@@ -72,7 +72,7 @@ fn compile_text(text: &str, rule: bool) -> Result<(cel::Program, bool), String> 
 
 #[cfg(not(feature = "cel"))]
 fn compile_text(text: &str, _rule: bool) -> Result<((), bool), String> {
-    Ok(((), text.contains("oldSelf")))
+    Ok(((), super::rule_checks::uses_old_self(text)))
 }
 
 /// A `ValidationRule` as kube-apiserver prints it in a field error: the internal Go struct

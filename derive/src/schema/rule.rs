@@ -3,6 +3,7 @@
 use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 
+use kbr_core::field_path;
 use kbr_core::marker::{Reason, Rule};
 
 use super::json::Json;
@@ -41,12 +42,10 @@ pub(super) fn read_rule(meta: &ParseNestedMeta) -> syn::Result<Json> {
                         "`message` must not contain line breaks",
                     ));
                 }
-                if key == "field_path" && !text.starts_with('.') {
-                    errors.push(syn::Error::new(
-                        lit.span(),
-                        "`field_path` is a JSON path relative to the marked value, starting with \
-                         `.`, e.g. `.spec.replicas` or `.name`",
-                    ));
+                if key == "field_path"
+                    && let Some(error) = field_path_error(&text, lit.span())
+                {
+                    errors.push(error);
                 }
                 match key.as_str() {
                     "rule" => rule = Some(text),
@@ -91,4 +90,26 @@ pub(super) fn read_rule(meta: &ParseNestedMeta) -> syn::Result<Json> {
     serde_json::to_value(&parsed)
         .map(|value| Json::from_serde(&value))
         .map_err(|error| syn::Error::new(span, format!("cannot serialize this rule: {error}")))
+}
+
+/// Why the API server would refuse `path` as a rule's `fieldPath`, in the grammar kbr-crd
+/// resolves it with ([`field_path::parse`], apiextensions-apiserver's `ValidFieldPath`) and
+/// without line breaks (`validation.go`: `must not contain line breaks`). Whether its names
+/// exist is checked when the CRD is built, against the schema of the marked value.
+fn field_path_error(path: &str, span: proc_macro2::Span) -> Option<syn::Error> {
+    if path.contains(['\n', '\r']) {
+        return Some(syn::Error::new(
+            span,
+            "`field_path` must not contain line breaks",
+        ));
+    }
+    let reason = field_path::parse(path).err()?;
+    Some(syn::Error::new(
+        span,
+        format!(
+            "`field_path = \"{path}\"` is not a JSON path ({reason}): write it relative to the \
+             marked value in `.name` or `['name']` steps, e.g. `.spec.replicas` or \
+             `.labels['app.kubernetes.io/name']`"
+        ),
+    ))
 }

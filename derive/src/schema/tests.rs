@@ -209,11 +209,39 @@ fn cel_rules_are_validated() {
         "`reason` must be one of FieldValueInvalid",
         "\"Bad\"",
     );
-    let found =
-        with_fields(quote!(#[kbr(validation(rule = "self > 0", field_path = "a"))] a: i32,));
-    assert_error(&found, "`field_path` is a JSON path", "\"a\"");
     let found = with_fields(quote!(#[kbr(validation(rule = "self > 0", mesage = "x"))] a: i32,));
     assert_error(&found, "did you mean `message`?", "mesage");
+}
+
+#[test]
+fn field_paths_are_what_the_api_server_accepts() {
+    // apiextensions-apiserver's ValidFieldPath: `.name` and `['name']` steps, nothing else.
+    for path in [".a", "['a']", ".a['b.c'].d", "['a'].b"] {
+        let found = with_fields(quote!(
+            #[kbr(validation(rule = "true", field_path = #path))] a: i32,
+        ));
+        assert_eq!(found, [], "{path:?} refused");
+    }
+    for (path, reason) in [
+        ("a", "expected [ or . but got: a"),
+        (".items[0]", "expected single quoted string but got 0"),
+        (".a.", "unexpected end of JSON path"),
+    ] {
+        let found = with_fields(quote!(
+            #[kbr(validation(rule = "true", field_path = #path))] a: i32,
+        ));
+        let message = format!("`field_path = \"{path}\"` is not a JSON path ({reason})");
+        assert_error(&found, &message, &format!("{path:?}"));
+        assert_error(&found, "`.name` or `['name']` steps", &format!("{path:?}"));
+    }
+    let found = with_fields(quote!(
+        #[kbr(validation(rule = "true", field_path = ".a\nb"))] a: i32,
+    ));
+    assert_error(
+        &found,
+        "`field_path` must not contain line breaks",
+        "\".a\\nb\"",
+    );
 }
 
 #[test]

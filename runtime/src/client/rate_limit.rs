@@ -3,17 +3,12 @@
 //! which `rest.Config`'s `QPS` and `Burst` configure), so one client cannot flood its API
 //! server — and, one client per cluster, a busy cluster spends only its own budget.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use http::{Request, Response};
-use kube::client::Body;
 use tokio::time::Instant;
 
-use crate::error::BoxError;
+use crate::gate::gate;
 
 /// How many requests per second a client sends, on average (`qps`), and how many it may send
 /// at once after a quiet spell (`burst`): client-go's `rest.Config.QPS` and `Burst`. Every
@@ -44,12 +39,14 @@ impl RateLimit {
         if !(self.qps.is_finite() && self.qps > 0.0) {
             return kube;
         }
-        let namespace = kube.default_namespace().to_string();
-        let service = Limited {
-            inner: kube,
-            bucket: Arc::new(Bucket::new(*self)),
-        };
-        kube::Client::new(service, namespace)
+        let bucket = Arc::new(Bucket::new(*self));
+        gate(kube, move |request| {
+            let bucket = bucket.clone();
+            async move {
+                bucket.acquire().await;
+                Ok(request)
+            }
+        })
     }
 }
 
@@ -95,35 +92,12 @@ impl Bucket {
     }
 }
 
-/// The `tower` service of a rate-limited client: waits for a token, then sends through
-/// `inner`.
-#[derive(Clone)]
-struct Limited {
-    inner: kube::Client,
-    bucket: Arc<Bucket>,
-}
-
-impl tower::Service<Request<Body>> for Limited {
-    type Response = Response<Body>;
-    type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<Body>, BoxError>> + Send>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
-        let (inner, bucket) = (self.inner.clone(), self.bucket.clone());
-        Box::pin(async move {
-            bucket.acquire().await;
-            Ok(inner.send(request).await?)
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::Ordering;
+
     use super::*;
+    use crate::stub::{config_map, counting};
 
     /// When each of `n` requests may go, from the start, with the clock paused.
     async fn schedule(limit: RateLimit, n: usize) -> Vec<Duration> {
@@ -159,5 +133,39 @@ mod tests {
             assert_eq!(bucket.reserve(), Duration::ZERO, "refilled to the burst");
         }
         assert!(bucket.reserve() > Duration::ZERO, "not beyond it");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_limited_client_sends_each_request_after_its_token() -> Result<(), crate::Error> {
+        let (kube, sent) = counting();
+        let client = crate::Client::new(RateLimit { qps: 4.0, burst: 2 }.apply(kube));
+        let start = Instant::now();
+        let mut times = Vec::new();
+        for _ in 0..4 {
+            client.create(&config_map()).await?;
+            times.push(start.elapsed().as_millis());
+        }
+        assert_eq!(times, [0, 0, 250, 500]);
+        assert_eq!(
+            sent.load(Ordering::SeqCst),
+            4,
+            "every request reached the server"
+        );
+        Ok(())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn no_positive_finite_qps_means_no_limit() -> Result<(), crate::Error> {
+        for qps in [0.0, -1.0, f32::NAN, f32::INFINITY] {
+            let (kube, sent) = counting();
+            let client = crate::Client::new(RateLimit { qps, burst: 1 }.apply(kube));
+            let start = Instant::now();
+            for _ in 0..5 {
+                client.create(&config_map()).await?;
+            }
+            assert_eq!(start.elapsed(), Duration::ZERO, "qps {qps} waited");
+            assert_eq!(sent.load(Ordering::SeqCst), 5);
+        }
+        Ok(())
     }
 }

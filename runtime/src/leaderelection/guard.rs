@@ -7,46 +7,16 @@
 //! The check runs as the request is handed to the client's connection, the last point kbr
 //! controls; what it cannot cover is in the [module docs](super) ("What is left").
 
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
-use http::{Method, Request, Response};
+use http::{Method, Request};
 use kube::client::Body;
 
 use super::LeaseState;
 use crate::error::BoxError;
+use crate::gate::gate;
 
 /// Whether `method` writes (everything but `GET`, `HEAD` and `OPTIONS`).
 fn writes(method: &Method) -> bool {
     !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
-}
-
-/// The `tower` service of a guarded client: checks, then sends through `inner`.
-#[derive(Clone)]
-struct Guarded {
-    inner: kube::Client,
-    lease: LeaseState,
-}
-
-impl tower::Service<Request<Body>> for Guarded {
-    type Response = Response<Body>;
-    type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<Body>, BoxError>> + Send>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
-        let (inner, lease) = (self.inner.clone(), self.lease.clone());
-        Box::pin(async move {
-            if writes(request.method()) {
-                lease.check_write()?;
-            }
-            Ok(inner.send(request).await?)
-        })
-    }
 }
 
 impl LeaseState {
@@ -64,11 +34,14 @@ impl LeaseState {
     /// ```
     #[must_use]
     pub fn guard(&self, kube: kube::Client) -> kube::Client {
-        let namespace = kube.default_namespace().to_string();
-        let service = Guarded {
-            inner: kube,
-            lease: self.clone(),
-        };
-        kube::Client::new(service, namespace)
+        let lease = self.clone();
+        gate(kube, move |request: Request<Body>| {
+            let verdict = if writes(request.method()) {
+                lease.check_write().map_err(BoxError::from)
+            } else {
+                Ok(())
+            };
+            std::future::ready(verdict.map(|()| request))
+        })
     }
 }

@@ -228,6 +228,7 @@ macro_rules! for_each_case {
             crd_install::rule_field_paths_must_resolve_in_the_schema,
             crd_install::rule_reasons_and_messages_must_be_well_formed,
             crd_install::optional_old_self_needs_a_rule_using_old_self,
+            crd_install::an_optional_old_self_is_unwrapped,
             crd_install::embedded_resources_must_be_objects_with_fields,
             crd_install::embedded_resources_need_api_version_and_kind,
             crd_install::embedded_resource_metadata_is_validated,
