@@ -136,10 +136,12 @@ fn serve(
 ) -> Result<Response<Body>, ApiError> {
     let parts = request.parts;
     let path = parts.uri.path();
-    parsed.query.clone()?;
+    if let Err(error) = &parsed.query {
+        return Err(error.clone());
+    }
     let route = parsed
         .route
-        .clone()
+        .as_ref()
         .ok_or_else(|| ApiError::no_route(path))?;
     let discovery_doc = |doc: Option<Value>| {
         if parts.method != http::Method::GET {

@@ -20,6 +20,7 @@
 //! Unknown fields are listed after duplicates; within each, custom resources list metadata,
 //! schema and embedded-metadata fields each sorted, built-in kinds in the order of the body.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::fmt;
@@ -186,8 +187,8 @@ impl<'de> Visitor<'de> for Walk<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut seen = HashSet::new();
-        while let Some(key) = map.next_key::<String>()? {
+        let mut seen = Seen::default();
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
             let at = At::Key(&self.at, &key);
             let repeated = seen.contains(&key);
             if repeated {
@@ -238,6 +239,62 @@ impl<'de> Visitor<'de> for Walk<'_> {
     }
     fn visit_unit<E>(self) -> Result<(), E> {
         Ok(())
+    }
+}
+
+/// An object's key, borrowed from the body unless it has escapes.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> serde::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object key")
+            }
+            fn visit_borrowed_str<E>(self, key: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(key)))
+            }
+            fn visit_str<E>(self, key: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(key.to_owned())))
+            }
+            fn visit_string<E>(self, key: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(key)))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+/// The keys of one object seen so far: compared one by one while there are few (most objects
+/// have a handful), hashed beyond [`Seen::LINEAR`].
+#[derive(Default)]
+struct Seen<'de> {
+    few: Vec<Cow<'de, str>>,
+    many: HashSet<Cow<'de, str>>,
+}
+
+impl<'de> Seen<'de> {
+    const LINEAR: usize = 16;
+
+    fn contains(&self, key: &str) -> bool {
+        if self.many.is_empty() {
+            self.few.iter().any(|k| k == key)
+        } else {
+            self.many.contains(key)
+        }
+    }
+
+    fn insert(&mut self, key: Cow<'de, str>) {
+        if !self.many.is_empty() {
+            self.many.insert(key);
+        } else if self.few.len() < Self::LINEAR {
+            self.few.push(key);
+        } else {
+            self.many.extend(self.few.drain(..));
+            self.many.insert(key);
+        }
     }
 }
 
@@ -386,6 +443,26 @@ mod tests {
             [
                 r#"duplicate field "metadata.name""#,
                 r#"duplicate field "spec.items[0].x""#
+            ]
+        );
+    }
+
+    /// Objects with more keys than are compared one by one, keys with escapes (which the
+    /// parser cannot borrow) and keys equal only once unescaped.
+    #[test]
+    fn duplicates_are_found_in_large_objects_and_escaped_keys() {
+        let mut raw = String::from("{\"data\":{");
+        for i in 0..40 {
+            raw.push_str(&format!("\"k{i}\":\"v\","));
+        }
+        raw.push_str(r#""k3":"again","k39":"again","a\u0062":1,"ab":2,"\n":1,"\n":2}}"#);
+        assert_eq!(
+            duplicates(raw.as_bytes()),
+            [
+                r#"duplicate field "data.k3""#,
+                r#"duplicate field "data.k39""#,
+                r#"duplicate field "data.ab""#,
+                "duplicate field \"data.\\n\"",
             ]
         );
     }

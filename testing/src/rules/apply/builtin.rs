@@ -17,26 +17,30 @@ use serde_json::Value;
 
 use super::schema::{Atom, Converter, DEDUCED, Named, Ty, UNTYPED_ATOMIC};
 
-/// The definitions by name, and the merge type of each `group/version/Kind`: a reference to
-/// its definition, made once so that it resolves once ([`Named`]) and every write only clones
-/// an `Arc`.
+/// The definitions by name, and the merge type of each `group/version/Kind` (by kind, then
+/// group and version, so a lookup borrows its names): a reference to its definition, made once
+/// so that it resolves once ([`Named`]) and every write only clones an `Arc`.
 struct Registry {
-    kinds: HashMap<String, Ty>,
+    kinds: HashMap<String, Vec<(String, String, Ty)>>,
     definitions: HashMap<String, Arc<Atom>>,
 }
 
 static REGISTRY: LazyLock<Registry> = LazyLock::new(|| {
     let doc: Value =
         serde_json::from_str(include_str!("builtin_types.json")).unwrap_or(Value::Null);
-    let kinds = doc["kinds"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .filter_map(|(gvk, name)| {
-            let name: Arc<str> = Arc::from(name.as_str()?);
-            Some((gvk.clone(), Ty::Named(Arc::new(Named::new(name, None)))))
-        })
-        .collect();
+    let mut kinds: HashMap<String, Vec<(String, String, Ty)>> = HashMap::new();
+    for (gvk, name) in doc["kinds"].as_object().into_iter().flatten() {
+        let (Some(name), Some((group_version, kind))) = (name.as_str(), gvk.rsplit_once('/'))
+        else {
+            continue;
+        };
+        let (group, version) = group_version
+            .rsplit_once('/')
+            .unwrap_or(("", group_version));
+        let ty = Ty::Named(Arc::new(Named::new(Arc::from(name), None)));
+        let entry = (group.to_owned(), version.to_owned(), ty);
+        kinds.entry(kind.to_owned()).or_default().push(entry);
+    }
     let definitions = doc["definitions"]
         .as_object()
         .into_iter()
@@ -55,8 +59,10 @@ pub(crate) fn definition(name: &str) -> Option<Arc<Atom>> {
 pub(crate) fn kind_type(group: &str, version: &str, kind: &str) -> Option<Ty> {
     REGISTRY
         .kinds
-        .get(&format!("{group}/{version}/{kind}"))
-        .cloned()
+        .get(kind)?
+        .iter()
+        .find(|(g, v, _)| g == group && v == version)
+        .map(|(_, _, ty)| ty.clone())
 }
 
 // Resolving a named type needs the definitions above; the other types resolve to themselves.
@@ -93,6 +99,31 @@ fn resolve(named: &Named) -> Arc<Atom> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every `group/version/Kind` of the document is found by its parts, as the lookup by its
+    /// formatted key found it, and nothing else is.
+    #[test]
+    fn kinds_are_found_by_group_version_and_kind() {
+        let doc: Value = serde_json::from_str(include_str!("builtin_types.json")).unwrap();
+        let kinds = doc["kinds"].as_object().unwrap();
+        let mut found = 0;
+        for (kind, types) in &REGISTRY.kinds {
+            for (group, version, ty) in types {
+                let name = kinds[&format!("{group}/{version}/{kind}")]
+                    .as_str()
+                    .unwrap();
+                let Some(Ty::Named(named)) = kind_type(group, version, kind) else {
+                    panic!("{group}/{version}/{kind} is not found");
+                };
+                assert_eq!(&*named.name, name);
+                assert!(matches!(ty, Ty::Named(n) if n.name == named.name));
+                found += 1;
+            }
+        }
+        assert_eq!(found, kinds.len());
+        assert!(kind_type("", "v1", "Deployment").is_none());
+        assert!(kind_type("apps", "v2", "Deployment").is_none());
+    }
 
     #[test]
     fn container_ports_are_keyed_by_port_and_protocol_with_its_default() {

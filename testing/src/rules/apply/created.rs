@@ -12,9 +12,33 @@
 
 use serde_json::{Map, Value};
 
+use super::element::field_key;
 use super::fieldset::{FieldSet, PathElement};
 use super::schema::Ty;
 use super::typed::{Handler, field_type, handler, item_element};
+
+/// A field set's elements serialized once: what [`create_fields_v1`] subtracts from the
+/// `FieldsV1` object it writes (the fields nobody owns are the same on every create).
+#[derive(Debug, Default)]
+pub(super) struct EncodedSet {
+    /// The serialized elements of the set's members.
+    members: Vec<String>,
+    /// The serialized element and encoded set below each of the set's children.
+    children: Vec<(String, EncodedSet)>,
+}
+
+impl From<&FieldSet> for EncodedSet {
+    fn from(set: &FieldSet) -> Self {
+        Self {
+            members: set.members.iter().map(PathElement::serialize).collect(),
+            children: set
+                .children
+                .iter()
+                .map(|(pe, child)| (pe.serialize(), Self::from(child)))
+                .collect(),
+        }
+    }
+}
 
 /// The `FieldsV1` object of the fields `new` adds to an empty object of type `ty`, without
 /// the paths of `strip` and `reset`; `None` when the general comparison must be used (the
@@ -22,7 +46,7 @@ use super::typed::{Handler, field_type, handler, item_element};
 pub(super) fn create_fields_v1(
     new: &Value,
     ty: &Ty,
-    strip: &FieldSet,
+    strip: &EncodedSet,
     reset: &FieldSet,
 ) -> Option<Map<String, Value>> {
     let atom = ty.atom();
@@ -46,7 +70,7 @@ pub(super) fn create_fields_v1(
     let mut out = Map::new();
     for (name, value) in fields {
         let (below, this) = added(value, &field_type(map, name));
-        put(&mut out, &PathElement::Field(name.clone()), below, this);
+        put(&mut out, field_key(name), below, this);
     }
     subtract(&mut out, strip);
     // `recursive_difference` with members only: each goes with everything below it.
@@ -56,19 +80,20 @@ pub(super) fn create_fields_v1(
     Some(out)
 }
 
-/// The `FieldsV1` node below `pe` in `out`, as `FieldSet::to_fields_v1` writes a member (`{}`
-/// when nothing is below it, else `"."` beside its children) or a prefix.
-fn put(out: &mut Map<String, Value>, pe: &PathElement, mut below: Map<String, Value>, this: bool) {
+/// The `FieldsV1` node below the element serialized as `key` in `out`, as
+/// `FieldSet::to_fields_v1` writes a member (`{}` when nothing is below it, else `"."` beside
+/// its children) or a prefix.
+fn put(out: &mut Map<String, Value>, key: String, mut below: Map<String, Value>, this: bool) {
     if below.is_empty() {
         if this {
-            out.insert(pe.serialize(), Value::Object(below));
+            out.insert(key, Value::Object(below));
         }
         return;
     }
     if this {
         below.insert(".".into(), Value::Object(Map::new()));
     }
-    out.insert(pe.serialize(), Value::Object(below));
+    out.insert(key, Value::Object(below));
 }
 
 /// What `compare(None, Some(v))` adds below `v`'s node, encoded, and whether the node itself is
@@ -96,9 +121,9 @@ fn added(v: &Value, ty: &Ty) -> (Map<String, Value>, bool) {
                 match same.as_slice() {
                     [one] => {
                         let (below, this) = added(one, &list.elem);
-                        put(&mut out, &pe, below, this);
+                        put(&mut out, pe.serialize(), below, this);
                     }
-                    _ => put(&mut out, &pe, Map::new(), true),
+                    _ => put(&mut out, pe.serialize(), Map::new(), true),
                 }
             }
         }
@@ -109,7 +134,7 @@ fn added(v: &Value, ty: &Ty) -> (Map<String, Value>, bool) {
             };
             for (name, value) in fields {
                 let (below, this) = added(value, &field_type(map, name));
-                put(&mut out, &PathElement::Field(name.clone()), below, this);
+                put(&mut out, field_key(name), below, this);
             }
         }
     }
@@ -118,20 +143,18 @@ fn added(v: &Value, ty: &Ty) -> (Map<String, Value>, bool) {
 
 /// `FieldSet::subtract` on an encoded node: a member of `other` loses its `"."` (or its whole
 /// entry when nothing is below it); a prefix left with nothing below it goes.
-fn subtract(node: &mut Map<String, Value>, other: &FieldSet) {
-    for m in &other.members {
-        let key = m.serialize();
-        if let Some(Value::Object(inner)) = node.get_mut(&key) {
+fn subtract(node: &mut Map<String, Value>, other: &EncodedSet) {
+    for key in &other.members {
+        if let Some(Value::Object(inner)) = node.get_mut(key) {
             if inner.is_empty() {
-                node.remove(&key);
+                node.remove(key);
             } else {
                 inner.remove(".");
             }
         }
     }
-    for (pe, child) in &other.children {
-        let key = pe.serialize();
-        let Some(Value::Object(inner)) = node.get_mut(&key) else {
+    for (key, child) in &other.children {
+        let Some(Value::Object(inner)) = node.get_mut(key) else {
             continue;
         };
         if inner.is_empty() {
@@ -146,7 +169,7 @@ fn subtract(node: &mut Map<String, Value>, other: &FieldSet) {
                 inner.insert(".".into(), Value::Object(Map::new()));
             }
             (false, true) => {
-                node.remove(&key);
+                node.remove(key);
             }
             _ => {}
         }
@@ -191,9 +214,9 @@ mod tests {
         assert_eq!(fast, general(fm, &new), "{new}");
     }
 
-    fn builtin(group: &str, version: &str, kind: &str, plural: &str) -> FieldManager {
-        let rt = ResourceType::new(group, version, kind, plural);
-        MergeTypes::default().field_manager(&rt, Part::Main)
+    fn builtin(group: &str, version: &str, kind: &str, plural: &str) -> FieldManager<'static> {
+        let rt = Box::leak(Box::new(ResourceType::new(group, version, kind, plural)));
+        MergeTypes::default().field_manager(rt, Part::Main)
     }
 
     #[test]

@@ -66,20 +66,45 @@ impl PathElement {
 
     /// The serialized element (`SerializePathElement`): keys with their fields in name order,
     /// values as Go's encoding/json writes them.
+    /// Written into one string, without the formatting machinery: a create serializes every
+    /// field of its object.
     pub(super) fn serialize(&self) -> String {
         match self {
-            Self::Field(name) => format!("f:{name}"),
+            Self::Field(name) => field_key(name),
             Self::Key(fields) => {
-                let parts: Vec<String> = fields
-                    .iter()
-                    .map(|(k, v)| format!("{}:{}", go_json(&Value::String(k.clone())), go_json(v)))
-                    .collect();
-                format!("k:{{{}}}", parts.join(","))
+                let mut out = String::from("k:{");
+                for (i, (k, v)) in fields.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    push_go_json(&mut out, &Value::String(k.clone()));
+                    out.push(':');
+                    push_go_json(&mut out, v);
+                }
+                out.push('}');
+                out
             }
-            Self::Value(v) => format!("v:{}", go_json(v)),
+            Self::Value(v) => {
+                let mut out = String::from("v:");
+                push_go_json(&mut out, v);
+                out
+            }
             Self::Index(i) => format!("i:{i}"),
         }
     }
+}
+
+/// The serialized element of the field `name`: `f:<name>`.
+pub(super) fn field_key(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 2);
+    out.push_str("f:");
+    out.push_str(name);
+    out
+}
+
+/// [`go_json`] of `v` appended to `out`.
+fn push_go_json(out: &mut String, v: &Value) {
+    out.push_str(&go_json(v));
 }
 
 /// JSON as Go's encoding/json writes it: `<`, `>`, `&`, U+2028 and U+2029 escaped in strings.
@@ -217,3 +242,61 @@ impl PartialEq for PathElement {
 }
 
 impl Eq for PathElement {}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// `SerializePathElement` as it was written with `format!`: the reference the direct
+    /// writing must equal.
+    fn formatted(pe: &PathElement) -> String {
+        match pe {
+            PathElement::Field(name) => format!("f:{name}"),
+            PathElement::Key(fields) => {
+                let parts: Vec<String> = fields
+                    .iter()
+                    .map(|(k, v)| format!("{}:{}", go_json(&Value::String(k.clone())), go_json(v)))
+                    .collect();
+                format!("k:{{{}}}", parts.join(","))
+            }
+            PathElement::Value(v) => format!("v:{}", go_json(v)),
+            PathElement::Index(i) => format!("i:{i}"),
+        }
+    }
+
+    #[test]
+    fn serialized_elements_are_the_formatted_ones() {
+        let key = |pairs: &[(&str, Value)]| {
+            PathElement::Key(
+                pairs
+                    .iter()
+                    .map(|(k, v)| ((*k).to_owned(), v.clone()))
+                    .collect(),
+            )
+        };
+        let elements = [
+            PathElement::Field("data".into()),
+            PathElement::Field(String::new()),
+            PathElement::Field("a<b>&\"c\u{2028}".into()),
+            key(&[]),
+            key(&[("name", json!("a"))]),
+            key(&[("containerPort", json!(80)), ("protocol", json!("TCP"))]),
+            key(&[("k<&>", json!({"x": [1, "<"]})), ("z", json!(null))]),
+            PathElement::Value(json!("x<y")),
+            PathElement::Value(json!(1.5)),
+            PathElement::Value(json!({"a": ["b"]})),
+            PathElement::Index(-3),
+            PathElement::Index(12),
+        ];
+        for pe in &elements {
+            assert_eq!(pe.serialize(), formatted(pe), "{pe:?}");
+            if let PathElement::Field(name) = pe {
+                assert_eq!(field_key(name), formatted(pe));
+            }
+            // What is written reads back as the same element.
+            assert_eq!(PathElement::parse(&pe.serialize()), Ok(Some(pe.clone())));
+        }
+    }
+}

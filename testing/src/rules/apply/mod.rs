@@ -81,6 +81,10 @@ pub(crate) fn manager_or_user_agent(field_manager: Option<&str>, user_agent: &st
 /// Fields never owned by anyone (`stripmeta.go`).
 static STRIP: std::sync::LazyLock<FieldSet> = std::sync::LazyLock::new(strip_set);
 
+/// [`STRIP`] serialized, as a create's walk subtracts it ([`created`]).
+static STRIP_ENCODED: std::sync::LazyLock<created::EncodedSet> =
+    std::sync::LazyLock::new(|| created::EncodedSet::from(&*STRIP));
+
 fn strip_set() -> FieldSet {
     let f = |name: &str| PathElement::Field(name.into());
     let mut paths = vec![vec![f("apiVersion")], vec![f("kind")], vec![f("metadata")]];
@@ -111,26 +115,30 @@ fn without_managed_fields(obj: &Value) -> Cow<'_, Value> {
 }
 
 /// Records ownership for writes of one resource and subresource (`FieldManager`).
-pub(crate) struct FieldManager {
+pub(crate) struct FieldManager<'r> {
     ty: Ty,
-    rt: ResourceType,
+    rt: &'r ResourceType,
     subresource: &'static str,
     reset: FieldSet,
 }
 
-/// The merge types of the served custom resource versions, by (group, plural, version): what
-/// a [`FieldManager`] merges with.
+/// The merge types of the served custom resource versions, by plural, then (group, version):
+/// what a [`FieldManager`] merges with. Keyed so that a lookup borrows the resource type's
+/// names instead of copying them.
 #[derive(Debug, Default)]
-pub(crate) struct MergeTypes(HashMap<(String, String, String), Ty>);
+pub(crate) struct MergeTypes(HashMap<String, Vec<(String, String, Ty)>>);
 
 impl MergeTypes {
     /// The field manager of writes to `rt` (its `part`): the merge type of its CRD version's
     /// schema, of a built-in kind the fake knows, else deduced.
-    pub(crate) fn field_manager(&self, rt: &ResourceType, part: Part) -> FieldManager {
+    pub(crate) fn field_manager<'r>(&self, rt: &'r ResourceType, part: Part) -> FieldManager<'r> {
         let ty = self
             .0
-            .get(&(rt.group.clone(), rt.plural.clone(), rt.version.clone()))
-            .cloned()
+            .get(&rt.plural)
+            .into_iter()
+            .flatten()
+            .find(|(group, version, _)| *group == rt.group && *version == rt.version)
+            .map(|(_, _, ty)| ty.clone())
             .or_else(|| builtin::kind_type(&rt.group, &rt.version, &rt.kind))
             .unwrap_or(Ty::Deduced);
         let f = |name: &str| vec![PathElement::Field(name.into())];
@@ -143,7 +151,7 @@ impl MergeTypes {
         };
         FieldManager {
             ty,
-            rt: rt.clone(),
+            rt,
             subresource,
             reset,
         }
@@ -152,7 +160,9 @@ impl MergeTypes {
     /// Records the merge types of `crd`'s served versions (from their schemas), replacing
     /// earlier ones; none for a CRD that was removed.
     pub(crate) fn set(&mut self, group: &str, plural: &str, crd: Option<&Value>) {
-        self.0.retain(|(g, p, _), _| !(g == group && p == plural));
+        if let Some(types) = self.0.get_mut(plural) {
+            types.retain(|(g, _, _)| g != group);
+        }
         let versions = crd
             .and_then(|c| c.pointer("/spec/versions"))
             .and_then(Value::as_array);
@@ -160,14 +170,17 @@ impl MergeTypes {
             let name = version.get("name").and_then(Value::as_str);
             let schema = version.pointer("/schema/openAPIV3Schema");
             if let (Some(name), Some(schema)) = (name, schema) {
-                let key = (group.to_owned(), plural.to_owned(), name.to_owned());
-                self.0.insert(key, custom_resource(schema));
+                let types = self.0.entry(plural.to_owned()).or_default();
+                types.retain(|(g, v, _)| !(g == group && v == name));
+                let entry = (group.to_owned(), name.to_owned(), custom_resource(schema));
+                types.push(entry);
             }
         }
+        self.0.retain(|_, types| !types.is_empty());
     }
 }
 
-impl FieldManager {
+impl FieldManager<'_> {
     fn updater(&self) -> Updater<'_> {
         Updater {
             ty: &self.ty,
@@ -213,7 +226,8 @@ impl FieldManager {
         if !self.subresource.is_empty() || !live.as_object().is_some_and(|m| m.is_empty()) {
             return false;
         }
-        let Some(fields) = created::create_fields_v1(new, &self.ty, &STRIP, &self.reset) else {
+        let Some(fields) = created::create_fields_v1(new, &self.ty, &STRIP_ENCODED, &self.reset)
+        else {
             return false;
         };
         let entries = (!fields.is_empty()).then(|| {

@@ -235,11 +235,12 @@ fn widget_rt() -> ResourceType {
     ResourceType::new("example.com", "v1", "Widget", "widgets").with_status()
 }
 
-fn field_manager(part: Part) -> FieldManager {
+fn field_manager(part: Part) -> FieldManager<'static> {
     let ty = custom_resource(&json!({"type": "object", "properties": {
         "spec": {"type": "object", "properties": {"size": {"type": "integer"}}},
         "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}}}}));
-    let rt = widget_rt();
+    static RT: std::sync::LazyLock<ResourceType> = std::sync::LazyLock::new(widget_rt);
+    let rt = &*RT;
     let reset = match part {
         Part::Main => FieldSet::of(&[vec![PathElement::Field("status".into())]]),
         Part::Status => FieldSet::of(&[
@@ -378,4 +379,33 @@ fn the_user_agent_names_the_manager_when_none_is_given() {
     );
     assert_eq!(manager_or_user_agent(Some(""), ""), "");
     assert_eq!(manager_or_user_agent(None, &"x".repeat(200)).len(), 128);
+}
+
+/// A CRD's merge types are found by group, plural and version, replaced when the CRD changes
+/// and gone when it is removed; other groups of the same plural keep theirs.
+#[test]
+fn merge_types_are_found_by_group_plural_and_version() {
+    let crd = |versions: &[&str]| {
+        let versions: Vec<Value> = versions
+            .iter()
+            .map(|v| json!({"name": v, "schema": {"openAPIV3Schema": {"type": "object"}}}))
+            .collect();
+        json!({"spec": {"versions": versions}})
+    };
+    let found = |types: &MergeTypes, group: &str, version: &str| {
+        let rt = ResourceType::new(group, version, "Widget", "widgets");
+        matches!(types.field_manager(&rt, Part::Main).ty, Ty::Inline(_))
+    };
+    let mut types = MergeTypes::default();
+    types.set("a.example.com", "widgets", Some(&crd(&["v1", "v2"])));
+    types.set("b.example.com", "widgets", Some(&crd(&["v1"])));
+    assert!(found(&types, "a.example.com", "v1") && found(&types, "a.example.com", "v2"));
+    assert!(found(&types, "b.example.com", "v1") && !found(&types, "b.example.com", "v2"));
+    assert!(!found(&types, "c.example.com", "v1"));
+    types.set("a.example.com", "widgets", Some(&crd(&["v2"])));
+    assert!(!found(&types, "a.example.com", "v1") && found(&types, "a.example.com", "v2"));
+    types.set("a.example.com", "widgets", None);
+    assert!(!found(&types, "a.example.com", "v2") && found(&types, "b.example.com", "v1"));
+    types.set("b.example.com", "widgets", None);
+    assert!(types.0.is_empty());
 }

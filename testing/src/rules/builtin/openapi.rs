@@ -54,3 +54,64 @@ fn walk(value: &mut Value, ty: &Ty) {
         _ => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether `ty` or a type below it has a default (conservatively true beyond `depth`).
+    fn has_defaults(ty: &Ty, depth: usize) -> bool {
+        if matches!(ty, Ty::Deduced | Ty::UntypedAtomic) {
+            return false;
+        }
+        if depth == 0 {
+            return true;
+        }
+        let atom = ty.atom();
+        let below = |t: &Ty| has_defaults(t, depth - 1);
+        let map = atom.map.as_ref().is_some_and(|m| {
+            !m.defaulted.is_empty()
+                || m.fields
+                    .values()
+                    .any(|f| f.default.is_some() || below(&f.ty))
+                || m.elem.as_ref().is_some_and(below)
+        });
+        map || atom.list.as_ref().is_some_and(|l| below(&l.elem))
+    }
+
+    /// What lets a create skip the walk after it set the server's metadata
+    /// (`prepare_for_create`): `metadata` has no defaulted field of its own, and no field a
+    /// create sets or removes has a default at any depth (an owner reference has some, but a
+    /// create leaves `ownerReferences` as decoding's walk left them).
+    #[test]
+    fn the_metadata_a_create_sets_has_no_defaults() {
+        for kind in ["ConfigMap", "Secret", "ServiceAccount"] {
+            let ty = builtin_kind_type("", "v1", kind).map(|t| t.atom());
+            let metadata = ty
+                .as_ref()
+                .and_then(|a| a.map.as_ref())
+                .and_then(|m| m.fields.get("metadata"))
+                .map(|f| f.ty.atom());
+            let Some(meta) = metadata.as_ref().and_then(|a| a.map.as_ref()) else {
+                panic!("{kind} has no metadata type");
+            };
+            assert!(meta.defaulted.is_empty(), "{kind}");
+            for name in [
+                "name",
+                "namespace",
+                "uid",
+                "creationTimestamp",
+                "generation",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "resourceVersion",
+                "selfLink",
+                "managedFields",
+            ] {
+                let field = meta.fields.get(name);
+                let plain = field.is_some_and(|f| f.default.is_none() && !has_defaults(&f.ty, 12));
+                assert!(plain, "{kind}: {name}");
+            }
+        }
+    }
+}
