@@ -159,9 +159,9 @@ fn serve(
         Route::Version => discovery_doc(Some(discovery::version())),
         Route::CoreVersions => discovery_doc(Some(discovery::core_versions())),
         Route::Groups => discovery_doc(registry_doc(&|r| Some(discovery::group_list(r)))),
-        Route::Group { group } => discovery_doc(registry_doc(&|r| discovery::group(r, &group))),
+        Route::Group { group } => discovery_doc(registry_doc(&|r| discovery::group(r, group))),
         Route::Resources { group, version } => {
-            discovery_doc(registry_doc(&|r| discovery::resources(r, &group, &version)))
+            discovery_doc(registry_doc(&|r| discovery::resources(r, group, version)))
         }
         Route::Object(_) => match &parsed.object {
             Some(object) => serve_object(shared, request, object, warnings),
