@@ -1,6 +1,8 @@
 //! A gate on a `kube::Client`: every request first passes an asynchronous check, which may
 //! hold it (a rate limiter's wait: `client::RateLimit`) or refuse it (a stale Lease:
 //! `leaderelection::LeaseState::guard`), and then goes out through the client it wraps.
+//! [`sender`] is the wrapped client as a `tower::Service`, for other layers around a client
+//! (the informers' health observer, `cache::shared_informer::health`).
 //!
 //! tower's [`AsyncFilter`] is the service (an `AsyncPredicate` runs before the inner
 //! service is called; its error is the response's, the inner service untouched). A
@@ -24,9 +26,24 @@ where
     F: Future<Output = Result<Request<Body>, BoxError>> + Send + 'static,
 {
     let namespace = kube.default_namespace().to_string();
-    let send = tower::service_fn(move |request: Request<Body>| {
+    kube::Client::new(AsyncFilter::new(sender(kube), check), namespace)
+}
+
+/// `kube` as a `tower::Service`: each request sent with [`kube::Client::send`], its
+/// `kube::Error` returned as it is. Wrap it with tower's combinators and hand it to
+/// `kube::Client::new` to add a step around every request of a client.
+pub(crate) fn sender(
+    kube: kube::Client,
+) -> impl tower::Service<
+    Request<Body>,
+    Response = http::Response<Body>,
+    Error = kube::Error,
+    Future = impl Future<Output = Result<http::Response<Body>, kube::Error>> + Send,
+> + Clone
++ Send
++ 'static {
+    tower::service_fn(move |request: Request<Body>| {
         let kube = kube.clone();
         async move { kube.send(request).await }
-    });
-    kube::Client::new(AsyncFilter::new(send, check), namespace)
+    })
 }

@@ -30,8 +30,8 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-use kube::client::Body;
 use kube::runtime::watcher;
+use tower::ServiceExt as _;
 
 use super::list_watch;
 
@@ -119,15 +119,11 @@ impl Health {
     pub(super) fn observing(self: &Arc<Self>, kube: kube::Client, index: usize) -> kube::Client {
         let namespace = kube.default_namespace().to_string();
         let health = Arc::clone(self);
-        let service = tower::service_fn(move |request: http::Request<Body>| {
-            let (kube, health) = (kube.clone(), Arc::clone(&health));
-            async move {
-                let response = kube.send(request).await?;
-                if response.status().is_success() {
-                    health.succeeded(index);
-                }
-                Ok::<_, kube::Error>(response)
+        let service = crate::gate::sender(kube).map_response(move |response| {
+            if response.status().is_success() {
+                health.succeeded(index);
             }
+            response
         });
         kube::Client::new(service, namespace)
     }
