@@ -236,15 +236,18 @@ impl FieldManager<'_> {
             } else {
                 manager
             };
-            // `managed::encode` of the one entry `record_update` makes.
-            json!([{
-                "manager": name,
-                "operation": "Update",
-                "apiVersion": self.rt.api_version(),
-                "time": meta::now(),
-                "fieldsType": "FieldsV1",
-                "fieldsV1": Value::Object(fields),
-            }])
+            // `managed::encode` of the one entry `record_update` makes, built field by field:
+            // `json!` would serialize `fields` into a copy of itself.
+            let entry = [
+                ("manager", Value::String(name.to_owned())),
+                ("operation", Value::String("Update".to_owned())),
+                ("apiVersion", Value::String(self.rt.api_version())),
+                ("time", Value::String(meta::now())),
+                ("fieldsType", Value::String("FieldsV1".to_owned())),
+                ("fieldsV1", Value::Object(fields)),
+            ];
+            let entry = entry.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+            Value::Array(vec![Value::Object(entry)])
         });
         meta::set(new, "managedFields", entries);
         true

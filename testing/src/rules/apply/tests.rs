@@ -306,6 +306,35 @@ fn creates_record_update_entries_and_status_writes_their_subresource() {
     assert_eq!(entries(&status)[0].3, json!({"f:status": {"f:ready": {}}}));
 }
 
+/// A create's entry, written straight by `record_create`, is the one the general update path
+/// (`record_update` over an empty object, then `managed::encode`) writes; only `time` may
+/// differ (each path reads the clock).
+#[test]
+fn a_creates_entry_is_the_general_update_paths_entry() {
+    let main = field_manager(Part::Main);
+    let object = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "w", "labels": {"a": "b"}}, "spec": {"size": 1}});
+    let mut created = object.clone();
+    main.update(&json!({}), &mut created, "m");
+    let mut managed = managed::Managed::default();
+    main.record_update(&json!({}), &object, &mut managed, "m");
+    let without_time = |entries: Option<Value>| {
+        let mut entries = entries.unwrap_or_default();
+        for entry in entries.as_array_mut().into_iter().flatten() {
+            assert!(
+                entry
+                    .as_object_mut()
+                    .and_then(|e| e.remove("time"))
+                    .is_some()
+            );
+        }
+        entries
+    };
+    let fast = without_time(created.pointer("/metadata/managedFields").cloned());
+    assert_eq!(fast, without_time(managed::encode(&managed)));
+    assert_eq!(fast[0]["manager"], "m");
+}
+
 #[test]
 fn reset_managed_fields_are_not_tracked_and_the_first_apply_adopts_existing_fields()
 -> Result<(), String> {
