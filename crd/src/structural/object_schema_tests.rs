@@ -61,16 +61,26 @@ fn prunes_nested_unknown_fields_and_keeps_embedded_resources_and_preserved_ones(
     );
 }
 
-#[test]
-fn defaults_apply_inside_existing_parents_and_inside_defaults() {
-    let schema = schema(json!({"type": "object", "properties": {
+/// A spec with defaults nested in an object with a default, below an absent parent, in list
+/// items and on a nullable field, plus the properties of `more`.
+fn defaulting_schema(more: Value) -> ObjectSchema {
+    let mut properties = json!({
         "outer": {"type": "object", "default": {}, "properties": {
             "inner": {"type": "string", "default": "x"}}},
         "absent": {"type": "object", "properties": {"deep": {"type": "integer", "default": 3}}},
         "items": {"type": "array", "items": {"type": "object", "properties": {
             "n": {"type": "integer", "default": 7}}}},
         "nullable": {"type": "string", "nullable": true, "default": "d"}
-    }}));
+    });
+    if let (Value::Object(properties), Value::Object(more)) = (&mut properties, more) {
+        properties.extend(more);
+    }
+    schema(json!({"type": "object", "properties": properties}))
+}
+
+#[test]
+fn defaults_apply_inside_existing_parents_and_inside_defaults() {
+    let schema = defaulting_schema(json!({}));
     let mut object = json!({"spec": {"items": [{}, {"n": 1}], "nullable": null}});
     schema.default(&mut object);
     assert_eq!(
@@ -239,20 +249,14 @@ fn cel_rules_report_message_expression_reason_and_field_path() {
 
 #[test]
 fn needs_defaults_is_true_exactly_when_default_changes_the_object() {
-    let schema = schema(json!({"type": "object", "properties": {
-        "outer": {"type": "object", "default": {}, "properties": {
-            "inner": {"type": "string", "default": "x"}}},
-        "absent": {"type": "object", "properties": {"deep": {"type": "integer", "default": 3}}},
-        "items": {"type": "array", "items": {"type": "object", "properties": {
-            "n": {"type": "integer", "default": 7}}}},
+    let schema = defaulting_schema(json!({
         "defaultedItems": {"type": "array", "items": {"type": "string", "default": "i"}},
         "map": {"type": "object", "additionalProperties": {"type": "object", "properties": {
             "m": {"type": "integer", "default": 1}}}},
         "defaultedValues": {"type": "object",
             "additionalProperties": {"type": "string", "default": "v"}},
-        "plain": {"type": "object", "properties": {"s": {"type": "string"}}},
-        "nullable": {"type": "string", "nullable": true, "default": "d"}
-    }}));
+        "plain": {"type": "object", "properties": {"s": {"type": "string"}}}
+    }));
     let complete = json!({"outer": {"inner": "y"}, "absent": {"deep": 4},
         "items": [{"n": 1}], "defaultedItems": ["a"], "map": {"k": {"m": 2}},
         "defaultedValues": {"k": "w"}, "plain": {"s": "t"}, "nullable": null});
