@@ -61,6 +61,69 @@ pub(super) fn default(value: &mut Value, node: &Node) {
     }
 }
 
+/// Whether [`default`] would change `value`: a defaulted field is absent, or a non-nullable
+/// `null` has a default other than `null`. Walks without allocating; once it is false,
+/// [`default`] leaves `value` as it is.
+pub(super) fn would_default(value: &Value, node: &Node) -> bool {
+    if !node.has_defaults {
+        return false;
+    }
+    match value {
+        Value::Object(fields) => {
+            let missing = node.properties.iter().any(|(name, property)| {
+                property
+                    .default
+                    .as_ref()
+                    .is_some_and(|default| match fields.get(name) {
+                        None => true,
+                        Some(present) => non_nullable_null(present, property) && !default.is_null(),
+                    })
+            });
+            missing
+                || fields.iter().any(|(name, field)| {
+                    if let Some(property) = node.properties.get(name) {
+                        would_default(field, property)
+                    } else if let Some(values) = node.additional.as_deref() {
+                        replaced_or_defaulted(field, values)
+                    } else {
+                        false
+                    }
+                })
+        }
+        Value::Array(items) => node
+            .items
+            .as_deref()
+            .is_some_and(|item| items.iter().any(|value| replaced_or_defaulted(value, item))),
+        _ => false,
+    }
+}
+
+/// Whether [`default`] changes an item or an `additionalProperties` value: replaces a
+/// non-nullable `null` by its schema's default, or defaults inside it.
+fn replaced_or_defaulted(value: &Value, node: &Node) -> bool {
+    match &node.default {
+        Some(d) if non_nullable_null(value, node) => !d.is_null(),
+        _ => would_default(value, node),
+    }
+}
+
+/// Whether [`prune_nulls`] would drop a field of `value`.
+pub(super) fn has_prunable_null(value: &Value, node: &Node) -> bool {
+    match value {
+        Value::Object(fields) => fields.iter().any(|(name, field)| {
+            node.field(name).is_some_and(|child| {
+                (non_nullable_null(field, child) && child.default.is_none())
+                    || has_prunable_null(field, child)
+            })
+        }),
+        Value::Array(items) => node
+            .items
+            .as_deref()
+            .is_some_and(|item| items.iter().any(|value| has_prunable_null(value, item))),
+        _ => false,
+    }
+}
+
 /// Drops `null` fields whose schema is neither nullable nor defaulted.
 pub(super) fn prune_nulls(value: &mut Value, node: &Node) {
     match value {

@@ -166,6 +166,16 @@ impl ObjectSchema {
         defaulting::prune_nulls(object, &self.root);
     }
 
+    /// Whether [`ObjectSchema::default`] would change `object`: a defaulted field is absent
+    /// (or a non-nullable `null` with a default), or a non-nullable `null` without a default
+    /// is there to drop. Walks `object` without allocating, so a reader copies an object to
+    /// default it only when this is true (nearly always false for a stored object, which was
+    /// defaulted when written).
+    pub fn needs_defaults(&self, object: &Value) -> bool {
+        defaulting::would_default(object, &self.root)
+            || defaulting::has_prunable_null(object, &self.root)
+    }
+
     /// Validates `object` against the schema and then its CEL rules; `old` is the stored
     /// object on update (transition rules run only then; unchanged nodes are not reported,
     /// as the API server ratchets them). Returns every error, schema errors first: what

@@ -61,16 +61,26 @@ fn prunes_nested_unknown_fields_and_keeps_embedded_resources_and_preserved_ones(
     );
 }
 
-#[test]
-fn defaults_apply_inside_existing_parents_and_inside_defaults() {
-    let schema = schema(json!({"type": "object", "properties": {
+/// A spec with defaults nested in an object with a default, below an absent parent, in list
+/// items and on a nullable field, plus the properties of `more`.
+fn defaulting_schema(more: Value) -> ObjectSchema {
+    let mut properties = json!({
         "outer": {"type": "object", "default": {}, "properties": {
             "inner": {"type": "string", "default": "x"}}},
         "absent": {"type": "object", "properties": {"deep": {"type": "integer", "default": 3}}},
         "items": {"type": "array", "items": {"type": "object", "properties": {
             "n": {"type": "integer", "default": 7}}}},
         "nullable": {"type": "string", "nullable": true, "default": "d"}
-    }}));
+    });
+    if let (Value::Object(properties), Value::Object(more)) = (&mut properties, more) {
+        properties.extend(more);
+    }
+    schema(json!({"type": "object", "properties": properties}))
+}
+
+#[test]
+fn defaults_apply_inside_existing_parents_and_inside_defaults() {
+    let schema = defaulting_schema(json!({}));
     let mut object = json!({"spec": {"items": [{}, {"n": 1}], "nullable": null}});
     schema.default(&mut object);
     assert_eq!(
@@ -234,5 +244,53 @@ fn cel_rules_report_message_expression_reason_and_field_path() {
     assert_eq!(
         messages(&schema, object, Some(old)),
         [r#"spec.id: Invalid value: "b": field is immutable"#]
+    );
+}
+
+#[test]
+fn needs_defaults_is_true_exactly_when_default_changes_the_object() {
+    let schema = defaulting_schema(json!({
+        "defaultedItems": {"type": "array", "items": {"type": "string", "default": "i"}},
+        "map": {"type": "object", "additionalProperties": {"type": "object", "properties": {
+            "m": {"type": "integer", "default": 1}}}},
+        "defaultedValues": {"type": "object",
+            "additionalProperties": {"type": "string", "default": "v"}},
+        "plain": {"type": "object", "properties": {"s": {"type": "string"}}}
+    }));
+    let complete = json!({"outer": {"inner": "y"}, "absent": {"deep": 4},
+        "items": [{"n": 1}], "defaultedItems": ["a"], "map": {"k": {"m": 2}},
+        "defaultedValues": {"k": "w"}, "plain": {"s": "t"}, "nullable": null});
+    let cases = [
+        json!({}),
+        json!({"spec": complete}),
+        json!({"spec": {"outer": {"inner": "y"}}}),
+        json!({"spec": {"outer": {}}}),
+        json!({"spec": {"outer": {"inner": null}}}),
+        json!({"spec": {"outer": {"inner": "y"}, "absent": {}}}),
+        json!({"spec": {"outer": {"inner": "y"}, "items": [{"n": 1}, {}]}}),
+        json!({"spec": {"outer": {"inner": "y"}, "defaultedItems": ["a", null]}}),
+        json!({"spec": {"outer": {"inner": "y"}, "map": {"k": {"m": 2}, "l": {}}}}),
+        json!({"spec": {"outer": {"inner": "y"}, "map": {"k": {"m": 2}}}}),
+        json!({"spec": {"outer": {"inner": "y"}, "defaultedValues": {"k": null}}}),
+        json!({"spec": {"outer": {"inner": "y"}, "plain": {"s": null}}}),
+        json!({"spec": {"outer": {"inner": "y"}, "plain": {"s": "t"}, "nullable": null}}),
+        json!({"spec": {"outer": {"inner": "y"}, "unknown": null}}),
+        json!({"spec": null}),
+    ];
+    let mut changed = 0;
+    let count = cases.len();
+    for object in cases {
+        let mut defaulted = object.clone();
+        schema.default(&mut defaulted);
+        changed += usize::from(defaulted != object);
+        assert_eq!(
+            schema.needs_defaults(&object),
+            defaulted != object,
+            "{object} defaults to {defaulted}"
+        );
+    }
+    assert!(
+        changed > 0 && changed < count,
+        "the cases cover both answers"
     );
 }

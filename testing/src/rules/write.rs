@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use kbr_runtime::field_error::{FieldError, FieldErrorType};
 
@@ -330,9 +330,7 @@ impl State {
                 .field_manager(rt, part)
                 .update(&old_read, &mut body, manager);
         }
-        let managed_fields = body.pointer("/metadata/managedFields").cloned();
         let mut new = merge_for_update(rt, &old_read, body, part);
-        meta::set(&mut new, "managedFields", managed_fields);
         // The strategy's PrepareForUpdate, and what the Service storage's BeginUpdate keeps
         // and allocates.
         let allocation = if part == Part::Main {
@@ -394,19 +392,11 @@ impl State {
 }
 
 /// The object an update stores: the body with server-owned metadata kept from `old`, `status`
-/// kept (main) or only `status` taken (status), and `generation` bumped on spec changes.
+/// kept (main) or only `status` taken (status), and `generation` bumped on spec changes. The
+/// body's `managedFields` (the field manager's new ones) are the stored object's in both cases.
 fn merge_for_update(rt: &ResourceType, old: &Value, body: Value, part: Part) -> Value {
     let mut new = match part {
-        Part::Status => {
-            let mut new = old.clone();
-            if let Value::Object(map) = &mut new {
-                match body.get("status") {
-                    Some(status) => map.insert("status".into(), status.clone()),
-                    None => map.remove("status"),
-                };
-            }
-            return new;
-        }
+        Part::Status => return with_status_of(old, body),
         Part::Main => body,
     };
     if let Value::Object(map) = &mut new {
@@ -444,4 +434,93 @@ fn merge_for_update(rt: &ResourceType, old: &Value, body: Value, part: Part) -> 
         meta::set(&mut new, "generation", Some(Value::from(generation)));
     }
     new
+}
+
+/// A status write's object: `old` with the `status` and `metadata.managedFields` of `body`,
+/// both moved out of it. Copies each other field of `old` once (the replaced `status` and
+/// `managedFields` are not copied).
+fn with_status_of(old: &Value, body: Value) -> Value {
+    let Value::Object(mut body) = body else {
+        return with_status_of(old, Value::Object(Map::new()));
+    };
+    let status = body.remove("status");
+    let managed_fields = match body.get_mut("metadata") {
+        Some(Value::Object(metadata)) => metadata.remove("managedFields"),
+        _ => None,
+    };
+    let mut new = Map::new();
+    if let Value::Object(fields) = old {
+        for (name, value) in fields {
+            match (name.as_str(), value) {
+                ("status", _) => {}
+                ("metadata", Value::Object(metadata)) => {
+                    let kept = metadata
+                        .iter()
+                        .filter(|(field, _)| *field != "managedFields")
+                        .map(|(field, value)| (field.clone(), value.clone()))
+                        .collect();
+                    new.insert(name.clone(), Value::Object(kept));
+                }
+                _ => {
+                    new.insert(name.clone(), value.clone());
+                }
+            }
+        }
+    }
+    if let Some(status) = status {
+        new.insert("status".into(), status);
+    }
+    let mut new = Value::Object(new);
+    meta::set(&mut new, "managedFields", managed_fields);
+    new
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// What a status write stored before [`with_status_of`]: a copy of `old` with the body's
+    /// `status` (or none) and `managedFields` (or none) set over it.
+    fn copied(old: &Value, body: &Value) -> Value {
+        let mut new = old.clone();
+        if let Value::Object(map) = &mut new {
+            match body.get("status") {
+                Some(status) => map.insert("status".into(), status.clone()),
+                None => map.remove("status"),
+            };
+        }
+        let managed_fields = body.pointer("/metadata/managedFields").cloned();
+        meta::set(&mut new, "managedFields", managed_fields);
+        new
+    }
+
+    #[test]
+    fn a_status_write_stores_what_copying_the_old_object_stores() {
+        let managed = json!([{"manager": "m", "operation": "Update"}]);
+        let olds = [
+            json!({"apiVersion": "v1", "kind": "K", "metadata": {"name": "a",
+                "managedFields": [{"manager": "old"}], "labels": {"x": "y"}},
+                "spec": {"n": 1}, "status": {"ready": false}}),
+            json!({"apiVersion": "v1", "kind": "K", "metadata": {"name": "a"}, "spec": {}}),
+        ];
+        let bodies = [
+            json!({"metadata": {"name": "a", "managedFields": managed}, "spec": {"n": 2},
+                "status": {"ready": true}}),
+            json!({"metadata": {"name": "a"}, "status": {"ready": true}}),
+            json!({"spec": {"n": 3}}),
+            json!({"metadata": {"managedFields": managed}}),
+            json!(null),
+        ];
+        for old in &olds {
+            for body in &bodies {
+                assert_eq!(
+                    with_status_of(old, body.clone()),
+                    copied(old, body),
+                    "{old} written with {body}"
+                );
+            }
+        }
+    }
 }

@@ -438,3 +438,103 @@ fn merge_types_are_found_by_group_plural_and_version() {
     types.set("b.example.com", "widgets", None);
     assert!(types.0.is_empty());
 }
+
+#[test]
+fn comparing_what_the_reset_fields_leave_is_the_filtered_comparison() {
+    use super::typed::{compare, compare_without};
+    let f = |name: &str| vec![PathElement::Field(name.into())];
+    let resets = [
+        FieldSet::default(),
+        FieldSet::of(&[f("status")]),
+        FieldSet::of(&[f("metadata"), f("spec")]),
+        FieldSet::of(&[vec![
+            PathElement::Field("spec".into()),
+            PathElement::Field("a".into()),
+        ]]),
+    ];
+    let meta = |rv: &str| {
+        json!({"name": "x", "namespace": "d", "resourceVersion": rv, "labels": {"a": "b"},
+            "managedFields": [{"manager": rv}]})
+    };
+    let container =
+        |image: &str| json!({"name": "c", "image": image, "ports": [{"containerPort": 80}]});
+    let deployment = |rv: &str, image: &str, replicas: u32, status: Value| {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta(rv),
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"a": "b"}},
+                "template": {"metadata": {"labels": {"a": "b"}},
+                    "spec": {"containers": [container(image)]}}},
+            "status": status})
+    };
+    let custom = |rv: &str, spec: Value, status: Option<Value>| {
+        let mut object = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+            "metadata": meta(rv), "spec": spec});
+        if let (Some(status), Value::Object(map)) = (status, &mut object) {
+            map.insert("status".into(), status);
+        }
+        object
+    };
+    let deployments = builtin::kind_type("apps", "v1", "Deployment")
+        .unwrap_or_else(|| panic!("Deployment has a merge type"));
+    let widgets = custom_resource(&json!({"type": "object", "properties": {
+        "spec": {"type": "object", "properties": {
+            "entries": {"type": "array", "x-kubernetes-list-type": "map",
+                "x-kubernetes-list-map-keys": ["name"], "items": {"type": "object",
+                "properties": {"name": {"type": "string"}, "n": {"type": "integer"}}}},
+            "size": {"type": "integer"}}},
+        "status": {"type": "object", "properties": {"ready": {"type": "boolean"},
+            "available": {"type": "integer"}}}}}));
+    let cases = [
+        (
+            &deployments,
+            deployment("1", "a", 1, json!({"replicas": 1})),
+            deployment("1", "a", 1, json!({"replicas": 2, "readyReplicas": 2})),
+        ),
+        (
+            &deployments,
+            deployment("1", "a", 1, json!({})),
+            deployment("2", "b", 3, json!({"replicas": 1})),
+        ),
+        (
+            &widgets,
+            custom(
+                "1",
+                json!({"size": 1, "entries": [{"name": "a", "n": 1}]}),
+                None,
+            ),
+            custom(
+                "2",
+                json!({"size": 2, "entries": [{"name": "a", "n": 2}, {"name": "b"}]}),
+                Some(json!({"ready": true, "available": 1})),
+            ),
+        ),
+        (
+            &widgets,
+            custom("1", json!({"size": 1}), Some(json!({"ready": false}))),
+            custom("1", json!({"size": 1}), Some(json!({"available": 0}))),
+        ),
+        (
+            &Ty::Deduced,
+            json!({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": meta("1"),
+                "spec": {"a": {"b": [1]}, "gone": 1}, "status": {"x": 1}}),
+            json!({"apiVersion": "example.com/v1", "kind": "Other", "metadata": meta("2"),
+                "spec": {"a": {"b": [2], "c": {}}}, "status": {"x": 2}, "extra": null}),
+        ),
+        (&Ty::Deduced, json!({}), json!({})),
+        (&Ty::Deduced, json!({"a": 1}), json!([1])),
+    ];
+    let mut nonempty = 0;
+    for (ty, old, new) in &cases {
+        for reset in &resets {
+            for (lhs, rhs) in [(old, new), (new, old), (old, old)] {
+                let general = compare(lhs, rhs, ty).without(reset);
+                nonempty += usize::from(general != Default::default());
+                assert_eq!(
+                    compare_without(lhs, rhs, ty, reset),
+                    general,
+                    "{lhs} -> {rhs} without {reset:?}"
+                );
+            }
+        }
+    }
+    assert!(nonempty > 0, "the cases compare objects that differ");
+}

@@ -266,6 +266,47 @@ pub(crate) fn compare(lhs: &Value, rhs: &Value, ty: &Ty) -> Comparison {
     }
 }
 
+/// `compare(lhs, rhs, ty).without(reset)`, comparing only the top-level fields `reset` leaves
+/// and skipping the fields equal on both sides (their comparison is empty). The field manager
+/// compares every write's old and new object: a status write leaves out `metadata` and `spec`,
+/// a main write of a kind with a status subresource leaves out `status`. Takes the general
+/// path where the root is not a granular map of two objects or `reset` has nested paths.
+pub(crate) fn compare_without(lhs: &Value, rhs: &Value, ty: &Ty, reset: &FieldSet) -> Comparison {
+    let atom = ty.atom();
+    let root = match (lhs, rhs, pair_handler(&atom, Some(lhs), Some(rhs))) {
+        (Value::Object(l), Value::Object(r), (Handler::Map(map), None))
+            if !(map.atomic || l.is_empty() && r.is_empty()) && reset.children.is_empty() =>
+        {
+            Some((l, r, map))
+        }
+        _ => None,
+    };
+    let Some((l, r, map)) = root else {
+        return compare(lhs, rhs, ty).without(reset);
+    };
+    let is_reset = |name: &str| {
+        reset
+            .members
+            .iter()
+            .any(|pe| matches!(pe, PathElement::Field(field) if field == name))
+    };
+    let mut out = Diff::default();
+    let only_right = r.keys().filter(|name| !l.contains_key(*name));
+    for name in l.keys().chain(only_right) {
+        let (lv, rv) = (l.get(name), r.get(name));
+        if lv == rv || is_reset(name) {
+            continue;
+        }
+        let below = compare_walk(lv, rv, &field_type(map, name));
+        out.put(&PathElement::Field(name.clone()), below);
+    }
+    Comparison {
+        removed: out.removed.set,
+        modified: out.modified.set,
+        added: out.added.set,
+    }
+}
+
 fn compare_walk(lhs: Option<&Value>, rhs: Option<&Value>, ty: &Ty) -> Diff {
     let atom = ty.atom();
     let (handler, also) = pair_handler(&atom, lhs, rhs);

@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::fieldset::{FieldSet, Path};
 use super::merge::{merge, remove_items};
 use super::schema::Ty;
-use super::typed::{Comparison, compare, ensure_named_fields_are_members, to_field_set};
+use super::typed::{Comparison, compare_without, ensure_named_fields_are_members, to_field_set};
 
 /// The fields one manager owns (`fieldpath.VersionedSet`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,7 +53,7 @@ impl Updater<'_> {
         workflow: &str,
         force: bool,
     ) -> Result<Comparison, Vec<Conflict>> {
-        let cmp = compare(old, new, self.ty).without(self.reset);
+        let cmp = compare_without(old, new, self.ty, self.reset);
         let mut conflicts = Vec::new();
         let mut taken = Vec::new();
         // The changed fields matter only to other managers: a create (no managers yet) or a

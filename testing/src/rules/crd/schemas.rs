@@ -215,13 +215,15 @@ impl Schemas {
     }
 }
 
-/// A stored object as read through `schema`: its defaults applied (when it has any).
+/// A stored object as read through `schema`: its defaults applied, copied only when
+/// [`ObjectSchema::needs_defaults`] finds one missing (a stored object was defaulted when
+/// written, so a read nearly always borrows it).
 pub(crate) fn defaulted<'a>(
     obj: &'a Value,
     schema: Option<&ObjectSchema>,
 ) -> std::borrow::Cow<'a, Value> {
     match schema {
-        Some(schema) if schema.has_defaults() => {
+        Some(schema) if schema.has_defaults() && schema.needs_defaults(obj) => {
             let mut obj = obj.clone();
             schema.default(&mut obj);
             std::borrow::Cow::Owned(obj)
