@@ -213,7 +213,8 @@
 //!   [`FakeApiServerBuilder::watch_history`]; an older version gets an `ERROR` event carrying a
 //!   410 `Expired` Status, as the real server sends); `BOOKMARK`s with `allowWatchBookmarks`;
 //!   `sendInitialEvents`; `timeoutSeconds`; selectors (an object leaving or entering a selector
-//!   is sent as `DELETED`/`ADDED`); metadata-only watches (`as=PartialObjectMetadata`).
+//!   is sent as `DELETED`/`ADDED`); metadata-only watches (`as=PartialObjectMetadata`). The
+//!   events already queued leave in one chunk, as kube-apiserver flushes only when none is.
 //! - **Metadata-only responses** as kube-apiserver's `response.go` converts them: any single
 //!   object (get, writes) with `as=PartialObjectMetadata`, lists with
 //!   `as=PartialObjectMetadataList`, 406 `NotAcceptable` for a list asked for as one object or

@@ -99,7 +99,7 @@ async fn respond(
     bytes: Bytes,
     warnings: &mut Warnings,
 ) -> Result<Response<Body>, ApiError> {
-    let parsed = Parsed::new(parts, &lock(&shared.state));
+    let parsed = Parsed::new(parts, &shared.routes.load());
     // A `/scale` body is a Scale, not the resource: neither decoded as it nor admitted.
     let object = parsed
         .object
@@ -152,8 +152,7 @@ fn serve(
             .ok_or_else(|| ApiError::no_route(path))
     };
     let registry_doc = |f: &dyn Fn(&crate::machinery::registry::Registry) -> Option<Value>| {
-        let state = lock(&shared.state);
-        f(&state.registry)
+        f(&shared.routes.load().registry)
     };
     match route {
         Route::Version => discovery_doc(Some(discovery::version())),

@@ -17,8 +17,8 @@ use http::{Method, header};
 
 use crate::machinery::api_error::ApiError;
 use crate::machinery::registry::ResourceType;
-use crate::rules::State;
 use crate::rules::patch::PatchKind;
+use crate::rules::routes::Routes;
 use kbr_runtime::crd::ObjectSchema;
 
 /// A request as the handler parsed it, once: its query, its route and, for a request on
@@ -50,17 +50,18 @@ pub(crate) struct ObjectRequest {
 }
 
 impl Parsed {
-    /// Parses `parts` against the resources `state` serves.
-    pub(crate) fn new(parts: &http::request::Parts, state: &State) -> Self {
+    /// Parses `parts` against the resources `routes` serves (the state's published
+    /// snapshot: no lock).
+    pub(crate) fn new(parts: &http::request::Parts, routes: &Routes) -> Self {
         let query = Query::parse(&parts.uri);
         let route = parse_path(parts.uri.path(), |g, v, p| {
-            state.registry.get(g, v, p).is_some()
+            routes.registry.get(g, v, p).is_some()
         });
         let object = match (&query, &route) {
-            (Ok(query), Some(Route::Object(path))) => state
+            (Ok(query), Some(Route::Object(path))) => routes
                 .registry
                 .get(&path.group, &path.version, &path.plural)
-                .map(|rt| ObjectRequest::new(parts, path, rt, state.schemas.get(rt), query)),
+                .map(|rt| ObjectRequest::new(parts, path, rt, routes.schemas.get(rt), query)),
             _ => None,
         };
         Self {

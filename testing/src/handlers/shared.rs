@@ -1,5 +1,6 @@
 //! [`Shared`]: what the clones of a [`crate::FakeApiServer`] share (the state under one lock,
-//! fault injection, request counters, settings), and [`lock`], how every step takes a mutex.
+//! what a request reads before it needs that lock, fault injection, request counters,
+//! settings), and [`lock`], how every step takes a mutex.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -11,6 +12,8 @@ use k8s_openapi::api::authorization::v1::{
 
 use crate::handlers::fault_state::{Counts, FaultState};
 use crate::rules::State;
+use crate::rules::routes::PublishedRoutes;
+use crate::store::ObjectCount;
 
 /// Locks a mutex, recovering the data if a panicking thread poisoned it (the state is always
 /// left consistent between statements).
@@ -27,6 +30,11 @@ pub(crate) struct Config {
 /// Everything the clones of a server share.
 pub(crate) struct Shared {
     pub(crate) state: Arc<Mutex<State>>,
+    /// The state's served types and schemas, which request parsing reads without its lock.
+    pub(crate) routes: PublishedRoutes,
+    /// The numbers of stored Mutating- and ValidatingWebhookConfigurations: while both are
+    /// zero, admission has nothing to look up under the state's lock.
+    pub(crate) webhook_configurations: [ObjectCount; 2],
     pub(crate) faults: Mutex<FaultState>,
     pub(crate) counters: Counts,
     /// The subset of `counters` asking for metadata only (`Accept: …;as=PartialObjectMetadata…`).

@@ -368,7 +368,7 @@ pub(crate) struct StorageKey {
 }
 
 /// The table of served resource types.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Registry {
     /// (group, version, plural) -> type.
     types: BTreeMap<(String, String, String), ResourceType>,

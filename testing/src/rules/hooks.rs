@@ -14,13 +14,16 @@ use crate::rules::namespace;
 use crate::store::ObjRef;
 
 impl State {
-    /// The parts of the state serving a CRD changes.
-    fn served(&mut self) -> Served<'_> {
-        Served {
+    /// Runs `change` on the parts of the state serving a CRD, then publishes the served types
+    /// and schemas for request parsing ([`State::publish_routes`]).
+    fn serving<R>(&mut self, change: impl FnOnce(Served<'_>) -> R) -> R {
+        let result = change(Served {
             registry: &mut self.registry,
             schemas: &mut self.schemas,
             merge_types: &mut self.merge_types,
-        }
+        });
+        self.publish_routes();
+        result
     }
 
     /// Kind-specific defaults before a new object is stored.
@@ -30,7 +33,7 @@ impl State {
             namespace::prepare_for_create(obj);
         }
         if crd::is_crd(&storage) {
-            crd::serve(self.served(), obj, true);
+            self.serving(|served| crd::serve(served, obj, true));
         }
     }
 
@@ -41,7 +44,7 @@ impl State {
         }
         if crd::is_crd(&rt.storage()) {
             let established = obj.pointer("/status/conditions").is_some();
-            crd::serve(self.served(), obj, !established);
+            self.serving(|served| crd::serve(served, obj, !established));
         }
     }
 
@@ -60,7 +63,7 @@ impl State {
             self.sweep_namespace(&key.namespace);
         }
         if crd::is_crd(&key.storage)
-            && let Some(storage) = crd::unserve(self.served(), removed)
+            && let Some(storage) = self.serving(|served| crd::unserve(served, removed))
         {
             let keys: Vec<ObjRef> = self
                 .store

@@ -31,6 +31,7 @@ mod hooks;
 pub(crate) mod namespace;
 pub(crate) mod objectmeta;
 pub(crate) mod patch;
+pub(crate) mod routes;
 pub(crate) mod scale;
 pub(crate) mod write;
 
@@ -40,6 +41,7 @@ use crate::store::Store;
 use apply::MergeTypes;
 use builtin::core::service_alloc::Allocations;
 use crd::schemas::Schemas;
+use routes::PublishedRoutes;
 
 /// The fake API server's state (see the [module docs](self)).
 pub(crate) struct State {
@@ -59,12 +61,15 @@ pub(crate) struct State {
     /// one of them triggers the sweep again, which then leaves the work to the running one
     /// (one pass over the contents, not one nested pass per object).
     pub(crate) sweeping: std::collections::BTreeSet<String>,
+    /// `registry` and `schemas` as request parsing reads them, without this state's lock:
+    /// republished by [`State::publish_routes`] whenever either changes.
+    pub(crate) routes: PublishedRoutes,
 }
 
 impl State {
     /// A server's state serving `registry`, keeping the last `history_limit` changes.
     pub(crate) fn new(registry: Registry, names: NameGenerator, history_limit: usize) -> Self {
-        Self {
+        let state = Self {
             store: Store::new(history_limit),
             registry,
             names,
@@ -72,6 +77,15 @@ impl State {
             merge_types: MergeTypes::default(),
             allocations: Allocations::default(),
             sweeping: std::collections::BTreeSet::new(),
-        }
+            routes: PublishedRoutes::default(),
+        };
+        state.publish_routes();
+        state
+    }
+
+    /// Publishes `registry` and `schemas` for request parsing ([`routes`]); every change to
+    /// either calls it before the state's lock is let go.
+    pub(crate) fn publish_routes(&self) {
+        self.routes.publish(&self.registry, &self.schemas);
     }
 }

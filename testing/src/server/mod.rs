@@ -177,7 +177,9 @@ impl FakeApiServer {
 
     /// Serves one resource type (replacing a type with the same group, version and plural).
     pub fn register_type(&self, rt: ResourceType) {
-        lock(&self.shared.state).registry.add(rt);
+        let mut state = lock(&self.shared.state);
+        state.registry.add(rt);
+        state.publish_routes();
     }
 
     /// A `kube::Client` talking to this server (default namespace `default`). Call it inside a
@@ -316,8 +318,11 @@ impl FakeApiServerBuilder {
             .map_or_else(NameGenerator::from_entropy, NameGenerator::seeded);
         let mut state = State::new(registry, names, self.history);
         state.create_system_namespaces();
+        let webhook_configurations = handlers::admission::configuration_counts(&mut state.store);
         FakeApiServer {
             shared: Arc::new(Shared {
+                routes: state.routes.clone(),
+                webhook_configurations,
                 state: Arc::new(Mutex::new(state)),
                 faults: Mutex::new(FaultState::default()),
                 counters: Counts::default(),

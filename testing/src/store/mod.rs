@@ -11,6 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -114,6 +115,19 @@ impl PartialOrd for EtcdKey {
     }
 }
 
+/// The number of objects stored in one resource, kept by the store ([`Store::count`]) and
+/// readable without the state's lock. Clones share one number.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ObjectCount(Arc<AtomicUsize>);
+
+impl ObjectCount {
+    /// The number as of the last write to the resource that finished (it is updated under the
+    /// state's lock, before the write returns).
+    pub(crate) fn get(&self) -> usize {
+        self.0.load(Ordering::Acquire)
+    }
+}
+
 /// Objects by resource, then by their etcd key — sorted as etcd sorts them.
 type Objects = BTreeMap<StorageKey, BTreeMap<EtcdKey, Arc<Value>>>;
 
@@ -132,6 +146,8 @@ pub(crate) struct Store {
     by_uid: HashMap<String, ObjRef>,
     /// owner uid -> objects with an ownerReference to it.
     dependents: HashMap<String, BTreeSet<ObjRef>>,
+    /// The resources whose number of objects is published ([`Store::count`]).
+    counted: Vec<(StorageKey, ObjectCount)>,
 }
 
 impl Store {
@@ -146,6 +162,27 @@ impl Store {
             watchers: Vec::new(),
             by_uid: HashMap::new(),
             dependents: HashMap::new(),
+            counted: Vec::new(),
+        }
+    }
+
+    /// The number of objects stored in `storage`, kept up to date by every later write (for
+    /// the handler's checks that must not take the state's lock).
+    pub(crate) fn count(&mut self, storage: &StorageKey) -> ObjectCount {
+        if let Some((_, count)) = self.counted.iter().find(|(s, _)| s == storage) {
+            return count.clone();
+        }
+        let count = ObjectCount::default();
+        self.counted.push((storage.clone(), count.clone()));
+        self.update_count(storage);
+        count
+    }
+
+    /// Publishes the number of objects of `storage`, if it is counted.
+    fn update_count(&self, storage: &StorageKey) {
+        if let Some((_, count)) = self.counted.iter().find(|(s, _)| s == storage) {
+            let stored = self.objects.get(storage).map_or(0, BTreeMap::len);
+            count.0.store(stored, Ordering::Release);
         }
     }
 
@@ -238,6 +275,7 @@ impl Store {
             self.unindex(&key, prev);
         }
         self.index(&key, &obj);
+        self.update_count(&key.storage);
         let kind = if prev.is_some() {
             EventType::Modified
         } else {
@@ -264,6 +302,7 @@ impl Store {
         if let Some(prev) = &prev {
             self.unindex(&key, prev);
         }
+        self.update_count(&key.storage);
         self.record(key, EventType::Deleted, last.clone(), prev);
         last
     }
@@ -355,7 +394,43 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use super::EtcdKey;
+    use super::{EtcdKey, ObjRef, Store};
+    use crate::machinery::registry::StorageKey;
+    use serde_json::json;
+
+    #[test]
+    fn a_count_follows_the_objects_of_its_resource() {
+        let storage = |plural: &str| StorageKey {
+            group: "g".into(),
+            plural: plural.into(),
+        };
+        let at = |plural: &str, name: &str| ObjRef {
+            storage: storage(plural),
+            namespace: String::new(),
+            name: name.into(),
+        };
+        let mut store = Store::new(10);
+        store.commit_put(at("hooks", "a"), json!({"metadata": {"name": "a"}}));
+        // Counted from the objects already stored; one counter per resource.
+        let count = store.count(&storage("hooks"));
+        assert_eq!(count.get(), 1);
+        assert_eq!(store.count(&storage("hooks")).get(), 1);
+        store.commit_put(at("hooks", "b"), json!({"metadata": {"name": "b"}}));
+        store.commit_put(
+            at("hooks", "b"),
+            json!({"metadata": {"name": "b", "labels": {}}}),
+        );
+        store.commit_put(at("others", "c"), json!({"metadata": {"name": "c"}}));
+        assert_eq!(
+            count.get(),
+            2,
+            "an update and another resource's create do not count"
+        );
+        store.commit_remove(at("hooks", "a"), json!({"metadata": {"name": "a"}}));
+        store.commit_remove(at("hooks", "b"), json!({"metadata": {"name": "b"}}));
+        assert_eq!(count.get(), 0);
+        assert_eq!(store.count(&storage("others")).get(), 1);
+    }
 
     #[test]
     fn keys_sort_as_etcd_sorts_namespace_slash_name() {

@@ -30,13 +30,25 @@ use crate::handlers::request::{ObjectPath, ObjectRequest, Verb};
 use crate::handlers::shared::{Shared, lock};
 use crate::machinery::api_error::ApiError;
 use crate::machinery::meta;
-use crate::machinery::registry::ResourceType;
+use crate::machinery::registry::{ResourceType, StorageKey};
 use crate::machinery::subresource::Part;
 use crate::rules::write::{WriteOptions, key};
+use crate::store::{ObjectCount, Store};
 
 const GROUP: &str = "admissionregistration.k8s.io";
 const MUTATING: &str = "mutatingwebhookconfigurations";
 const VALIDATING: &str = "validatingwebhookconfigurations";
+
+/// The counts of stored Mutating- and ValidatingWebhookConfigurations, for
+/// [`Shared::webhook_configurations`].
+pub(crate) fn configuration_counts(store: &mut Store) -> [ObjectCount; 2] {
+    [MUTATING, VALIDATING].map(|plural| {
+        store.count(&StorageKey {
+            group: GROUP.to_owned(),
+            plural: plural.to_owned(),
+        })
+    })
+}
 
 /// What admission decided for a request the webhooks intercepted.
 #[derive(Debug, Default)]
@@ -148,11 +160,16 @@ struct Prepared {
 }
 
 /// Under the state lock: what admission needs, or `None` when nothing intercepts the request.
+/// Without any stored webhook configuration (the store's counts, read without the lock),
+/// nothing does and the lock is not taken.
 fn prepare(shared: &Arc<Shared>, request: &ObjectRequest, decoded: &Decoded) -> Option<Prepared> {
     let verb = match request.verb? {
         verb @ (Verb::Create | Verb::Update | Verb::Patch | Verb::Delete) => verb,
         _ => return None,
     };
+    if shared.webhook_configurations.iter().all(|c| c.get() == 0) {
+        return None;
+    }
     let mut state = lock(&shared.state);
     let (Some(mutating), Some(validating)) = (
         state.registry.get(GROUP, "v1", MUTATING).cloned(),

@@ -43,7 +43,7 @@ use crate::machinery::registry::ResourceType;
 
 /// The schemas of the served custom resource versions: group -> plural -> version -> schema
 /// (nested, so a lookup by `&str` allocates nothing on the request path).
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(crate) struct Schemas(HashMap<String, HashMap<String, HashMap<String, Arc<ObjectSchema>>>>);
 
 /// The causes of a 422 for `errors`.
