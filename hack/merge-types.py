@@ -8,7 +8,8 @@ DIR, named core.json, apps.json, batch.json, coordination.json, events.json,
 admissionregistration.json and apiextensions.json (GET /openapi/v3/api/v1, /openapi/v3/apis/apps/v1, ...), then run
     python3 hack/merge-types.py DIR testing/src/rules/apply/builtin_types.json
 
-Only what server-side apply and strategic merge patch read is kept: type, properties, items,
+Only what server-side apply, strategic merge patch and decoding read is kept: type, format,
+required, properties, items,
 additionalProperties, $ref, x-kubernetes-list-type/-list-map-keys/-map-type/-preserve-unknown-fields
 (kube-openapi pkg/schemaconv), x-kubernetes-patch-strategy/-patch-merge-key on every property that
 has them (server-side apply reads them only where there is no list type; strategic merge patch
@@ -30,7 +31,7 @@ KINDS = [
      ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]),
     ("apiextensions", "apiextensions.k8s.io", "v1", ["CustomResourceDefinition"]),
 ]
-KEEP = ["type", "x-kubernetes-list-type", "x-kubernetes-list-map-keys", "x-kubernetes-map-type",
+KEEP = ["type", "format", "required", "x-kubernetes-list-type", "x-kubernetes-list-map-keys", "x-kubernetes-map-type",
         "x-kubernetes-preserve-unknown-fields", "x-kubernetes-patch-strategy",
         "x-kubernetes-patch-merge-key"]
 

@@ -169,7 +169,9 @@
 //!   `?dryRun=All` (another value is a 422 on the write's options).
 //! - **Decoding and `fieldValidation`** (`endpoints/handlers`, `customresource_handler.go`,
 //!   `schema/objectmeta`): a write's body is decoded into its kind before admission — custom
-//!   resources through their schema, built-in kinds through their k8s-openapi type — and
+//!   resources through their schema, built-in kinds through their k8s-openapi type (not run
+//!   when a walk of the parsed body against the kind's OpenAPI definition is sure it decodes
+//!   with no unknown field: the same answer, one parse less) — and
 //!   `metadata` keeps only `ObjectMeta`'s fields (empty ones omitted); unknown and duplicate
 //!   fields are dropped and, as `fieldValidation` says, sent as `Warning: 299 - "unknown field
 //!   \"spec.x\""` headers (`Warn`, the default), refused (`Strict`: a create's or update's 400

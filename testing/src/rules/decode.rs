@@ -8,8 +8,10 @@
 //! - **Built-in kinds** (`apimachinery/pkg/runtime/serializer/json`, a strict
 //!   `sigs.k8s.io/json` unmarshal into the Go type): `metadata` decoded as `ObjectMeta` (the same
 //!   code as for custom resources), then the body decoded into its k8s-openapi type, whose
-//!   ignored keys are the unknown fields; they are removed. A body the k8s-openapi type does not
-//!   accept (a value of the wrong type) fails as it fails in Go, with serde's words.
+//!   ignored keys are the unknown fields; they are removed. A body that the walk of its OpenAPI
+//!   definition ([`crate::rules::decodable`]) is sure of skips that second decode: it has none.
+//!   A body the k8s-openapi type does not accept (a value of the wrong type) fails as it fails
+//!   in Go, with serde's words.
 //! - Unstructured objects (custom resources, kinds registered by hand) have their whole
 //!   floating-point numbers written as integers, as Go re-encodes a whole `float64`.
 //! - **Duplicate keys** anywhere in the body (`duplicate field "spec.replicas"`), found in the
@@ -52,8 +54,13 @@ pub(crate) fn coerce(
         }
         None => {
             bytes_decode(rt, object)?;
-            // Typed decoding sees metadata too, in the body's order (by key without a body).
-            let typed = typed_unknown(rt, object, raw);
+            // Typed decoding sees metadata too, in the body's order (by key without a body);
+            // a body the walk of its definition is sure of decodes with no unknown field.
+            let typed = if crate::rules::decodable::surely_decodes(rt, object, raw) {
+                Some(Ok(Vec::new()))
+            } else {
+                typed_unknown(rt, object, raw)
+            };
             let metadata_unknown = match object.get_mut("metadata") {
                 Some(metadata) => {
                     let place = MetaPlace {
@@ -386,6 +393,17 @@ fn ignored<T: serde::de::DeserializeOwned>(
             .map_err(|e| e.to_string()),
     };
     Some(decoded.map(|()| found))
+}
+
+/// [`typed_unknown`]'s answer with its paths written out, for the tests of the fast path.
+#[cfg(test)]
+pub(crate) fn typed_unknown_paths(
+    rt: &ResourceType,
+    object: &Value,
+    raw: Option<&[u8]>,
+) -> Option<Result<Vec<String>, String>> {
+    typed_unknown(rt, object, raw)
+        .map(|r| r.map(|paths| paths.iter().map(|p| display(p)).collect()))
 }
 
 /// The unknown fields of a built-in kind's body, by its k8s-openapi type, or why the body does

@@ -8,7 +8,7 @@
 //! |---|---|
 //! | generic registry: create and update (`registry/generic/registry/store.go`, `rest/create.go`, `rest/update.go`) | [`write`](mod@write) |
 //! | `ValidateObjectMeta` (`apimachinery/pkg/api/validation/objectmeta.go`) | [`objectmeta`] |
-//! | the codecs: decoding a body into its kind | [`decode`] |
+//! | the codecs: decoding a body into its kind | [`decode`], [`decodable`] (which bodies of built-in kinds surely decode) |
 //! | custom resources and CRDs (apiextensions-apiserver) | [`crd`] |
 //! | built-in kinds' strategies: which have a generation, what a `PUT` may do | [`builtin`] |
 //! | Namespaces (`registry/core/namespace`) | [`namespace`] |
@@ -25,6 +25,7 @@
 pub(crate) mod apply;
 pub(crate) mod builtin;
 pub(crate) mod crd;
+pub(crate) mod decodable;
 pub(crate) mod decode;
 pub(crate) mod deletion;
 mod hooks;

@@ -6,7 +6,8 @@
 //! and apiextensions.k8s.io/v1 CustomResourceDefinition, the definitions they reach as
 //! kube-apiserver v1.36 publishes them at `/openapi/v3`, cut down to what server-side apply
 //! reads (list and map types, merge keys, key defaults such as a container port's
-//! `protocol: TCP`). `hack/merge-types.py` regenerates it. kube-apiserver builds its type
+//! `protocol: TCP`), and what decoding reads ([`crate::rules::decodable`]: types, formats,
+//! required fields). `hack/merge-types.py` regenerates it. kube-apiserver builds its type
 //! converter from the same documents (apimachinery `managedfields.NewTypeConverter`); other
 //! kinds are deduced (maps granular, lists atomic).
 
@@ -25,9 +26,13 @@ struct Registry {
     definitions: HashMap<String, Arc<Atom>>,
 }
 
+/// `builtin_types.json`: `kinds` (`group/version/Kind` to a definition's name) and
+/// `definitions` (OpenAPI v3 schemas by name, with `type`, `format`, `required`, `properties`,
+/// `items`, `additionalProperties`, `$ref`, defaults and the merge extensions).
+pub(crate) const DOCUMENT: &str = include_str!("builtin_types.json");
+
 static REGISTRY: LazyLock<Registry> = LazyLock::new(|| {
-    let doc: Value =
-        serde_json::from_str(include_str!("builtin_types.json")).unwrap_or(Value::Null);
+    let doc: Value = serde_json::from_str(DOCUMENT).unwrap_or(Value::Null);
     let mut kinds: HashMap<String, Vec<(String, String, Ty)>> = HashMap::new();
     for (gvk, name) in doc["kinds"].as_object().into_iter().flatten() {
         let (Some(name), Some((group_version, kind))) = (name.as_str(), gvk.rsplit_once('/'))

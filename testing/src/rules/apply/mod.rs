@@ -25,7 +25,7 @@
 //! `lastappliedupdater.go`), schema changes of list types after fields were recorded
 //! (`reconcile_schema.go`), unions.
 
-mod builtin;
+pub(crate) mod builtin;
 mod created;
 mod element;
 mod fieldset;

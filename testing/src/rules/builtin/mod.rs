@@ -72,7 +72,16 @@ pub(crate) fn prepare_for_create(rt: &ResourceType, obj: &mut Value) {
     match kind {
         Kind::Pod => core::pod::prepare_for_create(obj),
         Kind::Service => core::service::init_ip_families(obj),
-        k if k.is_apps() => apps::prepare_for_create(k, obj),
+        k if k.is_apps() || k == Kind::CronJob => {
+            if k.is_apps() {
+                apps::prepare_for_create(k, obj);
+            }
+            // Since decoding's walks, besides the server's metadata (see below; a DaemonSet's
+            // annotation, a map of strings), only the new `status` changed: the root and it
+            // are walked, not the spec (`walks` tests it).
+            openapi::apply_below(&rt.group, &rt.version, &rt.kind, obj, &["status"]);
+            return;
+        }
         k if k.is_batch() => batch::prepare_for_create(k, obj),
         // Since decoding's walk only the server's metadata changed (name, uid, timestamps,
         // managedFields, without nulls), where no type has a default (tested in `openapi`):
@@ -162,4 +171,82 @@ pub(crate) fn requires_qualified_finalizers(rt: &ResourceType) -> bool {
 /// `Status` (the registry's `ReturnDeletedObject`).
 pub(crate) fn returns_deleted_object(rt: &ResourceType) -> bool {
     rt.group.is_empty() && matches!(rt.plural.as_str(), "pods" | "serviceaccounts")
+}
+
+#[cfg(test)]
+mod walks {
+    use serde_json::{Value, json};
+
+    use super::{default, openapi, prepare_for_create};
+    use crate::machinery::registry::ResourceType;
+
+    /// A create's decoding and preparation walk a kind's OpenAPI type fewer times than
+    /// before and after each step; another whole walk of the answer changes nothing, so it is
+    /// the answer of walking after every step (walks only insert what a later walk keeps).
+    #[test]
+    fn a_create_has_every_default_of_a_walk_after_each_step() {
+        let template = json!({"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [
+            {"name": "c", "image": "i", "ports": [{"containerPort": 80}],
+             "resources": null, "livenessProbe": {"httpGet": {"port": 80}}}],
+            "volumes": [{"name": "v", "configMap": {"name": "c"}}]}});
+        let specs = |kind: &str| -> Vec<Value> {
+            let mut full = json!({"selector": {"matchLabels": {"a": "b"}}, "template": template,
+                                  "replicas": 2, "minReadySeconds": null});
+            match kind {
+                "Deployment" => full["strategy"] = json!({"type": "Recreate"}),
+                "StatefulSet" => {
+                    full["serviceName"] = json!("s");
+                    full["volumeClaimTemplates"] = json!([{"metadata": {"name": "d"}}]);
+                    full["updateStrategy"] = json!({"type": "OnDelete"});
+                }
+                "DaemonSet" => full["updateStrategy"] = json!({"rollingUpdate": {}}),
+                "Job" => full["completions"] = json!(3),
+                "CronJob" => {
+                    full = json!({"schedule": "* * * * *",
+                                  "jobTemplate": {"spec": {"template": template}}});
+                }
+                "Pod" => full = template["spec"].clone(),
+                "Service" => {
+                    full = json!({"ports": [{"port": 80, "targetPort": null}],
+                                  "selector": {"a": "b"}, "type": "NodePort"});
+                }
+                _ => {}
+            }
+            vec![json!({}), full]
+        };
+        let kinds = [
+            ("apps", "Deployment"),
+            ("apps", "StatefulSet"),
+            ("apps", "DaemonSet"),
+            ("apps", "ReplicaSet"),
+            ("batch", "Job"),
+            ("batch", "CronJob"),
+            ("", "Pod"),
+            ("", "Service"),
+        ];
+        let mut checked = 0;
+        for (group, kind) in kinds {
+            for with_status in [false, true] {
+                let mut rt = ResourceType::new(group, "v1", kind, "things");
+                if with_status {
+                    rt = rt.with_status();
+                }
+                for spec in specs(kind) {
+                    for status in [None, Some(json!({"replicas": 1, "conditions": []}))] {
+                        let mut obj = json!({"metadata": {"name": "n", "uid": "u"}, "spec": spec});
+                        if let Some(status) = &status {
+                            obj["status"] = status.clone();
+                        }
+                        default(&rt, &mut obj);
+                        prepare_for_create(&rt, &mut obj);
+                        let mut again = obj.clone();
+                        openapi::apply(group, "v1", kind, &mut again);
+                        assert_eq!(obj, again, "{kind}");
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 8 * 2 * 2 * 2);
+    }
 }

@@ -16,11 +16,27 @@ use crate::rules::apply::{Ty, builtin_kind_type};
 /// type the fake does not know.
 pub(crate) fn apply(group: &str, version: &str, kind: &str, obj: &mut Value) {
     if let Some(ty) = builtin_kind_type(group, version, kind) {
-        walk(obj, &ty);
+        walk(obj, &ty, None);
     }
 }
 
-fn walk(value: &mut Value, ty: &Ty) {
+/// [`apply`] on an object already walked of which only the root's fields `changed` may have
+/// changed since: the root's own defaults and `null`s, then only those fields' subtrees (a
+/// walk finds nothing to do in a subtree it has walked and that has not changed).
+pub(crate) fn apply_below(
+    group: &str,
+    version: &str,
+    kind: &str,
+    obj: &mut Value,
+    changed: &[&str],
+) {
+    if let Some(ty) = builtin_kind_type(group, version, kind) {
+        walk(obj, &ty, Some(changed));
+    }
+}
+
+/// Walks `value` of type `ty`; at this level, into the fields `only` when given.
+fn walk(value: &mut Value, ty: &Ty, only: Option<&[&str]>) {
     let atom = ty.atom();
     match value {
         Value::Object(fields) => {
@@ -36,11 +52,14 @@ fn walk(value: &mut Value, ty: &Ty) {
             }
             fields.retain(|_, v| !v.is_null());
             for (name, v) in fields.iter_mut() {
+                if only.is_some_and(|only| !only.contains(&name.as_str())) {
+                    continue;
+                }
                 match map.fields.get(name) {
-                    Some(field) => walk(v, &field.ty),
+                    Some(field) => walk(v, &field.ty, None),
                     None => {
                         if let Some(elem) = &map.elem {
-                            walk(v, elem);
+                            walk(v, elem, None);
                         }
                     }
                 }
@@ -48,7 +67,9 @@ fn walk(value: &mut Value, ty: &Ty) {
         }
         Value::Array(items) => {
             if let Some(list) = &atom.list {
-                items.iter_mut().for_each(|item| walk(item, &list.elem));
+                items
+                    .iter_mut()
+                    .for_each(|item| walk(item, &list.elem, None));
             }
         }
         _ => {}
