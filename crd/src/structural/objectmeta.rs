@@ -101,6 +101,8 @@ pub struct MetaPlace<'a> {
 pub fn coerce(metadata: &mut Value, place: MetaPlace<'_>) -> Result<Vec<String>, String> {
     match metadata {
         Value::Null => Ok(Vec::new()),
+        // Most metadata is already what Go writes back: nothing to rebuild.
+        Value::Object(fields) if is_canonical(fields, OBJECT_META) => Ok(Vec::new()),
         Value::Object(fields) => {
             let mut unknown = Vec::new();
             let coerced = coerce_struct(
@@ -202,6 +204,42 @@ fn coerce_struct(
         }
     }
     Ok(out)
+}
+
+/// Whether [`coerce_struct`] would give `fields` back unchanged, with no unknown field and no
+/// error: every key is a field of `layout`, no value is `null`, of the wrong type or empty
+/// where `omitempty` drops it, and every field written without `omitempty` is present. Reads
+/// only; the fast path of [`coerce`].
+fn is_canonical(fields: &Map<String, Value>, layout: &[(&str, GoType, bool)]) -> bool {
+    let known = fields.iter().all(|(name, value)| {
+        layout
+            .iter()
+            .find(|(known, ..)| known == name)
+            .is_some_and(|(_, go_type, omit_empty)| {
+                !(*omit_empty && is_empty(value)) && is_canonical_value(value, *go_type)
+            })
+    });
+    known
+        && (layout.iter())
+            .filter(|(_, go_type, omit_empty)| !omit_empty && matches!(go_type, GoType::String(_)))
+            .all(|(name, ..)| fields.contains_key(*name))
+}
+
+/// Whether [`coerce_value`] would give `value` back unchanged.
+fn is_canonical_value(value: &Value, go_type: GoType) -> bool {
+    match (go_type, value) {
+        (_, Value::Null) => false,
+        (GoType::String(_), Value::String(_)) | (GoType::Bool, Value::Bool(_)) => true,
+        (GoType::Int64, Value::Number(n)) => n.is_i64(),
+        (GoType::Time, Value::String(text)) => is_rfc3339(text),
+        (GoType::StringMap, Value::Object(entries)) => entries.values().all(Value::is_string),
+        (GoType::StringList, Value::Array(items)) => items.iter().all(Value::is_string),
+        (GoType::Structs(_, layout), Value::Array(items)) => items
+            .iter()
+            .all(|item| item.as_object().is_some_and(|f| is_canonical(f, layout))),
+        (GoType::Raw, _) => true,
+        _ => false,
+    }
 }
 
 /// One field's value as Go decodes and re-encodes it; `None` for `null`.
@@ -349,6 +387,59 @@ mod tests {
             meta,
             json!({"name": "n", "ownerReferences": [{"apiVersion": "", "kind": "", "name": "", "uid": "u"}]})
         );
+    }
+
+    /// The fast path answers only for metadata `coerce_struct` gives back unchanged, with no
+    /// unknown field and no error; and it answers for the metadata every write carries.
+    #[test]
+    fn canonical_metadata_is_what_coercing_leaves_unchanged() {
+        let owner =
+            json!({"apiVersion": "v1", "kind": "K", "name": "o", "uid": "u", "controller": true});
+        let entry = json!({"manager": "m", "operation": "Update", "apiVersion": "v1",
+            "time": "2026-11-29T10:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": {"f:a": {}}});
+        let cases = [
+            json!({"name": "n", "namespace": "ns", "uid": "u", "resourceVersion": "7",
+                "generation": 2, "creationTimestamp": "2026-11-29T10:00:00Z",
+                "labels": {"a": "b"}, "annotations": {"c": "d"}, "finalizers": ["f"],
+                "ownerReferences": [owner.clone()], "managedFields": [entry.clone()]}),
+            json!({"name": "n"}),
+            json!({"name": ""}),
+            json!({"name": null}),
+            json!({"name": "n", "zz": 1}),
+            json!({"generation": 0}),
+            json!({"generation": 1.0}),
+            json!({"generation": "1"}),
+            json!({"labels": {"a": null}}),
+            json!({"labels": {}}),
+            json!({"finalizers": ["f", null]}),
+            json!({"creationTimestamp": "yesterday"}),
+            json!({"ownerReferences": [{"uid": "u"}]}),
+            json!({"ownerReferences": [null]}),
+            json!({"ownerReferences": [owner, {"apiVersion": "v1", "kind": "K", "name": "o",
+                "uid": "u", "extra": 1}]}),
+            json!({"managedFields": []}),
+            json!({"managedFields": [entry, {"manager": "m", "time": null}]}),
+        ];
+        let mut canonical = 0;
+        for case in cases {
+            let fields = case.as_object().cloned().unwrap_or_default();
+            if !super::is_canonical(&fields, super::OBJECT_META) {
+                continue;
+            }
+            canonical += 1;
+            let mut unknown = Vec::new();
+            let coerced = super::coerce_struct(
+                &fields,
+                "ObjectMeta",
+                super::OBJECT_META,
+                "",
+                "metadata",
+                &mut unknown,
+            );
+            assert_eq!(coerced, Ok(fields), "{case}");
+            assert!(unknown.is_empty(), "{case}");
+        }
+        assert_eq!(canonical, 2);
     }
 
     #[test]
