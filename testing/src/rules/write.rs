@@ -440,8 +440,9 @@ fn merge_for_update(rt: &ResourceType, old: &Value, body: Value, part: Part) -> 
 /// both moved out of it. Copies each other field of `old` once (the replaced `status` and
 /// `managedFields` are not copied).
 fn with_status_of(old: &Value, body: Value) -> Value {
-    let Value::Object(mut body) = body else {
-        return with_status_of(old, Value::Object(Map::new()));
+    let mut body = match body {
+        Value::Object(body) => body,
+        _ => Map::new(),
     };
     let status = body.remove("status");
     let managed_fields = match body.get_mut("metadata") {
